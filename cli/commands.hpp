@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// One file per subcommand; each registers itself with a typed options struct.
+namespace CLI {
+class App;
+}
+
+namespace gpurent {
+struct Services;
+
+void add_plan_command(CLI::App& app, Services& s);
+void add_fits_command(CLI::App& app, Services& s);
+void add_models_command(CLI::App& app, Services& s);
+void add_offers_command(CLI::App& app, Services& s);
+void add_cost_command(CLI::App& app, Services& s);
+void add_config_command(CLI::App& app, Services& s);
+void add_oom_command(CLI::App& app, Services& s);
+void add_up_command(CLI::App& app, Services& s);
+void add_attach_command(CLI::App& app, Services& s);
+void add_status_command(CLI::App& app, Services& s);
+void add_down_command(CLI::App& app, Services& s);
+void add_ssh_command(CLI::App& app, Services& s);
+void add_backup_command(CLI::App& app, Services& s);
+void add_doctor_command(CLI::App& app, Services& s);
+
+// Registers every subcommand above on `app` (cli/commands.cpp).
+void add_all_commands(CLI::App& app, Services& s);
+
+}  // namespace gpurent

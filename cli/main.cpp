@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// The composition root: builds the real ports, runs the command line, and holds the one catch.
+#include <unistd.h>
+
+#include <exception>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "cli/io_loader.hpp"
+#include "cli/services.hpp"
+#include "common/clock.hpp"
+
+extern char** environ;
+
+namespace {
+
+std::map<std::string, std::string> read_environment()
+{
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) {
+      env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  return env;
+}
+
+template <class T>
+using Factory = void (*)(std::unique_ptr<T>*);
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  std::ios::sync_with_stdio(false);
+  gpurent::SystemClock clock;
+  gpurent::Services s{std::cout, std::cerr, std::cin, read_environment(), clock};
+  s.stdout_tty = isatty(STDOUT_FILENO) == 1;
+  s.stderr_tty = isatty(STDERR_FILENO) == 1;
+  s.stdin_tty = isatty(STDIN_FILENO) == 1;
+  const std::string module_override = s.getenv("GPURENT_IO_MODULE").value_or("");
+
+  std::unique_ptr<gpurent::HttpClient> http;
+  s.http = [&]() -> gpurent::Result<gpurent::HttpClient*> {
+    if (!http) {
+      auto sym = gpurent::io_symbol("gpurent_make_http_client", module_override);
+      if (!sym) {
+        return std::unexpected(sym.error());
+      }
+      reinterpret_cast<Factory<gpurent::HttpClient>>(*sym)(&http);
+    }
+    return http.get();
+  };
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int code = 1;
+  try {
+    code = gpurent::run_app(args, s);
+  } catch (const std::exception& e) {
+    code = gpurent::report_error(s, gpurent::Error{gpurent::Errc::internal, e.what()});
+  }
+  std::cout.flush();
+  return code;
+}

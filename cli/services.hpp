@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What a command may touch. Only cli/main.cpp builds the real ones; tests build fakes.
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "common/clock.hpp"
+#include "common/http_client.hpp"
+#include "common/result.hpp"
+
+namespace gpurent {
+
+struct GlobalOptions {
+  bool json = false;
+  bool no_color = false;
+  bool yes = false;
+  bool verbose = false;
+};
+
+struct Services {
+  Services(std::ostream& out_, std::ostream& err_, std::istream& in_, std::map<std::string, std::string> env_, Clock& clock_)
+      : out(out_), err(err_), in(in_), env(std::move(env_)), clock(clock_)
+  {
+  }
+
+  std::ostream& out;  // results only (text view or exactly one JSON document)
+  std::ostream& err;  // logs, warnings, progress, errors
+  std::istream& in;
+  std::map<std::string, std::string> env;  // the process environment, passed in (no getenv below cli/)
+  Clock& clock;
+  bool stdout_tty = false;
+  bool stderr_tty = false;
+  bool stdin_tty = false;
+  GlobalOptions global;
+  int exit_code = 0;
+
+  // Ports created on first use. In the binary they come from the IO module (libgpurent_io.so),
+  // which is loaded only by commands that need the network, SSH or the state database.
+  std::function<Result<HttpClient*>()> http;
+
+  [[nodiscard]] std::optional<std::string> getenv(const std::string& key) const
+  {
+    const auto it = env.find(key);
+    if (it == env.end() || it->second.empty()) {
+      return std::nullopt;
+    }
+    return it->second;
+  }
+  // Colour only on a TTY, without NO_COLOR, without --no-color, never under --json.
+  [[nodiscard]] bool color_out() const { return stdout_tty && !global.no_color && !global.json && !env.contains("NO_COLOR"); }
+  [[nodiscard]] bool color_err() const { return stderr_tty && !global.no_color && !env.contains("NO_COLOR"); }
+};
+
+// Prints `gpurent: error: <message>` on stderr and returns the exit code for the error kind.
+int report_error(Services& s, const Error& e);
+// Prints `gpurent: warning: <message>` on stderr.
+void report_warning(Services& s, std::string_view message);
+
+}  // namespace gpurent

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// PLACEHOLDER: replaced by the real `gpurent status` command.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/services.hpp"
+
+namespace gpurent {
+
+void add_status_command(CLI::App& app, Services& s)
+{
+  auto* sub = app.add_subcommand("status", "not yet built");
+  sub->callback([&s] { s.exit_code = report_error(s, Error{Errc::unsupported, "status: not yet built"}); });
+}
+
+}  // namespace gpurent

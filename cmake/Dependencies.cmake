@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: MIT
+# All third-party code comes from Debian 12 packages; nothing is downloaded or vendored.
+find_package(PkgConfig REQUIRED)
+find_package(nlohmann_json 3.11 REQUIRED)
+find_package(CLI11 2.1 REQUIRED)
+find_package(fmt 9 REQUIRED)
+find_package(CURL REQUIRED)
+find_package(SQLite3 REQUIRED)
+pkg_check_modules(LIBSSH2 REQUIRED IMPORTED_TARGET libssh2)
+find_package(Threads REQUIRED)
+if(GPURENT_TESTS)
+  find_package(Catch2 2.13 REQUIRED)
+endif()
+
+# fmt is used header-only: the offline binary must not pay for loading libfmt.so at start-up.
+add_library(gpurent_fmt INTERFACE)
+target_link_libraries(gpurent_fmt INTERFACE fmt::fmt-header-only)

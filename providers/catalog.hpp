@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Providers as data: billing rules, state rules and card offers with dated prices.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "common/units.hpp"
+#include "providers/billing.hpp"
+
+namespace gpurent {
+
+struct Offer {
+  std::string provider;        // "gpucloud", "cloudgpu", "lambda", "runpod", "vast"
+  std::string card;            // Card::id
+  std::uint32_t gpus = 1;      // GPUs in the server
+  MicroUsd price_per_hour;     // whole server, on demand
+  std::optional<MicroUsd> spot_price_per_hour;
+  std::string region;
+  std::string price_origin;    // "built-in 2026-11-30", "config", "fetched 2026-11-30T10:00:00Z"
+};
+
+struct ProviderInfo {
+  std::string name;            // registry key
+  std::string display;
+  BillingPolicy billing;
+  BillingPolicy spot_billing;  // usually the same as billing
+  StateRule stopped;
+  StateRule hibernated;
+  std::string destroy_loses;   // e.g. "local storage is deleted"
+  std::string workspace_dir;   // default remote path for backups, e.g. "/workspace"
+  std::uint32_t max_gpus = 8;
+  std::uint32_t min_card_gb = 0;
+  bool has_api = false;        // false: use `gpurent attach`
+  std::string billing_label;   // "hourly", "per-minute", "per-second"
+  std::string facts_source;    // where the billing facts come from, dated
+  std::string currency = "USD";
+};
+
+[[nodiscard]] std::span<const ProviderInfo> provider_catalog() noexcept;
+[[nodiscard]] Result<ProviderInfo> find_provider(std::string_view name);
+// Built-in offers (dated prices). Config overrides and fetched offers are merged by the caller.
+[[nodiscard]] std::span<const Offer> builtin_offers() noexcept;
+
+}  // namespace gpurent

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// A sized job (what runs, how) and the memory it needs per GPU.
+#include <cstdint>
+#include <string>
+
+#include "common/units.hpp"
+#include "sizing/model.hpp"
+
+namespace gpurent {
+
+enum class Task { infer, serve, train, lora, qlora };
+enum class Engine { transformers, vllm, llama_cpp, ollama, torchtune, deepspeed };
+enum class Shard { none, ddp, fsdp, zero1, zero2, zero3, tp };
+enum class Optimizer { adamw, adamw_8bit, sgd, adafactor };
+
+// Weight storage formats. GGUF types carry their real bits per weight (see sizing/precision.hpp).
+enum class WeightFormat {
+  fp32, bf16, fp16, fp8, int8, int4, nf4, awq, gptq, mxfp4,
+  gguf_f16, gguf_q8_0, gguf_q6_k, gguf_q5_k_m, gguf_q5_k_s, gguf_q5_0, gguf_q5_1, gguf_q4_k_m, gguf_q4_k_s,
+  gguf_q4_0, gguf_q4_1, gguf_q3_k_l, gguf_q3_k_m, gguf_q3_k_s, gguf_q2_k, gguf_iq4_xs, gguf_iq4_nl,
+  gguf_iq3_xxs, gguf_iq2_xxs,
+};
+
+enum class KvDtype { auto_, fp32, fp16, bf16, fp8, q8_0, q4_0 };
+
+struct JobSpec {
+  ModelArch model;
+  Task task = Task::infer;
+  Engine engine = Engine::transformers;
+  WeightFormat weights = WeightFormat::bf16;
+  KvDtype kv_cache = KvDtype::auto_;
+  std::uint32_t context = 4096;  // tokens per sequence
+  std::uint32_t batch = 1;       // sequences per GPU per step, or sequences in flight
+  Optimizer optimizer = Optimizer::adamw;
+  bool grad_checkpointing = false;
+  std::uint32_t lora_rank = 16;
+  std::uint32_t gpus = 1;
+  Shard shard = Shard::none;
+  std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization x 1000
+};
+
+// Per GPU. peak_allocated() is what torch.cuda.max_memory_allocated() (or the engine's own
+// counter) reports; total() adds the CUDA context, NCCL/non-torch memory and allocator slack.
+struct MemoryEstimate {
+  Bytes weights, kv_cache, activations, gradients, optimizer, adapters, overhead;
+  [[nodiscard]] Bytes peak_allocated() const noexcept
+  {
+    return weights + kv_cache + activations + gradients + optimizer + adapters;
+  }
+  [[nodiscard]] Bytes total() const noexcept { return peak_allocated() + overhead; }
+};
+
+// vLLM serving on a given card: the KV pool the engine allocates at gpu_memory_utilization.
+struct ServePool {
+  Bytes kv_pool;
+  std::uint64_t kv_pool_tokens = 0;
+  double max_concurrency = 0;  // full-context sequences the pool holds
+};
+
+}  // namespace gpurent

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The architecture of one model, exactly as its published config.json gives it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpurent {
+
+enum class AttentionKind {
+  full,            // every layer attends over the whole context (MHA/GQA/MQA)
+  sliding_hybrid,  // some layers use a sliding window (Gemma 2/3, gpt-oss, Mistral v0.1)
+  mla,             // multi-head latent attention (DeepSeek V2/V3): caches a latent per token
+};
+
+struct ModelArch {
+  std::string name;                  // short name, e.g. "llama-3.1-8b"
+  std::vector<std::string> hf_ids;   // e.g. {"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct"}
+  std::string family;                // config.json model_type, e.g. "llama", "qwen2", "mixtral"
+  std::uint64_t params = 0;          // exact parameter count (all experts included)
+  std::uint32_t layers = 0;
+  std::uint32_t hidden = 0;
+  std::uint32_t heads = 0;
+  std::uint32_t kv_heads = 0;
+  std::uint32_t head_dim = 0;
+  std::uint32_t intermediate = 0;    // dense MLP width
+  std::uint32_t vocab = 0;
+  bool tied_embeddings = false;
+  std::uint32_t max_context = 0;
+  // Mixture of experts (0 when dense).
+  std::uint32_t experts = 0;
+  std::uint32_t experts_active = 0;
+  std::uint32_t moe_intermediate = 0;  // per-expert MLP width
+  std::uint32_t shared_experts = 0;
+  std::uint32_t dense_layers = 0;      // leading layers with a dense MLP (DeepSeek first_k_dense_replace)
+  // Sliding-window attention: window size and how many layers attend globally.
+  std::uint32_t sliding_window = 0;
+  std::uint32_t global_layers = 0;     // layers with full attention (== layers when no SWA)
+  // Multi-head latent attention (DeepSeek V2/V3).
+  std::uint32_t kv_lora_rank = 0;
+  std::uint32_t q_lora_rank = 0;
+  std::uint32_t qk_rope_head_dim = 0;
+  std::uint32_t qk_nope_head_dim = 0;
+  std::uint32_t v_head_dim = 0;
+  // Where the numbers come from (URL of the config.json read, or the local path).
+  std::string source;
+
+  [[nodiscard]] AttentionKind attention() const noexcept
+  {
+    if (kv_lora_rank > 0) {
+      return AttentionKind::mla;
+    }
+    if (sliding_window > 0 && global_layers < layers) {
+      return AttentionKind::sliding_hybrid;
+    }
+    return AttentionKind::full;
+  }
+  [[nodiscard]] bool is_moe() const noexcept { return experts > 1; }
+};
+
+}  // namespace gpurent
