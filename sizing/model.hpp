@@ -42,6 +42,21 @@ struct ModelArch {
   std::uint32_t qk_rope_head_dim = 0;
   std::uint32_t qk_nope_head_dim = 0;
   std::uint32_t v_head_dim = 0;
+  // Details that only change the parameter count (biases, norms) or the weight format.
+  bool qkv_bias = false;               // q/k/v projections carry biases (Qwen2, Phi-2, gpt-oss)
+  bool o_bias = false;                 // output projection bias (gpt-oss, Phi-2)
+  bool mlp_bias = false;               // MLP / expert biases (gpt-oss, Phi-2)
+  bool gated_mlp = true;               // gate+up+down (SwiGLU/GeGLU); false: fc1+fc2 (Phi-2)
+  bool qk_norm = false;                // per-head RMSNorm on q and k (Qwen3, Gemma 3)
+  bool norm_bias = false;              // LayerNorm with a bias (Phi-2)
+  bool attention_sinks = false;        // one learned sink logit per head and layer (gpt-oss)
+  bool router_bias = false;            // MoE gate bias (gpt-oss; DeepSeek-V3 e_score_correction_bias)
+  std::uint32_t norms_per_layer = 2;   // Gemma 2/3 have 4 (pre/post attention and MLP)
+  bool mxfp4_experts = false;          // expert weights published in MXFP4 (gpt-oss)
+  std::string dtype;                   // torch_dtype of the published weights, e.g. "bfloat16"
+  // Parameters outside the text decoder that the checkpoint still loads (a vision tower and
+  // projector); included in `params`, counted by count_params() as `other`.
+  std::uint64_t extra_params = 0;
   // Where the numbers come from (URL of the config.json read, or the local path).
   std::string source;
 
