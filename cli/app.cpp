@@ -23,6 +23,16 @@ int run_app(const std::vector<std::string>& args, Services& s)
   app.add_flag("-v,--verbose", s.global.verbose, "log more on stderr (never secrets)");
   add_all_commands(app, s);
 
+  // An unknown first word is a mistyped command: name it instead of CLI11's "subcommand required".
+  const auto first = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.empty() || a[0] != '-'; });
+  if (first != args.end() && app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(*first); }).empty()) {
+    std::string names;
+    for (const auto* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    return report_error(s, Error{Errc::usage, "unknown command '" + *first + "'; commands: " + names});
+  }
+
   // CLI11 wants argv in reverse order when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Configures and builds gpurent. Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+shift || true
+jobs=${GPURENT_JOBS:-$(nproc)}
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S . -B "$dir" -G Ninja -DGPURENT_WERROR=ON "$@" >/dev/null
+fi
+ninja -C "$dir" -j "$jobs" >&2
