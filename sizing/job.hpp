@@ -38,6 +38,9 @@ struct JobSpec {
   std::uint32_t gpus = 1;
   Shard shard = Shard::none;
   std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization x 1000
+  // llama.cpp / ollama: flash attention on (llama.cpp's `-fa auto` default on CUDA). Off, the
+  // compute buffer holds the fp32 KQ matrix (n_head x n_ctx x n_ubatch x 4 B).
+  bool flash_attention = true;
 };
 
 // Per GPU. peak_allocated() is what torch.cuda.max_memory_allocated() (or the engine's own

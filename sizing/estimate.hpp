@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The memory a job needs per GPU, term by term (docs/sizing.md gives every formula and source).
+// Pure and total: every function here is noexcept and defined for every JobSpec (zero-sized
+// models give zeros, huge ones saturate instead of overflowing).
+#include <cstdint>
+
+#include "common/units.hpp"
+#include "sizing/job.hpp"
+#include "sizing/param_count.hpp"
+
+namespace gpurent {
+
+// Fixed overheads (docs/sizing.md §5).
+inline constexpr std::uint64_t k_cuda_context_bytes = 512 * k_mib;         // per GPU process (lazy loading)
+inline constexpr std::uint64_t k_vllm_non_torch_tp1 = 256 * k_mib;         // cuBLAS, misc (llm-d v0.19: 0.25 GiB)
+inline constexpr std::uint64_t k_vllm_non_torch_multi = 2150 * k_mib;      // + NCCL/custom all-reduce at TP>=2 (~2.1 GiB)
+inline constexpr std::uint64_t k_nccl_training_bytes = 256 * k_mib;        // NCCL buffers of a distributed trainer
+inline constexpr std::uint32_t k_vllm_max_batched_tokens = 8192;           // chunked-prefill default, profiled
+inline constexpr std::uint32_t k_vllm_block_tokens = 16;
+inline constexpr std::uint32_t k_llama_cpp_ubatch = 512;                   // n_ubatch default
+inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // torch caching allocator, training
+
+// Per GPU, every term of cli.md's `memory` object. For task serve (vLLM) `kv_cache` is the KV
+// the requested context x batch needs (the requirement); serve_pool() says what vLLM grabs.
+[[nodiscard]] MemoryEstimate estimate(const JobSpec& job) noexcept;
+
+// The KV pool vLLM allocates on a card whose CUDA-reported memory is `card_usable` per GPU:
+// util x usable - (weights + activation peak + non-torch), in whole 16-token blocks.
+[[nodiscard]] ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_usable) noexcept;
+
+// ---- Building blocks (also used by fixes, fits and tests) ----
+// Tensor-parallel degree and data-parallel (sharding) degree of the job.
+[[nodiscard]] std::uint32_t tp_degree(const JobSpec& job) noexcept;
+[[nodiscard]] std::uint32_t shard_degree(const JobSpec& job) noexcept;
+[[nodiscard]] bool is_training(Task t) noexcept;
+
+// Weights resident per GPU at the job's format (before sharding by FSDP/ZeRO, after TP/splitting).
+struct WeightSplit {
+  Bytes total;    // all weights on one GPU
+  Bytes experts;  // of which routed-expert weights (MoE expert offload moves these)
+  Bytes per_layer;  // one decoder layer's weights (offload granularity)
+};
+[[nodiscard]] WeightSplit weight_split(const JobSpec& job, const ParamBreakdown& pb) noexcept;
+
+// KV bytes per token per GPU over every attention layer (no sliding-window cap): what vLLM's
+// page size counts. MLA: one latent of kv_lora_rank + qk_rope_head_dim per layer.
+[[nodiscard]] Bytes kv_bytes_per_token(const JobSpec& job) noexcept;
+// KV bytes per GPU for `seqs` sequences of `tokens` each, sliding-window layers capped at the window.
+[[nodiscard]] Bytes kv_cache_bytes(const JobSpec& job, std::uint64_t tokens, std::uint64_t seqs) noexcept;
+
+// LoRA adapter parameters r x (d_in + d_out) over q,k,v,o,gate,up,down (and their MLA/expert
+// counterparts): every decoder linear layer.
+[[nodiscard]] std::uint64_t lora_params(const ParamBreakdown& pb, std::uint32_t rank) noexcept;
+
+// The per-GPU limit a job must stay under on a card that reports `card_usable` (cli.md: usable
+// minus a 5% margin). vLLM refuses to start unless its requirement fits util x usable, so for
+// engine vllm the limit is the smaller of the two.
+[[nodiscard]] Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept;
+
+}  // namespace gpurent
