@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The SSH port: everything backup, ssh and doctor need from a remote server. The only
+// implementation that talks to a network is sync/ssh_transport.cpp (libssh2); tests also use
+// tests/fakes/memory_transport.hpp. Headers here speak only gpurent types.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace gpurent {
+
+// USER@HOST[:PORT]; parse_ssh_target() lives in cli/ssh_options.hpp.
+struct SshTarget {
+  std::string user;
+  std::string host;
+  std::uint16_t port = 22;
+  auto operator<=>(const SshTarget&) const = default;
+};
+[[nodiscard]] std::string to_string(const SshTarget& t);  // "user@host:port" ([v6]:port)
+
+struct SshOptions {
+  // Key files tried in order after the agent. Empty: ~/.ssh/id_ed25519 then ~/.ssh/id_rsa
+  // (the caller fills the defaults; the transport never reads $HOME).
+  std::vector<std::filesystem::path> identities;
+  bool use_agent = true;
+  // Asked for the passphrase of an encrypted key; nullopt = none available. Never logged.
+  std::function<std::optional<std::string>(const std::filesystem::path& key)> passphrase;
+  std::filesystem::path known_hosts;                      // gpurent's own file; written on TOFU
+  std::vector<std::filesystem::path> extra_known_hosts;  // read-only (e.g. ~/.ssh/known_hosts)
+  bool accept_new_host_key = false;                       // trust on first use (then recorded)
+  std::string expected_host_key;  // "SHA256:…" from a provider API or the state store: trusted
+  std::chrono::seconds connect_timeout{15};
+  std::chrono::seconds keepalive{30};
+};
+
+enum class EntryKind { file, directory, symlink, other };
+
+// One entry of a remote tree, `path` relative to the listed root ('/'-separated, no leading
+// "./"; names may contain any byte but '/' and NUL, newlines included).
+struct RemoteEntry {
+  std::string path;
+  EntryKind kind = EntryKind::file;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;  // nanoseconds since the epoch (1 s resolution over SFTP)
+  std::uint32_t mode = 0;     // permission bits (07777)
+  std::string link_target;    // symlinks only, verbatim
+  auto operator<=>(const RemoteEntry&) const = default;
+};
+
+struct ExecResult {
+  std::string out;
+  std::string err;
+  int exit_status = 0;
+};
+
+// Receives file data in order; an error aborts the transfer and is returned by the caller.
+using DataSink = std::function<Result<void>(const char* data, std::size_t size)>;
+
+// A remote SHA-256 run started before the transfer so that it overlaps with it.
+class RemoteHashJob {
+public:
+  virtual ~RemoteHashJob() = default;
+  // path (as given to start_sha256) -> lowercase hex digest. nullopt: no hashing tool on the
+  // server (sha256sum, shasum); files it could not read are absent from the map.
+  [[nodiscard]] virtual Result<std::optional<std::map<std::string, std::string>>> wait() = 0;
+};
+
+// Terminal hooks for an interactive session (gpurent ssh); all fds belong to the caller.
+struct InteractiveIo {
+  int in_fd = 0;
+  int out_fd = 1;
+  int err_fd = 2;
+  bool pty = false;                 // request a PTY (interactive shell)
+  std::string term = "xterm";
+  // Current window size (columns, rows); polled, so a resize is forwarded.
+  std::function<std::pair<int, int>()> window_size;
+};
+
+class SshSession {
+public:
+  virtual ~SshSession() = default;
+  // The server's host key as OpenSSH prints it: "SHA256:<base64 without padding>".
+  [[nodiscard]] virtual std::string host_key_fingerprint() const = 0;
+  // Runs a command (through the user's shell), feeding `stdin_data`, capturing everything.
+  [[nodiscard]] virtual Result<ExecResult> exec(const std::string& command, std::string_view stdin_data = {}) = 0;
+  // Every entry under `root` (not following symlinks), one pass: a remote `find -printf`
+  // where available, else a recursive SFTP listing. A relative root is relative to $HOME.
+  [[nodiscard]] virtual Result<std::vector<RemoteEntry>> list_tree(const std::string& root) = 0;
+  // lstat of one path; not_found when it does not exist.
+  [[nodiscard]] virtual Result<RemoteEntry> stat(const std::string& path) = 0;
+  // Sends the bytes of `path` from `offset` to the end to `sink` (pipelined); returns the
+  // number of bytes delivered.
+  [[nodiscard]] virtual Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) = 0;
+  // Starts SHA-256 of root/rel for each rel, on the server, without waiting for it.
+  [[nodiscard]] virtual Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root,
+                                                                           const std::vector<std::string>& rel_paths) = 0;
+  // A shell (empty command) or a command, wired to the caller's fds; returns the exit status.
+  [[nodiscard]] virtual Result<int> run_interactive(const std::string& command, const InteractiveIo& io) = 0;
+};
+
+// The factory exported by libgpurent_io.so (sync/ssh_transport.cpp), C linkage so that
+// cli/main.cpp can dlsym it. Errors: unavailable (refused/unreachable), timeout,
+// unauthorized (auth failed), refused (unknown or changed host key).
+using SshConnectFn = void (*)(const SshTarget*, const SshOptions*, Result<std::unique_ptr<SshSession>>*);
+
+}  // namespace gpurent
+
+extern "C" void gpurent_ssh_connect(const gpurent::SshTarget* target, const gpurent::SshOptions* options,
+                                    gpurent::Result<std::unique_ptr<gpurent::SshSession>>* out);
