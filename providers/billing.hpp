@@ -30,6 +30,8 @@ struct StateRule {
   std::string keeps;                // what survives, e.g. "disk kept"
   std::string loses;                // what is lost, e.g. "GPU released; may not get it back"
   bool allowed_on_spot = true;
+  std::string spot_reason;          // why not on spot (when !allowed_on_spot)
+  std::string storage_note;         // storage billed on top in this state, e.g. "volume disk $0.20/GB-month"
 };
 
 }  // namespace gpurent

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Providers as data: billing rules, state rules and card offers with dated prices.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -39,11 +40,18 @@ struct ProviderInfo {
   std::string billing_label;   // "hourly", "per-minute", "per-second"
   std::string facts_source;    // where the billing facts come from, dated
   std::string currency = "USD";
+  std::string default_region;              // e.g. "canada-montreal"; empty when the provider has many
+  bool spot_available = false;             // interruptible/spot servers exist
+  std::string spot_note;                   // what spot means there (or why there is none)
+  std::vector<std::string> listed_cards;   // Card::id the provider's own material lists (priced or not)
+  std::string price_source;                // where the built-in prices come from, dated ("" = none)
 };
 
 [[nodiscard]] std::span<const ProviderInfo> provider_catalog() noexcept;
 [[nodiscard]] Result<ProviderInfo> find_provider(std::string_view name);
 // Built-in offers (dated prices). Config overrides and fetched offers are merged by the caller.
 [[nodiscard]] std::span<const Offer> builtin_offers() noexcept;
+// Human name of the billing increment: "1 h", "1 min", "1 s".
+[[nodiscard]] std::string increment_label(std::chrono::seconds increment);
 
 }  // namespace gpurent

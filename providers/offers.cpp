@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+#include "providers/offers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "common/text.hpp"
+#include "providers/card.hpp"
+
+namespace gpurent {
+namespace {
+
+bool same_slot(const Offer& a, const Offer& b)
+{
+  return a.provider == b.provider && a.card == b.card && a.gpus == b.gpus;
+}
+
+void upsert(std::vector<Offer>& out, const Offer& o)
+{
+  const auto it = std::find_if(out.begin(), out.end(), [&](const Offer& x) { return same_slot(x, o); });
+  if (it == out.end()) {
+    out.push_back(o);
+  } else {
+    *it = o;
+  }
+}
+
+}  // namespace
+
+std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const Offer> overrides,
+                                std::span<const Offer> fetched)
+{
+  std::vector<Offer> out;
+  for (const auto& o : builtin) {
+    upsert(out, o);
+  }
+  for (const auto& o : fetched) {
+    upsert(out, o);
+  }
+  for (const auto& o : overrides) {
+    upsert(out, o);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Offer& a, const Offer& b) {
+    return std::tie(a.provider, a.card, a.gpus) < std::tie(b.provider, b.card, b.gpus);
+  });
+  return out;
+}
+
+Result<MicroUsd> usd_to_micro(double usd)
+{
+  if (!std::isfinite(usd) || usd < 0.0) {
+    return fail(Errc::invalid_input, "price: must be a finite, non-negative amount in USD");
+  }
+  if (usd >= 100000.0) {
+    return fail(Errc::invalid_input, "price: absurd amount (>= $100000); give USD per hour, e.g. 2.49");
+  }
+  return MicroUsd{static_cast<std::int64_t>(std::llround(usd * static_cast<double>(k_micro_per_unit)))};
+}
+
+Result<Offer> make_price_override(std::string_view provider, std::string_view key, double usd_per_hour)
+{
+  TRY_ASSIGN(const ProviderInfo p, find_provider(provider));
+  std::string card_part(trim(key));
+  std::uint32_t gpus = 1;
+  const auto x = card_part.find_last_of("xX");
+  if (x != std::string::npos && x + 1 < card_part.size()) {
+    const auto count = parse_u64(std::string_view(card_part).substr(x + 1));
+    if (count.has_value()) {
+      if (*count < 1 || *count > p.max_gpus) {
+        return fail(Errc::invalid_input, "price `" + std::string(key) + "` for " + p.name + ": GPUs must be 1.." +
+                                             std::to_string(p.max_gpus));
+      }
+      gpus = static_cast<std::uint32_t>(*count);
+      card_part = std::string(trim(std::string_view(card_part).substr(0, x)));
+    }
+  }
+  TRY_ASSIGN(const Card card, find_card(card_part));
+  if (card.label_gb < p.min_card_gb) {
+    return fail(Errc::invalid_input, "price `" + std::string(key) + "` for " + p.name + ": " + card.display +
+                                         " is below the provider's smallest card (" + std::to_string(p.min_card_gb) +
+                                         " GB)");
+  }
+  if (!(usd_per_hour > 0.0)) {
+    return fail(Errc::invalid_input, "price `" + std::string(key) + "` for " + p.name + ": must be > 0 USD per hour");
+  }
+  TRY_ASSIGN(const MicroUsd price, usd_to_micro(usd_per_hour));
+  Offer o;
+  o.provider = p.name;
+  o.card = card.id;
+  o.gpus = gpus;
+  o.price_per_hour = price;
+  o.region = p.default_region;
+  o.price_origin = "config";
+  return o;
+}
+
+const Offer* find_offer(std::span<const Offer> offers, std::string_view provider, std::string_view card,
+                        std::uint32_t gpus)
+{
+  for (const auto& o : offers) {
+    if (o.provider == provider && o.card == card && o.gpus == gpus) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace gpurent
