@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// Assembles the per-GPU estimate and vLLM's KV pool (docs/sizing.md).
+#include "sizing/estimate.hpp"
+
+#include <algorithm>
+
+#include "sizing/estimate_detail.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+
+bool is_training(Task t) noexcept { return t == Task::train || t == Task::lora || t == Task::qlora; }
+
+std::uint32_t tp_degree(const JobSpec& job) noexcept
+{
+  const std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1);
+  if (g == 1) {
+    return 1;
+  }
+  if (job.shard == Shard::tp) {
+    return g;
+  }
+  // Serving/inference on vLLM splits by tensor parallel unless told otherwise.
+  if (!is_training(job.task) && job.engine == Engine::vllm && (job.shard == Shard::none)) {
+    return g;
+  }
+  return 1;
+}
+
+std::uint32_t shard_degree(const JobSpec& job) noexcept
+{
+  const std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1);
+  if (!is_training(job.task)) {
+    return 1;
+  }
+  switch (job.shard) {
+  case Shard::fsdp:
+  case Shard::zero1:
+  case Shard::zero2:
+  case Shard::zero3: return g;
+  default: return 1;
+  }
+}
+
+namespace detail {
+
+Ctx make_ctx(const JobSpec& job) noexcept
+{
+  Ctx c{job, count_params(job.model)};
+  c.total_params = job.model.params > 0 ? job.model.params : c.pb.total;
+  c.tp = tp_degree(job);
+  c.shards = shard_degree(job);
+  c.training = is_training(job.task);
+  const U g = std::max<std::uint32_t>(job.gpus, 1);
+  // Inference engines without TP split the layers across the GPUs (llama.cpp --split-mode layer,
+  // transformers device_map="auto").
+  if (!c.training && c.tp == 1 && g > 1) {
+    c.layer_split = g;
+  }
+  c.act_bytes = job.weights == WeightFormat::fp32 ? 4 : 2;
+  return c;
+}
+
+}  // namespace detail
+
+MemoryEstimate estimate(const JobSpec& job) noexcept
+{
+  using detail::U;
+  const detail::Ctx c = detail::make_ctx(job);
+  MemoryEstimate e{};
+  U overhead = k_cuda_context_bytes;
+  if (c.training) {
+    const detail::Training t = detail::training_states(c);
+    e.weights = Bytes{t.weights};
+    e.gradients = Bytes{t.gradients};
+    e.optimizer = Bytes{t.optimizer};
+    e.adapters = Bytes{t.adapters};
+    e.activations = Bytes{detail::ceil_div(detail::training_activations(c), c.tp)};
+    if (job.gpus > 1) {
+      overhead = detail::sat_add(overhead, k_nccl_training_bytes);
+    }
+  } else {
+    e.weights = Bytes{detail::weight_bytes(c)};
+    e.kv_cache = kv_cache_bytes(job, job.context, std::max<std::uint32_t>(job.batch, 1));
+    e.activations = Bytes{detail::inference_activations(c)};
+    if (job.engine == Engine::vllm) {
+      overhead = detail::sat_add(overhead, c.tp > 1 ? k_vllm_non_torch_multi : k_vllm_non_torch_tp1);
+    }
+  }
+  // The PyTorch caching allocator holds more than it hands out (block rounding, fragmentation)
+  // for what changes size during the run; vLLM and ggml preallocate.
+  if (job.engine == Engine::transformers || job.engine == Engine::torchtune || job.engine == Engine::deepspeed) {
+    const U dynamic = detail::sat_add(detail::sat_add(e.activations.n, e.kv_cache.n), e.gradients.n);
+    overhead = detail::sat_add(overhead, detail::mul_div(dynamic, k_allocator_slack_permille, 1000));
+  }
+  e.overhead = Bytes{overhead};
+  return e;
+}
+
+ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_usable) noexcept
+{
+  using detail::U;
+  ServePool p{};
+  const U budget = detail::mul_div(card_usable.n, job.gpu_util_permille, 1000);
+  const U non_torch = est.overhead.n > k_cuda_context_bytes ? est.overhead.n - k_cuda_context_bytes : 0;
+  const U used = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), non_torch);
+  const U per_token = kv_bytes_per_token(job).n;
+  if (budget <= used || per_token == 0) {
+    return p;
+  }
+  const U block = detail::sat_mul(per_token, k_vllm_block_tokens);
+  const U blocks = (budget - used) / block;
+  p.kv_pool = Bytes{detail::sat_mul(blocks, block)};
+  p.kv_pool_tokens = detail::sat_mul(blocks, k_vllm_block_tokens);
+  const U one_seq = kv_cache_bytes(job, std::max<std::uint32_t>(job.context, 1), 1).n;
+  p.max_concurrency = one_seq > 0 ? static_cast<double>(p.kv_pool.n) / static_cast<double>(one_seq) : 0.0;
+  return p;
+}
+
+Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept
+{
+  const detail::U margin = detail::mul_div(card_usable.n, 95, 100);
+  if (job.engine == Engine::vllm && !is_training(job.task)) {
+    const detail::U util = detail::sat_add(detail::mul_div(card_usable.n, job.gpu_util_permille, 1000), k_cuda_context_bytes);
+    return Bytes{std::min(margin, util)};
+  }
+  return Bytes{margin};
+}
+
+}  // namespace gpurent

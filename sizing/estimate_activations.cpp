@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Activations (docs/sizing.md §3): training per layer after Korthikanti et al. 2022 adapted to
+// SwiGLU/GQA/MoE with flash attention, logits; inference peaks of vLLM, llama.cpp, transformers.
+#include <algorithm>
+
+#include "sizing/estimate_detail.hpp"
+
+namespace gpurent::detail {
+namespace {
+
+struct Widths {
+  U h = 0;         // hidden
+  U q = 0;         // query (and attention output) width per token
+  U kv = 0;        // one of K or V per token (decompressed under MLA)
+  U o = 0;         // attention output width (heads x v_head_dim)
+  U dense_i = 0;   // dense MLP width
+  U moe_i = 0;     // summed width of the experts a token visits (active + shared)
+  U topk = 0;      // experts per token
+  U experts = 0;
+  U dense_layers = 0, moe_layers = 0;
+};
+
+Widths widths(const Ctx& c) noexcept
+{
+  const ModelArch& m = c.job.model;
+  Widths w;
+  w.h = m.hidden;
+  const U head_dim = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
+  if (m.attention() == AttentionKind::mla) {
+    const U qk = U{m.qk_nope_head_dim} + m.qk_rope_head_dim;
+    w.q = U{m.heads} * qk / c.tp;
+    w.kv = U{m.heads} * qk / c.tp;
+    w.o = U{m.heads} * m.v_head_dim / c.tp;
+  } else {
+    w.q = U{m.heads} * head_dim / c.tp;
+    w.kv = std::max<U>(1, ceil_div(m.kv_heads > 0 ? m.kv_heads : m.heads, c.tp)) * head_dim;
+    w.o = w.q;
+  }
+  w.dense_i = U{m.intermediate} / c.tp;
+  if (m.is_moe()) {
+    w.dense_layers = std::min<U>(m.dense_layers, m.layers);
+    w.moe_layers = U{m.layers} - w.dense_layers;
+    const U width = m.moe_intermediate > 0 ? m.moe_intermediate : m.intermediate;
+    w.topk = std::min<U>(m.experts_active, m.experts);
+    w.experts = m.experts;
+    w.moe_i = (w.topk + m.shared_experts) * width / c.tp;
+  } else {
+    w.dense_layers = m.layers;
+  }
+  return w;
+}
+
+// Elements saved for backward per token by one layer (flash attention: no s^2 scores).
+// Attention: norm input h, q/k/v input h, q, k, v, attention output; MLP: norm input h, MLP input
+// h, gate, up, act(gate), down input (4 x width); MoE adds router logits and the routed copies.
+U dense_layer_elems(const Widths& w) noexcept { return 4 * w.h + w.q + 2 * w.kv + w.o + 4 * w.dense_i; }
+U moe_layer_elems(const Widths& w) noexcept
+{
+  return 4 * w.h + w.q + 2 * w.kv + w.o + 4 * w.moe_i + w.topk * w.h + 2 * w.experts;
+}
+
+}  // namespace
+
+U training_activations(const Ctx& c) noexcept
+{
+  const JobSpec& j = c.job;
+  const Widths w = widths(c);
+  const U tokens = sat_mul(j.batch, j.context);
+  const U e = c.act_bytes;
+  const U dense = dense_layer_elems(w);
+  const U moe = moe_layer_elems(w);
+  U per_token = 0;
+  if (j.grad_checkpointing) {
+    // Each layer keeps only its input; backward recomputes one layer at a time.
+    per_token = sat_add(sat_mul(U{j.model.layers}, w.h), w.moe_layers > 0 ? std::max(dense, moe) : dense);
+  } else {
+    per_token = sat_add(sat_mul(w.dense_layers, dense), sat_mul(w.moe_layers, moe));
+  }
+  U bytes = sat_mul(sat_mul(tokens, per_token), e);
+  // Logits: transformers materialises fp32 logits and their softmax (b*s*V*4, x2 in training);
+  // torchtune's chunked cross-entropy keeps bf16 logits plus one fp32 chunk of eight.
+  const U vocab = j.model.vocab / c.tp;
+  const U logits_per_token = j.engine == Engine::torchtune ? vocab * 2 + vocab * 8 / 8 : vocab * 8;
+  bytes = sat_add(bytes, sat_mul(tokens, logits_per_token));
+  return bytes;
+}
+
+U inference_activations(const Ctx& c) noexcept
+{
+  const JobSpec& j = c.job;
+  const ModelArch& m = j.model;
+  const Widths w = widths(c);
+  const U e = 2;
+  switch (j.engine) {
+  case Engine::vllm: {
+    // Profiling forward pass over max_num_batched_tokens: residual + hidden, fused qkv, and the
+    // MLP's gate_up (2i) and act (i) outputs alive together; MoE: fused_moe caches (3 x topk x N
+    // plus topk x h). Then the sampler's fp32 logits and probabilities for max_num_seqs.
+    const U tokens = std::max<U>(k_vllm_max_batched_tokens, j.batch);
+    const U dense = w.dense_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.dense_i : 0;
+    const U moe = w.moe_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.moe_i + w.topk * w.h : 0;
+    const U forward = sat_mul(sat_mul(tokens, std::max(dense, moe)), e);
+    const U sampler = sat_mul(sat_mul(j.batch, m.vocab), 8);
+    return sat_add(forward, sampler);
+  }
+  case Engine::llama_cpp:
+  case Engine::ollama: {
+    // ggml compute buffer, reserved for the worst-case ubatch over the whole KV (n_ctx = context
+    // x parallel slots): the fp32 KQ matrix (n_head x n_ctx x n_ubatch, without flash attention),
+    // four fp32 hidden-size tensors of the ubatch, and one f16 K/V view over n_ctx.
+    const U n_ctx = sat_mul(j.context, j.batch);
+    const U ub = std::min<U>(k_llama_cpp_ubatch, std::max<U>(n_ctx, 1));
+    const U head_dim = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
+    const U kv_dim = U{m.kv_heads > 0 ? m.kv_heads : m.heads} * head_dim;
+    U bytes = sat_add(sat_mul(sat_mul(4 * ub, m.hidden), 4), sat_mul(n_ctx, kv_dim * 2));
+    if (!j.flash_attention) {
+      bytes = sat_add(bytes, sat_mul(sat_mul(sat_mul(ub, m.heads), n_ctx), 4));
+    }
+    return bytes;
+  }
+  default: {
+    // transformers generate(): prefill of the whole prompt (SDPA/flash, one layer alive at a
+    // time) and fp32 logits + probabilities of the last position of every sequence.
+    const U tokens = sat_mul(j.batch, j.context);
+    const U dense = 2 * w.h + w.q + 2 * w.kv + 3 * w.dense_i;
+    const U moe = w.moe_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.moe_i + w.topk * w.h : 0;
+    const U forward = sat_mul(sat_mul(tokens, std::max(dense, moe)), e);
+    return sat_add(forward, sat_mul(sat_mul(j.batch, m.vocab), 8));
+  }
+  }
+}
+
+}  // namespace gpurent::detail
