@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// Fixes that change how a model is trained: batch, precision, checkpointing, optimizer, LoRA.
+#include <fmt/format.h>
+
+#include "sizing/estimate.hpp"
+#include "sizing/fixes_detail.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent::fixes_detail {
+
+std::optional<Fix> fix_reduce_batch(const JobSpec& job, Bytes limit)
+{
+  if (!is_training(job.task) || job.batch <= 1) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.batch = largest_fitting(1, job.batch - 1, [&](std::uint32_t b) {
+    JobSpec t = job;
+    t.batch = b;
+    return fits(t, limit);
+  });
+  const std::uint32_t steps = (job.batch + m.batch - 1) / m.batch;
+  Fix f = make_fix(job, m, limit, "reduce-batch",
+                   fmt::format("batch {} per GPU (was {}) with gradient accumulation over {} steps, same effective batch",
+                               m.batch, job.batch, steps));
+  const std::string hf = fmt::format("per_device_train_batch_size={} gradient_accumulation_steps={}", m.batch, steps);
+  f.flags["transformers"] = hf;
+  f.flags["deepspeed"] = fmt::format("train_micro_batch_size_per_gpu={} gradient_accumulation_steps={}", m.batch, steps);
+  f.flags["torchtune"] = fmt::format("batch_size={} gradient_accumulation_steps={}", m.batch, steps);
+  return f;
+}
+
+std::optional<Fix> fix_mixed_precision(const JobSpec& job, Bytes limit)
+{
+  if (job.weights != WeightFormat::fp32) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.weights = WeightFormat::bf16;
+  if (m.kv_cache == KvDtype::fp32) {
+    m.kv_cache = KvDtype::auto_;
+  }
+  Fix f = make_fix(job, m, limit, "mixed-precision", "bf16 mixed precision instead of fp32 (weights and activations in 16 bits)");
+  if (is_training(job.task)) {
+    f.flags["transformers"] = "bf16=True";
+    f.flags["deepspeed"] = "\"bf16\": {\"enabled\": true}";
+    f.flags["torchtune"] = "dtype=bf16";
+  } else {
+    f.flags["transformers"] = "torch_dtype=torch.bfloat16";
+    f.flags["vllm"] = "--dtype bfloat16";
+  }
+  return f;
+}
+
+std::optional<Fix> fix_grad_checkpointing(const JobSpec& job, Bytes limit)
+{
+  if (!is_training(job.task) || job.grad_checkpointing) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.grad_checkpointing = true;
+  Fix f = make_fix(job, m, limit, "grad-checkpointing",
+                   "activation (gradient) checkpointing: keep each layer's input, recompute the rest in backward");
+  f.flags["transformers"] = "gradient_checkpointing=True";
+  f.flags["deepspeed"] = "gradient_checkpointing=True";
+  f.flags["torchtune"] = "enable_activation_checkpointing=True";
+  return f;
+}
+
+std::optional<Fix> fix_8bit_optimizer(const JobSpec& job, Bytes limit)
+{
+  if (job.task != Task::train || job.optimizer == Optimizer::adamw_8bit) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.optimizer = Optimizer::adamw_8bit;
+  Fix f = make_fix(job, m, limit, "8bit-optimizer",
+                   fmt::format("8-bit paged AdamW (bitsandbytes) instead of {}: 2 bytes of state per parameter",
+                               to_string(job.optimizer)));
+  f.flags["transformers"] = "optim=\"paged_adamw_8bit\"";
+  f.flags["deepspeed"] = "optim=\"paged_adamw_8bit\"";
+  f.flags["torchtune"] = "optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
+  return f;
+}
+
+std::optional<Fix> fix_lora(const JobSpec& job, Bytes limit)
+{
+  if (job.task != Task::train) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.task = Task::lora;
+  Fix f = make_fix(job, m, limit, "lora",
+                   fmt::format("LoRA rank {} on q,k,v,o,gate,up,down instead of full fine-tuning (base weights frozen)",
+                               job.lora_rank));
+  const std::string peft = fmt::format("peft.LoraConfig(r={}, target_modules=\"all-linear\")", job.lora_rank);
+  f.flags["transformers"] = peft;
+  f.flags["deepspeed"] = peft;
+  f.flags["torchtune"] = fmt::format("tune run lora_finetune_single_device model.lora_rank={}", job.lora_rank);
+  return f;
+}
+
+std::optional<Fix> fix_qlora(const JobSpec& job, Bytes limit)
+{
+  if (job.task != Task::train && job.task != Task::lora) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.task = Task::qlora;
+  m.weights = WeightFormat::nf4;
+  Fix f = make_fix(job, m, limit, "qlora",
+                   fmt::format("QLoRA: base weights in 4-bit NF4, LoRA rank {} adapters in 16/32-bit", job.lora_rank));
+  const std::string bnb = fmt::format(
+      "BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16) + "
+      "peft.LoraConfig(r={}, target_modules=\"all-linear\")",
+      job.lora_rank);
+  f.flags["transformers"] = bnb;
+  f.flags["deepspeed"] = bnb;
+  f.flags["torchtune"] = fmt::format("tune run lora_finetune_single_device model.quantize_base=True model.lora_rank={}", job.lora_rank);
+  return f;
+}
+
+}  // namespace gpurent::fixes_detail
