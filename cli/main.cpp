@@ -13,6 +13,7 @@
 #include "cli/io_loader.hpp"
 #include "cli/services.hpp"
 #include "common/clock.hpp"
+#include "providers/state_store.hpp"
 
 extern char** environ;
 
@@ -56,6 +57,29 @@ int main(int argc, char** argv)
       reinterpret_cast<Factory<gpurent::HttpClient>>(*sym)(&http);
     }
     return http.get();
+  };
+
+  std::unique_ptr<gpurent::StateStore> state;
+  s.state = [&]() -> gpurent::Result<gpurent::StateStore*> {
+    if (!state) {
+      auto dir = gpurent::state_dir([&](const std::string& k) { return s.getenv(k); });
+      if (!dir) {
+        return std::unexpected(dir.error());
+      }
+      auto sym = gpurent::io_symbol("gpurent_open_state_store", module_override);
+      if (!sym) {
+        return std::unexpected(sym.error());
+      }
+      const std::filesystem::path db = *dir / "state.db";
+      gpurent::Result<std::unique_ptr<gpurent::StateStore>> opened = std::unexpected(gpurent::Error{});
+      using OpenFn = void (*)(const std::filesystem::path*, gpurent::Result<std::unique_ptr<gpurent::StateStore>>*);
+      reinterpret_cast<OpenFn>(*sym)(&db, &opened);
+      if (!opened) {
+        return std::unexpected(opened.error());
+      }
+      state = std::move(*opened);
+    }
+    return state.get();
   };
 
   std::vector<std::string> args(argv + 1, argv + argc);

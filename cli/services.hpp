@@ -14,6 +14,8 @@
 
 namespace gpurent {
 
+class StateStore;  // providers/state_store.hpp
+
 struct GlobalOptions {
   bool json = false;
   bool no_color = false;
@@ -41,6 +43,8 @@ struct Services {
   // Ports created on first use. In the binary they come from the IO module (libgpurent_io.so),
   // which is loaded only by commands that need the network, SSH or the state database.
   std::function<Result<HttpClient*>()> http;
+  // The state database ($GPURENT_STATE_DIR/state.db …), opened on first use.
+  std::function<Result<StateStore*>()> state;
 
   [[nodiscard]] std::optional<std::string> getenv(const std::string& key) const
   {

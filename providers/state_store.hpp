@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// StateStore port: the record of rented servers, their billing ledger and their backups.
+// One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
+// rest of gpurent speaks only these structs.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "common/units.hpp"
+#include "providers/billing.hpp"
+
+namespace gpurent {
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+// Where a tracked server is in its life. Every change is a ledger event with its time.
+enum class ServerStatus {
+  creating,      // recorded before the create call; the provider may or may not have it
+  provisioning,  // the provider answered with an id; not yet running / SSH not yet seen
+  running,
+  stopped,
+  hibernated,
+  destroying,    // destroy was called; not yet confirmed gone
+  destroyed,     // confirmed gone by the provider (or by the user for attached servers): ledger closed
+  gone,          // the provider no longer has it, found by `status --refresh`: ledger closed
+  failed,        // the create call failed and nothing was created: ledger closed, nothing billed
+};
+
+[[nodiscard]] std::string_view to_string(ServerStatus s) noexcept;
+[[nodiscard]] std::optional<ServerStatus> parse_server_status(std::string_view s) noexcept;
+// destroyed, gone and failed close the ledger.
+[[nodiscard]] constexpr bool is_closed(ServerStatus s) noexcept
+{
+  return s == ServerStatus::destroyed || s == ServerStatus::gone || s == ServerStatus::failed;
+}
+
+// Billing rules as they were when the server was rented (prices and rules change over time).
+struct RentTerms {
+  MicroUsd price_per_hour;  // whole server, in the state `running`
+  std::string currency = "USD";
+  BillingPolicy billing;    // increment, minimum, charged at deploy (spot billing when spot)
+  StateRule stopped;
+  StateRule hibernated;
+  std::string destroy_loses;
+  std::string workspace_dir;
+};
+
+struct ServerRecord {
+  std::int64_t id = 0;        // local row id (assigned by the store)
+  std::string name;           // unique among servers whose ledger is open
+  std::string provider;
+  std::string provider_id;    // empty until the provider answered the create call
+  std::string card;
+  std::uint32_t gpus = 1;
+  bool spot = false;
+  bool attached = false;      // rented elsewhere and tracked with `gpurent attach`
+  std::string region;
+  RentTerms terms;
+  std::string user = "root";  // SSH
+  std::string host;
+  std::uint16_t port = 22;
+  std::string host_key;       // "<type> <base64>" as seen or as reported by the provider
+  ServerStatus status = ServerStatus::creating;
+  TimePoint created_at{};
+  TimePoint status_since{};
+  TimePoint last_change{};    // last change on the server (state change, ssh session): backups must be newer
+};
+
+struct LedgerEvent {
+  std::int64_t id = 0;
+  std::int64_t server_id = 0;
+  TimePoint at{};
+  ServerStatus status = ServerStatus::creating;
+  std::string note;
+};
+
+struct BackupRecord {
+  std::int64_t id = 0;
+  std::int64_t server_id = 0;
+  TimePoint at{};
+  std::string manifest;  // path of the manifest written by the backup
+  bool verified = false;
+  std::uint64_t files = 0;
+  Bytes bytes;
+};
+
+class StateStore {
+public:
+  virtual ~StateStore() = default;
+  [[nodiscard]] virtual int schema_version() const = 0;
+  // Records a new server and its first ledger event (record.status at record.created_at), in one
+  // transaction. Errc::refused when an open server already has that name.
+  [[nodiscard]] virtual Result<ServerRecord> insert_server(const ServerRecord& record) = 0;
+  // The server with that name whose ledger is open, else the most recent closed one.
+  [[nodiscard]] virtual Result<std::optional<ServerRecord>> find_server(std::string_view name) = 0;
+  [[nodiscard]] virtual Result<std::optional<ServerRecord>> get_server(std::int64_t id) = 0;
+  [[nodiscard]] virtual Result<std::vector<ServerRecord>> list_servers(bool include_closed) = 0;
+  [[nodiscard]] virtual Result<void> set_provider_id(std::int64_t id, std::string_view provider_id) = 0;
+  [[nodiscard]] virtual Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host,
+                                                    std::uint16_t port, std::string_view host_key) = 0;
+  // Appends a ledger event and moves the server to `status` (one transaction). A server whose
+  // ledger is closed cannot change state (Errc::refused). Also moves last_change.
+  [[nodiscard]] virtual Result<void> record_state(std::int64_t id, ServerStatus status, TimePoint at,
+                                                  std::string_view note) = 0;
+  [[nodiscard]] virtual Result<void> mark_changed(std::int64_t id, TimePoint at) = 0;
+  [[nodiscard]] virtual Result<std::vector<LedgerEvent>> events(std::int64_t id) = 0;
+  [[nodiscard]] virtual Result<BackupRecord> add_backup(const BackupRecord& backup) = 0;
+  [[nodiscard]] virtual Result<std::optional<BackupRecord>> latest_backup(std::int64_t server_id) = 0;
+};
+
+// $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.
+// `env` returns an unset or empty variable as nullopt.
+[[nodiscard]] Result<std::filesystem::path> state_dir(
+    const std::function<std::optional<std::string>(const std::string&)>& env);
+
+// Seconds since the Unix epoch, as the store keeps times.
+[[nodiscard]] std::int64_t to_unix(TimePoint t) noexcept;
+[[nodiscard]] TimePoint from_unix(std::int64_t s) noexcept;
+
+}  // namespace gpurent
+
+// The IO module's factory (providers/state/sqlite_state_store.cpp): opens or creates the
+// database (WAL, busy timeout, migrations) and its directory (mode 0700).
+extern "C" void gpurent_open_state_store(const std::filesystem::path* db,
+                                         gpurent::Result<std::unique_ptr<gpurent::StateStore>>* out);

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "providers/state_store.hpp"
+
+using namespace gpurent;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir()
+  {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gpurent-state-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir()
+  {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+std::unique_ptr<StateStore> open_store(const std::filesystem::path& db)
+{
+  Result<std::unique_ptr<StateStore>> out = std::unexpected(Error{});
+  gpurent_open_state_store(&db, &out);
+  if (!out) {
+    FAIL(out.error().message);
+  }
+  return std::move(*out);
+}
+
+ServerRecord sample(std::string name, TimePoint at)
+{
+  ServerRecord r;
+  r.name = std::move(name);
+  r.provider = "runpod";
+  r.card = "rtx-4090";
+  r.gpus = 2;
+  r.terms.price_per_hour = MicroUsd{690'000};
+  r.terms.billing.increment = 1s;
+  r.terms.stopped.available = true;
+  r.terms.stopped.fixed_per_hour = MicroUsd{2'740};
+  r.terms.stopped.loses = "container disk";
+  r.terms.hibernated.unavailable_reason = "RunPod has no hibernate";
+  r.terms.destroy_loses = "volume disk";
+  r.created_at = at;
+  return r;
+}
+
+const TimePoint k_t0{std::chrono::seconds{1'790'000'000}};
+
+}  // namespace
+
+TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", "[providers][state_store]")
+{
+  TempDir dir;
+  auto store = open_store(dir.path / "sub" / "state.db");
+  CHECK(store->schema_version() == 1);
+  CHECK((std::filesystem::status(dir.path / "sub").permissions() & std::filesystem::perms::all) ==
+        std::filesystem::perms::owner_all);
+
+  auto rec = store->insert_server(sample("train-1", k_t0));
+  REQUIRE(rec);
+  CHECK(rec->id > 0);
+  REQUIRE(store->set_provider_id(rec->id, "pod-abc"));
+  REQUIRE(store->set_connection(rec->id, "root", "127.0.0.1", 2222, "ssh-ed25519 AAAAkey"));
+  REQUIRE(store->record_state(rec->id, ServerStatus::running, k_t0 + 90s, "ssh answered"));
+  REQUIRE(store->record_state(rec->id, ServerStatus::stopped, k_t0 + 3600s, "down --stop"));
+
+  auto found = store->find_server("train-1");
+  REQUIRE(found);
+  REQUIRE(found->has_value());
+  const ServerRecord& r = **found;
+  CHECK(r.provider_id == "pod-abc");
+  CHECK(r.port == 2222);
+  CHECK(r.host_key == "ssh-ed25519 AAAAkey");
+  CHECK(r.gpus == 2);
+  CHECK(r.terms.price_per_hour.n == 690'000);
+  CHECK(r.terms.stopped.fixed_per_hour.n == 2'740);
+  CHECK(r.terms.stopped.loses == "container disk");
+  CHECK(r.terms.hibernated.unavailable_reason == "RunPod has no hibernate");
+  CHECK(r.status == ServerStatus::stopped);
+  CHECK(r.status_since == k_t0 + 3600s);
+  CHECK(r.last_change == k_t0 + 3600s);
+
+  auto ev = store->events(rec->id);
+  REQUIRE(ev);
+  REQUIRE(ev->size() == 3);
+  CHECK((*ev)[0].status == ServerStatus::creating);
+  CHECK((*ev)[1].at == k_t0 + 90s);
+  CHECK((*ev)[2].note == "down --stop");
+
+  SECTION("an open name is unique; a closed one can be reused")
+  {
+    auto dup = store->insert_server(sample("train-1", k_t0));
+    REQUIRE_FALSE(dup);
+    CHECK(dup.error().code == Errc::refused);
+    REQUIRE(store->record_state(rec->id, ServerStatus::destroyed, k_t0 + 4000s, "confirmed gone"));
+    auto again = store->record_state(rec->id, ServerStatus::running, k_t0 + 4001s, "");
+    REQUIRE_FALSE(again);
+    CHECK(again.error().code == Errc::refused);
+    auto reuse = store->insert_server(sample("train-1", k_t0 + 5000s));
+    REQUIRE(reuse);
+    auto open_one = store->find_server("train-1");
+    CHECK((*open_one)->id == reuse->id);
+    CHECK(store->list_servers(false)->size() == 1);
+    CHECK(store->list_servers(true)->size() == 2);
+  }
+  SECTION("latest backup")
+  {
+    CHECK_FALSE(store->latest_backup(rec->id)->has_value());
+    REQUIRE(store->add_backup(BackupRecord{0, rec->id, k_t0 + 100s, "/b/m1.json", true, 3, Bytes{10}}));
+    REQUIRE(store->add_backup(BackupRecord{0, rec->id, k_t0 + 200s, "/b/m2.json", false, 4, Bytes{20}}));
+    auto latest = store->latest_backup(rec->id);
+    REQUIRE(latest->has_value());
+    CHECK((*latest)->manifest == "/b/m2.json");
+    CHECK_FALSE((*latest)->verified);
+    CHECK((*latest)->bytes.n == 20);
+  }
+  SECTION("reopening keeps everything")
+  {
+    store.reset();
+    auto again = open_store(dir.path / "sub" / "state.db");
+    CHECK(again->schema_version() == 1);
+    CHECK((*again->find_server("train-1"))->status == ServerStatus::stopped);
+  }
+}
+
+TEST_CASE("StateStore: state_dir honours GPURENT_STATE_DIR, then XDG_STATE_HOME, then HOME", "[providers][state_store]")
+{
+  std::map<std::string, std::string> env{{"HOME", "/h"}};
+  auto get = [&](const std::string& k) -> std::optional<std::string> {
+    auto it = env.find(k);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  CHECK(*state_dir(get) == "/h/.local/state/gpurent");
+  env["XDG_STATE_HOME"] = "/x";
+  CHECK(*state_dir(get) == "/x/gpurent");
+  env["GPURENT_STATE_DIR"] = "/s";
+  CHECK(*state_dir(get) == "/s");
+  env.clear();
+  CHECK_FALSE(state_dir(get));
+}
+
+TEST_CASE("StateStore: 20 concurrent processes never lose or corrupt a record", "[providers][state_store]")
+{
+  TempDir dir;
+  const auto db = dir.path / "state.db";
+  constexpr int k_procs = 20;
+  constexpr int k_servers = 5;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < k_procs; ++p) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      Result<std::unique_ptr<StateStore>> out = std::unexpected(Error{});
+      gpurent_open_state_store(&db, &out);
+      if (!out) {
+        _exit(10);
+      }
+      for (int i = 0; i < k_servers && code == 0; ++i) {
+        auto rec = (*out)->insert_server(sample("p" + std::to_string(p) + "-" + std::to_string(i), k_t0));
+        if (!rec) {
+          code = 11;
+          break;
+        }
+        for (int e = 1; e <= 4; ++e) {
+          const auto st = (e % 2 == 1) ? ServerStatus::running : ServerStatus::stopped;
+          if (!(*out)->record_state(rec->id, st, k_t0 + std::chrono::seconds{e}, "n")) {
+            code = 12;
+          }
+        }
+      }
+      // Everyone also races for the same name: exactly one wins.
+      auto shared = (*out)->insert_server(sample("shared", k_t0));
+      if (!shared && shared.error().code != Errc::refused) {
+        code = 13;
+      }
+      _exit(code);
+    }
+    kids.push_back(pid);
+  }
+  for (const pid_t pid : kids) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  auto store = open_store(db);
+  auto all = store->list_servers(true);
+  REQUIRE(all);
+  CHECK(all->size() == k_procs * k_servers + 1);
+  for (const auto& s : *all) {
+    auto ev = store->events(s.id);
+    REQUIRE(ev);
+    if (s.name == "shared") {
+      CHECK(ev->size() == 1);
+    } else {
+      REQUIRE(ev->size() == 5);
+      CHECK(s.status == ServerStatus::stopped);
+      CHECK(ev->back().status == ServerStatus::stopped);
+    }
+  }
+}
+
+TEST_CASE("StateStore: a process killed mid-write leaves a consistent database", "[providers][state_store]")
+{
+  TempDir dir;
+  const auto db = dir.path / "state.db";
+  for (int round = 0; round < 6; ++round) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      Result<std::unique_ptr<StateStore>> out = std::unexpected(Error{});
+      gpurent_open_state_store(&db, &out);
+      if (!out) {
+        _exit(10);
+      }
+      for (int i = 0;; ++i) {
+        auto rec = (*out)->insert_server(sample("r" + std::to_string(round) + "-" + std::to_string(i), k_t0));
+        if (rec) {
+          (void)(*out)->record_state(rec->id, ServerStatus::running, k_t0 + 1s, "");
+          (void)(*out)->add_backup(BackupRecord{0, rec->id, k_t0 + 2s, "m", true, 1, Bytes{1}});
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30 + 15 * round));
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));
+  }
+  auto store = open_store(db);
+  auto all = store->list_servers(true);
+  REQUIRE(all);
+  CHECK_FALSE(all->empty());
+  for (const auto& s : *all) {
+    auto ev = store->events(s.id);
+    REQUIRE(ev);
+    REQUIRE_FALSE(ev->empty());
+    // The server's status and its last ledger event were written in one transaction.
+    CHECK(ev->back().status == s.status);
+    CHECK(ev->size() <= 2);
+  }
+  // And it is still writable.
+  CHECK(store->insert_server(sample("after", k_t0)));
+}
