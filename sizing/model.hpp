@@ -59,6 +59,8 @@ struct ModelArch {
   std::uint64_t extra_params = 0;
   // Where the numbers come from (URL of the config.json read, or the local path).
   std::string source;
+  // Other short names the catalogue also accepts (e.g. "mistral-7b-v0.3").
+  std::vector<std::string> aliases;
 
   [[nodiscard]] AttentionKind attention() const noexcept
   {
