@@ -282,7 +282,7 @@ bool level_word(Cur& c) noexcept
 bool separator(Cur& c) noexcept
 {
   Cur t = c;
-  if (t.ch('|') || t.ch(':') || (t.ch('-') && (t.end() || space(t.peek())))) {
+  if (t.ch('|') || (t.ch('-') && (t.end() || space(t.peek())))) {
     c = t;
     return true;
   }
@@ -293,26 +293,26 @@ bool separator(Cur& c) noexcept
 
 void strip_ansi(std::string_view in, std::string& out, int& state)
 {
+  // state = kind + 8 * length so far; a sequence that runs too long was not one (an unterminated
+  // OSC in garbage must not swallow the rest of a 2 GB line).
+  constexpr int k_max_csi = 32;
+  constexpr int k_max_osc = 512;
   for (std::size_t i = 0; i < in.size(); ++i) {
     const char c = in[i];
-    switch (state) {
+    const int kind = state & 7;
+    const int length = state >> 3;
+    switch (kind) {
     case 1:  // after ESC
       state = c == '[' ? 2 : c == ']' ? 3 : 0;
       continue;
     case 2:  // CSI: parameters until a final byte
-      if (c >= '@' && c <= '~') {
-        state = 0;
-      }
+      state = (c >= '@' && c <= '~') || length >= k_max_csi ? 0 : 2 + 8 * (length + 1);
       continue;
     case 3:  // OSC: until BEL or ESC backslash
-      if (c == '\x07') {
-        state = 0;
-      } else if (c == '\x1b') {
-        state = 4;
-      }
+      state = c == '\x07' || length >= k_max_osc ? 0 : (c == '\x1b' ? 4 : 3) + 8 * (length + 1);
       continue;
     case 4:
-      state = c == '\\' ? 0 : 3;
+      state = c == '\\' || length >= k_max_osc ? 0 : 3 + 8 * (length + 1);
       continue;
     default: break;
     }

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "providers/card.hpp"
+#include "providers/catalog.hpp"
+#include "sizing/oom_diagnose.hpp"
+
+namespace gpurent {
+namespace {
+
+std::vector<nlohmann::json> examples()
+{
+  std::vector<nlohmann::json> out;
+  for (const char* name : {"oom_public.json", "public_more.json"}) {
+    std::ifstream in(std::string(GPURENT_TEST_DATA) + "/oom/" + name);
+    REQUIRE(in);
+    const auto data = nlohmann::json::parse(in);
+    for (const auto& e : data.is_array() ? data : data["reports"]) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> cause_names(const OomDiagnosis& d)
+{
+  std::vector<std::string> out;
+  for (const auto c : d.causes) {
+    out.emplace_back(to_string(c));
+  }
+  return out;
+}
+
+OomDiagnosis diagnose_text(const std::string& text, std::span<const OomCardOption> options = {},
+                           const std::optional<OomCardOption>& given = std::nullopt)
+{
+  const auto report = parse_oom(text);
+  REQUIRE(report.has_value());
+  return diagnose_oom(*report, options, given);
+}
+
+bool has_fix(const OomDiagnosis& d, const std::string& id)
+{
+  return std::any_of(d.fixes.begin(), d.fixes.end(), [&](const OomFix& f) { return f.id == id; });
+}
+
+const std::string k_seed =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\nGPU 0 has a total capacity of 23.65 GiB of which "
+    "1.12 GiB is free. Of the allocated memory 20.84 GiB is allocated by PyTorch, and 1.03 GiB\nis reserved by PyTorch but "
+    "unallocated.";
+
+}  // namespace
+
+TEST_CASE("diagnose_oom: need, others and causes of every public example", "[sizing][oom_diagnose]")
+{
+  for (const auto& example : examples()) {
+    INFO("example " << example["id"].get<std::string>());
+    const auto report = parse_oom(example["message"].get<std::string>());
+    REQUIRE(report.has_value());
+    const auto d = diagnose_oom(*report, {});
+    const auto& expect = example["expect"];
+    CHECK(cause_names(d) == expect["causes"].get<std::vector<std::string>>());
+    if (expect.contains("need_gib")) {
+      REQUIRE(d.need.has_value());
+      CHECK(std::abs(to_gib(*d.need) - expect["need_gib"].get<double>()) <= 1e-6);
+    } else if (report->engine != OomEngine::pytorch) {
+      CHECK_FALSE(d.need.has_value());
+    }
+    if (expect.contains("other_processes_gib")) {
+      REQUIRE(d.other_processes.has_value());
+      CHECK(std::abs(to_gib(*d.other_processes) - expect["other_processes_gib"].get<double>()) <= 1e-6);
+    }
+    CHECK_FALSE(d.fixes.empty());
+  }
+}
+
+TEST_CASE("diagnose_oom: the seed's arithmetic, step by step", "[sizing][oom_diagnose]")
+{
+  const auto d = diagnose_text(k_seed);
+  CHECK(d.non_pytorch_estimated);
+  CHECK(d.non_pytorch == Bytes{k_gib / 2});
+  REQUIRE(d.footprint.has_value());
+  CHECK(std::abs(to_gib(*d.footprint) - 22.37) < 1e-6);
+  REQUIRE(d.other_processes.has_value());
+  CHECK(std::abs(to_gib(*d.other_processes) - 0.16) < 1e-6);
+  CHECK(cause_names(d) == std::vector<std::string>{"job_too_large"});
+  // The seeds' order: batch, context, precision, checkpointing, quantization, inference, offload.
+  REQUIRE(d.fixes.size() >= 7);
+  CHECK(d.fixes[0].id == "reduce-batch");
+  CHECK(d.fixes[1].id == "reduce-context");
+  CHECK(d.fixes[2].id == "mixed-precision");
+  CHECK(d.fixes[3].id == "gradient-checkpointing");
+  CHECK(d.fixes[4].id == "quantize");
+}
+
+TEST_CASE("diagnose_oom: fixes carry the concrete commands of each cause", "[sizing][oom_diagnose]")
+{
+  SECTION("fragmentation on PyTorch >= 2.2 names PYTORCH_ALLOC_CONF and its alias")
+  {
+    const auto d = diagnose_text("CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which "
+                                 "1.66 GiB is free. Including non-PyTorch memory, this process has 20.81 GiB memory in use. Of the "
+                                 "allocated memory 12.09 GiB is allocated by PyTorch, and 4.84 GiB is reserved by PyTorch but "
+                                 "unallocated.");
+    REQUIRE(cause_names(d) == std::vector<std::string>{"fragmentation"});
+    CHECK(d.fixes[0].command == "PYTORCH_ALLOC_CONF=expandable_segments:True");
+    CHECK_THAT(d.fixes[0].description, Catch::Contains("PYTORCH_CUDA_ALLOC_CONF"));
+    CHECK_FALSE(d.non_pytorch_estimated);
+    CHECK(std::abs(to_gib(d.non_pytorch) - 3.88) < 1e-6);
+  }
+  SECTION("another process: nvidia-smi first, then gpurent doctor")
+  {
+    const auto d = diagnose_text("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which "
+                                 "0.50 GiB is free. Process 4242 has 40.00 GiB memory in use. Including non-PyTorch memory, this "
+                                 "process has 38.00 GiB memory in use. Of the allocated memory 37.00 GiB is allocated by PyTorch, "
+                                 "and 0.20 GiB is reserved by PyTorch but unallocated.");
+    REQUIRE(cause_names(d) == std::vector<std::string>{"other_process", "job_too_large"});
+    CHECK(d.fixes[0].command == "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv");
+    CHECK(d.fixes[1].command == "gpurent doctor NAME");
+    CHECK(std::abs(to_gib(*d.other_processes) - 40.69) < 1e-6);  // T - F - P beats the listed 40 GiB
+  }
+  SECTION("vLLM context: --max-model-len with the KV cache's size")
+  {
+    const auto d = diagnose_text("The model's max seq len (8192) is larger than the maximum number of tokens that can be stored in "
+                                 "KV cache (6048).");
+    CHECK(d.fixes[0].command == "--max-model-len 6048");
+    CHECK(has_fix(d, "gpu-memory-utilization"));
+  }
+  SECTION("llama.cpp: -ngl, quant type, -c, KV cache types, in that order")
+  {
+    const auto d = diagnose_text("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 1: cudaMalloc "
+                                 "failed: out of memory");
+    CHECK(d.causes.empty());
+    REQUIRE(d.fixes.size() >= 4);
+    CHECK(d.fixes[0].command == "-ngl 20");
+    CHECK(d.fixes[1].id == "smaller-quant");
+    CHECK(d.fixes[2].command == "-c 8192");
+    CHECK_THAT(d.fixes[3].command, Catch::Contains("--cache-type-k q8_0"));
+    REQUIRE(d.card_need.has_value());
+    CHECK(*d.card_need == Bytes{k_gib});
+  }
+  SECTION("no cause: free memory looked sufficient")
+  {
+    const auto d = diagnose_text("CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 10.00 GiB total capacity; 2.00 GiB "
+                                 "already allocated; 7.00 GiB free; 2.50 GiB reserved in total by PyTorch)");
+    CHECK(d.causes.empty());
+    CHECK(has_fix(d, "free-other-processes"));
+    CHECK(d.fixes[2].command == "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128");  // 1.x has no expandable_segments
+  }
+}
+
+TEST_CASE("diagnose_oom: a 0-byte 'this process' falls back to the CUDA context estimate", "[sizing][oom_diagnose]")
+{
+  const auto d = diagnose_text("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 10.00 GiB of which "
+                               "0 bytes is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of the "
+                               "allocated memory 8.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but "
+                               "unallocated.");
+  CHECK(d.non_pytorch_estimated);
+  CHECK(*d.need == Bytes{19 * k_gib / 2});
+  CHECK(*d.footprint == Bytes{19 * k_gib / 2});
+}
+
+TEST_CASE("diagnose_oom: the smallest card that holds need / 0.95, cheapest offer first", "[sizing][oom_diagnose]")
+{
+  const std::vector<OomCardOption> options{
+      {"small", "Small 16GB", Bytes{16 * k_gib}, "a", 1, MicroUsd{100'000}},
+      {"exact", "Exact", Bytes{0}, "a", 1, MicroUsd{900'000}},  // usable set below
+      {"big", "Big 48GB", Bytes{48 * k_gib}, "b", 1, MicroUsd{500'000}},
+      {"big", "Big 48GB", Bytes{48 * k_gib}, "c", 1, MicroUsd{400'000}},
+      {"big", "Big 48GB", Bytes{48 * k_gib}, "d", 8, MicroUsd{3'200'000}},
+      {"huge", "Huge", Bytes{96 * k_gib}, "", 1, std::nullopt},
+  };
+  const auto report = parse_oom(k_seed);
+  REQUIRE(report.has_value());
+  const auto base = diagnose_oom(*report, {});
+  REQUIRE(base.need.has_value());
+  auto with_exact = options;
+  // usable such that usable * 0.95 == need exactly (integer rule of fit_limit): still fits.
+  with_exact[1].usable = Bytes{base.need->n / 95 * 100 + (base.need->n % 95 == 0 ? 0 : 100)};
+  REQUIRE(oom_fit_limit(with_exact[1].usable) >= *base.need);
+
+  SECTION("cheapest offer of the smallest card")
+  {
+    const auto d = diagnose_oom(*report, options);
+    REQUIRE(d.card.has_value());
+    CHECK(d.card->card == "big");
+    CHECK(d.card->provider == "c");
+  }
+  SECTION("a card right at the limit is the smallest")
+  {
+    const auto d = diagnose_oom(*report, with_exact);
+    REQUIRE(d.card.has_value());
+    CHECK(d.card->card == "exact");
+  }
+  SECTION("nothing offered fits: a card nobody offers, then nothing")
+  {
+    const std::vector<OomCardOption> only_huge{options[0], options[5]};
+    CHECK(diagnose_oom(*report, only_huge).card->card == "huge");
+    const std::vector<OomCardOption> none{options[0]};
+    const auto d = diagnose_oom(*report, none);
+    CHECK_FALSE(d.card.has_value());
+    CHECK(has_fix(d, "larger-card"));
+  }
+  SECTION("--card: fits or not, against usable minus 5%")
+  {
+    const auto fits = diagnose_oom(*report, options, options[2]);
+    REQUIRE(fits.on_card.has_value());
+    CHECK(fits.on_card->fits);
+    const auto not_fits = diagnose_oom(*report, options, options[0]);
+    CHECK_FALSE(not_fits.on_card->fits);
+    CHECK(not_fits.on_card->limit == oom_fit_limit(Bytes{16 * k_gib}));
+  }
+}
+
+TEST_CASE("diagnose_oom: with the real catalogue the card holds need / 0.95 and nothing smaller does", "[sizing][oom_diagnose]")
+{
+  std::vector<OomCardOption> options;
+  for (const auto& card : card_catalog()) {
+    for (const auto& offer : builtin_offers()) {
+      if (offer.card == card.id) {
+        options.push_back({card.id, card.display, card.usable, offer.provider, offer.gpus, offer.price_per_hour});
+      }
+    }
+  }
+  REQUIRE_FALSE(options.empty());
+  const auto d = diagnose_text(k_seed, options);
+  REQUIRE(d.card.has_value());
+  CHECK(fit_limit(*find_card(d.card->card)) >= *d.need);
+  for (const auto& o : options) {
+    if (o.usable < d.card->usable) {
+      CHECK(oom_fit_limit(o.usable) < *d.need);
+    }
+    if (o.card == d.card->card) {
+      CHECK(o.price_per_hour->n >= d.card->price_per_hour->n);
+    }
+  }
+}
+
+}  // namespace gpurent
