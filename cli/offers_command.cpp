@@ -1,16 +1,183 @@
 // SPDX-License-Identifier: MIT
-// PLACEHOLDER: replaced by the real `gpurent offers` command.
+// `gpurent offers`: every provider's card offers, their prices and where the prices come from.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
+#include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
+#include "common/text.hpp"
+#include "providers/card.hpp"
 
 namespace gpurent {
+namespace {
+
+struct OffersOptions {
+  std::string provider;
+  std::string min_vram;
+  bool spot = false;
+};
+
+// One row: a priced offer, or a card the provider lists without a price.
+struct Row {
+  const ProviderInfo* provider = nullptr;
+  Card card;
+  std::uint32_t gpus = 1;
+  const Offer* offer = nullptr;  // null: listed, no price known
+};
+
+std::vector<Row> collect(const std::vector<Offer>& offers, const OffersOptions& o, double min_gib)
+{
+  std::vector<Row> rows;
+  for (const auto& p : provider_catalog()) {
+    if (!o.provider.empty() && p.name != o.provider) {
+      continue;
+    }
+    std::vector<std::string> priced;
+    for (const auto& off : offers) {
+      if (off.provider != p.name) {
+        continue;
+      }
+      auto c = find_card(off.card);
+      if (!c || to_gib(c->usable) < min_gib || (o.spot && !off.spot_price_per_hour)) {
+        continue;
+      }
+      rows.push_back(Row{&p, *c, off.gpus, &off});
+      priced.push_back(off.card);
+    }
+    for (const auto& id : p.listed_cards) {
+      auto c = find_card(id);
+      if (!c || std::find(priced.begin(), priced.end(), id) != priced.end() || to_gib(c->usable) < min_gib || o.spot) {
+        continue;
+      }
+      rows.push_back(Row{&p, *c, 0, nullptr});
+    }
+  }
+  return rows;
+}
+
+nlohmann::json row_json(const Row& r, const Config& cfg)
+{
+  nlohmann::json j;
+  j["provider"] = r.provider->name;
+  j["card"] = r.card.id;
+  j["display"] = r.card.display;
+  j["vram_gib"] = round2(to_gib(r.card.usable));
+  j["label_gb"] = r.card.label_gb;
+  j["gpus"] = r.offer != nullptr ? nlohmann::json(r.gpus) : nlohmann::json(nullptr);
+  j["price_per_hour"] = r.offer != nullptr ? nlohmann::json(to_units(r.offer->price_per_hour, 6)) : nlohmann::json(nullptr);
+  j["spot_price_per_hour"] = r.offer != nullptr && r.offer->spot_price_per_hour
+                                 ? nlohmann::json(to_units(*r.offer->spot_price_per_hour, 6))
+                                 : nlohmann::json(nullptr);
+  j["billing"] = r.provider->billing_label;
+  j["billing_increment_s"] = r.provider->billing.increment.count();
+  j["region"] = r.offer != nullptr && !r.offer->region.empty() ? r.offer->region : r.provider->default_region;
+  j["price_origin"] = r.offer != nullptr ? nlohmann::json(r.offer->price_origin) : nlohmann::json(nullptr);
+  j["price_note"] = r.offer != nullptr ? describe_origin(*r.offer, *r.provider, cfg)
+                                       : "no published price; set [prices." + r.provider->name + "] \"" + r.card.id +
+                                             "\" in the config file or pass --price to `cost`";
+  return j;
+}
+
+void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
+{
+  const ProviderInfo* current = nullptr;
+  bool any_config = false;
+  for (const auto& r : rows) {
+    if (r.provider != current) {
+      current = r.provider;
+      std::string head = r.provider->name + ": " + r.provider->billing_label + " (" +
+                         increment_label(r.provider->billing.increment) + " increments";
+      if (r.provider->billing.minimum.count() > 0) {
+        head += ", " + increment_label(r.provider->billing.minimum) + " minimum";
+      }
+      head += ")";
+      if (!r.provider->default_region.empty()) {
+        head += ", region " + r.provider->default_region;
+      }
+      s.out << '\n' << head << '\n';
+      if (!r.provider->price_source.empty()) {
+        s.out << "  built-in prices: " << r.provider->price_source << '\n';
+      }
+      s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", "CARD", "VRAM GiB/label", "GPUS", "$/H", "SPOT $/H");
+    }
+    const std::string vram = fmt::format("{:.2f}/{}", to_gib(r.card.usable), r.card.label_gb);
+    if (r.offer == nullptr) {
+      s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", r.card.id, vram, "-", "no price", "-");
+      continue;
+    }
+    const bool from_config = r.offer->price_origin == "config";
+    any_config = any_config || from_config;
+    s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", r.card.id, vram, r.gpus,
+                         format_usd(r.offer->price_per_hour) + (from_config ? "*" : ""),
+                         r.offer->spot_price_per_hour ? format_usd(*r.offer->spot_price_per_hour) : "-");
+  }
+  if (rows.empty()) {
+    s.out << "no offers match\n";
+  }
+  if (any_config) {
+    s.out << "\n* price from the config file " << cfg.path << '\n';
+  }
+  if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.offer == nullptr; })) {
+    s.out << "\nno price: the provider publishes none we can date; set [prices.<provider>] \"<card>\" or "
+             "\"<card>x<gpus>\" = USD per hour in the config file\n";
+  }
+}
+
+Result<void> run_offers(Services& s, OffersOptions o)
+{
+  double min_gib = 0;
+  if (!o.min_vram.empty()) {
+    const auto v = parse_double(o.min_vram);
+    if (!v.has_value() || *v < 0 || *v > 100000) {
+      return fail(Errc::usage, "--min-vram `" + o.min_vram + "`: give GiB per GPU, e.g. 40");
+    }
+    min_gib = *v;
+  }
+  if (!o.provider.empty()) {
+    auto p = find_provider(o.provider);
+    if (!p) {
+      return fail(Errc::usage, "--provider: " + p.error().message);
+    }
+    o.provider = p->name;
+  }
+  TRY_ASSIGN(const Config cfg, load_config(s));
+  const auto offers = current_offers(cfg);
+  const auto rows = collect(offers, o, min_gib);
+  if (s.global.json) {
+    nlohmann::json j;
+    j["offers"] = nlohmann::json::array();
+    for (const auto& r : rows) {
+      j["offers"].push_back(row_json(r, cfg));
+    }
+    j["currency"] = "USD";
+    s.out << j.dump(2) << '\n';
+  } else {
+    print_text(s, rows, cfg);
+  }
+  return {};
+}
+
+}  // namespace
 
 void add_offers_command(CLI::App& app, Services& s)
 {
-  auto* sub = app.add_subcommand("offers", "not yet built");
-  sub->callback([&s] { s.exit_code = report_error(s, Error{Errc::unsupported, "offers: not yet built"}); });
+  auto opts = std::make_shared<OffersOptions>();
+  auto* sub = app.add_subcommand("offers", "every provider's card offers, prices and billing increments");
+  sub->add_option("--provider", opts->provider, "only this provider");
+  sub->add_option("--min-vram", opts->min_vram, "only cards with at least this usable memory per GPU (GiB)");
+  sub->add_flag("--spot", opts->spot, "only offers with a spot price");
+  sub->callback([&s, opts] {
+    auto r = run_offers(s, *opts);
+    if (!r) {
+      s.exit_code = report_error(s, r.error());
+    }
+  });
 }
 
 }  // namespace gpurent

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+#include "cli/config.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/services.hpp"
+#include "common/text.hpp"
+#include "common/toml_lite.hpp"
+#include "providers/offers.hpp"
+
+namespace gpurent {
+namespace {
+
+constexpr std::array<ConfigKeyInfo, 15> k_keys{{
+    {"budget_usd", ConfigType::number, "", "GPURENT_BUDGET_USD", "",
+     "spend guard: `up` refuses when accrued plus projected spend would pass it (USD)", false},
+    {"default_provider", ConfigType::provider, "", "GPURENT_DEFAULT_PROVIDER", "",
+     "provider used when --provider is not given", false},
+    {"offers_max_age_hours", ConfigType::number, "24", "GPURENT_OFFERS_MAX_AGE_HOURS", "",
+     "fetched offers older than this fall back to built-in prices", false},
+    {"backup_dir", ConfigType::path, "", "GPURENT_BACKUP_DIR", "",
+     "where `backup` writes (default ./gpurent-backups/NAME/)", false},
+    {"ssh_identity", ConfigType::path, "", "GPURENT_SSH_IDENTITY", "",
+     "SSH private key (default: the agent, then ~/.ssh/id_ed25519, ~/.ssh/id_rsa)", false},
+    {"known_hosts", ConfigType::path, "", "GPURENT_KNOWN_HOSTS", "",
+     "known_hosts file (default: gpurent's own in the state dir)", false},
+    {"lambda_api_key", ConfigType::text, "", "GPURENT_LAMBDA_API_KEY", "LAMBDA_API_KEY", "Lambda Cloud API key", true},
+    {"runpod_api_key", ConfigType::text, "", "GPURENT_RUNPOD_API_KEY", "RUNPOD_API_KEY", "RunPod API key", true},
+    {"vast_api_key", ConfigType::text, "", "GPURENT_VAST_API_KEY", "VAST_API_KEY", "Vast.ai API key", true},
+    {"hf_token", ConfigType::text, "", "GPURENT_HF_TOKEN", "HF_TOKEN", "Hugging Face token (gated models)", true},
+    {"hf_endpoint", ConfigType::url, "https://huggingface.co", "GPURENT_HF_ENDPOINT", "HF_ENDPOINT",
+     "Hugging Face Hub base URL", false},
+    {"lambda_api_url", ConfigType::url, "https://cloud.lambda.ai", "GPURENT_LAMBDA_API_URL", "",
+     "Lambda Cloud API base URL", false},
+    {"runpod_api_url", ConfigType::url, "https://rest.runpod.io/v1", "GPURENT_RUNPOD_API_URL", "",
+     "RunPod REST API base URL", false},
+    {"vast_api_url", ConfigType::url, "https://console.vast.ai/api/v0", "GPURENT_VAST_API_URL", "",
+     "Vast.ai API base URL", false},
+    {"prices", ConfigType::number, "", "", "",
+     "[prices.<provider>] \"<card>\" or \"<card>x<gpus>\" = USD per hour for the whole server", false},
+}};
+
+template <class C>
+auto string_field(C& c, std::string_view key) -> decltype(&c.default_provider)
+{
+  if (key == "default_provider") { return &c.default_provider; }
+  if (key == "backup_dir") { return &c.backup_dir; }
+  if (key == "ssh_identity") { return &c.ssh_identity; }
+  if (key == "known_hosts") { return &c.known_hosts; }
+  if (key == "lambda_api_key") { return &c.lambda_api_key; }
+  if (key == "runpod_api_key") { return &c.runpod_api_key; }
+  if (key == "vast_api_key") { return &c.vast_api_key; }
+  if (key == "hf_token") { return &c.hf_token; }
+  if (key == "hf_endpoint") { return &c.hf_endpoint; }
+  if (key == "lambda_api_url") { return &c.lambda_api_url; }
+  if (key == "runpod_api_url") { return &c.runpod_api_url; }
+  if (key == "vast_api_url") { return &c.vast_api_url; }
+  return nullptr;
+}
+
+const ConfigKeyInfo* find_key(std::string_view name)
+{
+  for (const auto& k : k_keys) {
+    if (k.name == name && k.name != "prices") {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+std::string known_keys()
+{
+  std::string out;
+  for (const auto& k : k_keys) {
+    out += out.empty() ? "" : ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+// Stores a validated value; `number` is used for number keys, `text` for the others.
+Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, std::optional<double> number,
+                    const std::map<std::string, std::string>& env)
+{
+  const std::string what = std::string(k.name);
+  if (k.type == ConfigType::number) {
+    if (!number.has_value()) {
+      return fail(Errc::invalid_input, what + ": expected a number, got `" + text.substr(0, 40) + "`");
+    }
+    if (k.name == "budget_usd") {
+      if (*number < 0 || *number >= 1e9) {
+        return fail(Errc::invalid_input, what + ": must be between 0 and 1e9 USD");
+      }
+      c.budget = MicroUsd{static_cast<std::int64_t>(std::llround(*number * 1e6))};
+    } else {
+      if (!(*number > 0) || *number > 8760) {
+        return fail(Errc::invalid_input, what + ": must be > 0 and <= 8760 hours");
+      }
+      c.offers_max_age_hours = *number;
+    }
+    return {};
+  }
+  if (text.empty()) {
+    return fail(Errc::invalid_input, what + ": empty value; remove the key to unset it");
+  }
+  std::string value = text;
+  if (k.type == ConfigType::url && !value.starts_with("http://") && !value.starts_with("https://")) {
+    return fail(Errc::invalid_input, what + ": `" + value.substr(0, 60) + "` is not an http(s) URL");
+  }
+  if (k.type == ConfigType::provider) {
+    TRY_ASSIGN(const ProviderInfo p, find_provider(value));
+    value = p.name;
+  }
+  if (k.type == ConfigType::path && value.starts_with("~/")) {
+    const auto home = env.find("HOME");
+    if (home != env.end() && !home->second.empty()) {
+      value = home->second + value.substr(1);
+    }
+  }
+  *string_field(c, k.name) = value;
+  return {};
+}
+
+Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view label,
+                        const std::map<std::string, std::string>& env)
+{
+  for (std::size_t i = 0; i < doc.sections.size(); ++i) {
+    const auto& sec = doc.sections[i];
+    const bool prices = sec.size() == 2 && sec[0] == "prices";
+    const bool prices_root = sec.size() == 1 && sec[0] == "prices";
+    if (!prices && !prices_root) {
+      return fail(Errc::invalid_input, std::string(label) + ":" + std::to_string(doc.section_lines[i]) +
+                                           ": unknown section [" + toml_section_name(sec) +
+                                           "]; the only sections are [prices.<provider>]");
+    }
+    if (prices) {
+      auto p = find_provider(sec[1]);
+      if (!p) {
+        return fail(Errc::invalid_input, std::string(label) + ":" + std::to_string(doc.section_lines[i]) + ": " +
+                                             p.error().message);
+      }
+    }
+  }
+  for (const auto& e : doc.entries) {
+    const std::string at = std::string(label) + ":" + std::to_string(e.line);
+    if (!e.section.empty()) {
+      if (e.section.size() != 2) {
+        return fail(Errc::invalid_input, at + ": put prices under [prices.<provider>], e.g. [prices.gpucloud]");
+      }
+      if (e.value.kind != TomlValue::Kind::number) {
+        return fail(Errc::invalid_input, at + ": price `" + e.key + "` must be a number (USD per hour)");
+      }
+      auto o = make_price_override(e.section[1], e.key, e.value.number);
+      if (!o) {
+        return fail(Errc::invalid_input, at + ": " + o.error().message);
+      }
+      c.price_overrides.push_back(*o);
+      c.origins["prices"] = ConfigOrigin::file;
+      c.sources["prices"] = std::string(label);
+      continue;
+    }
+    const auto* k = find_key(e.key);
+    if (k == nullptr) {
+      return fail(Errc::invalid_input, at + ": unknown key `" + e.key.substr(0, 40) + "`; known keys: " + known_keys());
+    }
+    std::optional<double> number;
+    std::string text;
+    if (e.value.kind == TomlValue::Kind::number) {
+      number = e.value.number;
+      text = "number";
+    } else if (e.value.kind == TomlValue::Kind::boolean) {
+      return fail(Errc::invalid_input, at + ": `" + e.key + "` does not take true/false");
+    } else {
+      if (k->type == ConfigType::number) {
+        return fail(Errc::invalid_input, at + ": `" + e.key + "` must be a number, not a string");
+      }
+      text = e.value.text;
+    }
+    auto r = assign(c, *k, text, number, env);
+    if (!r) {
+      return fail(Errc::invalid_input, at + ": " + r.error().message);
+    }
+    c.origins[std::string(k->name)] = ConfigOrigin::file;
+    c.sources[std::string(k->name)] = at;
+  }
+  return {};
+}
+
+Result<void> apply_env(Config& c, const std::map<std::string, std::string>& env)
+{
+  for (const auto& k : k_keys) {
+    for (std::string_view var : {k.env, k.provider_env}) {
+      if (var.empty()) {
+        continue;
+      }
+      const auto it = env.find(std::string(var));
+      if (it == env.end() || it->second.empty()) {
+        continue;
+      }
+      const auto number = parse_double(it->second);
+      auto r = assign(c, k, it->second, number, env);
+      if (!r) {
+        return fail(Errc::invalid_input, std::string(var) + ": " + r.error().message);
+      }
+      c.origins[std::string(k.name)] = ConfigOrigin::env;
+      c.sources[std::string(k.name)] = std::string(var);
+      break;  // GPURENT_<KEY> wins over the provider's own variable
+    }
+  }
+  return {};
+}
+
+void apply_defaults(Config& c)
+{
+  for (const auto& k : k_keys) {
+    if (!k.default_text.empty() && k.type != ConfigType::number) {
+      *string_field(c, k.name) = std::string(k.default_text);
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view origin_name(ConfigOrigin o) noexcept
+{
+  switch (o) {
+  case ConfigOrigin::default_value: return "default";
+  case ConfigOrigin::file: return "file";
+  case ConfigOrigin::env: return "env";
+  case ConfigOrigin::flag: return "flag";
+  }
+  return "default";
+}
+
+std::span<const ConfigKeyInfo> config_keys() noexcept { return k_keys; }
+
+ConfigOrigin Config::origin(std::string_view key) const
+{
+  const auto it = origins.find(key);
+  return it == origins.end() ? ConfigOrigin::default_value : it->second;
+}
+
+std::optional<std::string> Config::text(std::string_view key) const
+{
+  if (key == "budget_usd") {
+    return budget ? std::optional<std::string>(format_usd(*budget).substr(1)) : std::nullopt;
+  }
+  if (key == "offers_max_age_hours") {
+    std::ostringstream os;
+    os << offers_max_age_hours;
+    return os.str();
+  }
+  if (key == "prices") {
+    return price_overrides.empty() ? std::nullopt
+                                   : std::optional<std::string>(std::to_string(price_overrides.size()) + " override(s)");
+  }
+  const auto* f = string_field(*this, key);
+  return f != nullptr ? *f : std::nullopt;
+}
+
+std::string config_display_value(const Config& c, const ConfigKeyInfo& key)
+{
+  const auto v = c.text(key.name);
+  if (!v.has_value()) {
+    return "(unset)";
+  }
+  return key.secret ? "***set***" : *v;
+}
+
+std::string config_path(const std::map<std::string, std::string>& env)
+{
+  const auto get = [&](const char* k) -> std::string {
+    const auto it = env.find(k);
+    return it == env.end() ? std::string() : it->second;
+  };
+  if (const auto p = get("GPURENT_CONFIG"); !p.empty()) {
+    return p;
+  }
+  if (const auto x = get("XDG_CONFIG_HOME"); !x.empty()) {
+    return x + "/gpurent/config.toml";
+  }
+  if (const auto h = get("HOME"); !h.empty()) {
+    return h + "/.config/gpurent/config.toml";
+  }
+  return "";
+}
+
+Result<Config> config_from(std::string_view file_text, std::string_view file_label,
+                           const std::map<std::string, std::string>& env)
+{
+  Config c;
+  apply_defaults(c);
+  if (!file_text.empty()) {
+    auto doc = parse_toml(file_text);
+    if (!doc) {
+      return fail(Errc::invalid_input, "config " + std::string(file_label) + ": " + doc.error().message +
+                                           "; fix the file (see `gpurent config show`)");
+    }
+    TRY(apply_file(c, *doc, file_label, env));
+  }
+  TRY(apply_env(c, env));
+  return c;
+}
+
+Result<void> set_config_flag(Config& c, std::string_view key, std::string_view value)
+{
+  const auto* k = find_key(key);
+  if (k == nullptr) {
+    return fail(Errc::usage, "config key `" + std::string(key) + "`: unknown; known keys: " + known_keys());
+  }
+  TRY(assign(c, *k, std::string(value), parse_double(value), {}));
+  c.origins[std::string(k->name)] = ConfigOrigin::flag;
+  c.sources[std::string(k->name)] = "--" + std::string(k->name);
+  return {};
+}
+
+Result<Config> load_config(const Services& s)
+{
+  namespace fs = std::filesystem;
+  const std::string path = config_path(s.env);
+  const bool explicit_path = s.getenv("GPURENT_CONFIG").has_value();
+  std::string text;
+  bool found = false;
+  if (!path.empty()) {
+    std::error_code ec;
+    const auto st = fs::status(path, ec);
+    if (!ec && fs::exists(st)) {
+      if (!fs::is_regular_file(st)) {
+        return fail(Errc::invalid_input, "config " + path + ": not a regular file; point GPURENT_CONFIG at a TOML file");
+      }
+      std::ifstream in(path, std::ios::binary);
+      if (!in) {
+        return fail(Errc::invalid_input, "config " + path + ": cannot be read; check its permissions");
+      }
+      text.resize(k_toml_max_bytes + 1);
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<std::size_t>(in.gcount()));
+      found = true;
+      TRY_ASSIGN(Config probe, config_from(text, path, {}));
+      const auto perms = static_cast<unsigned>(st.permissions()) & 0777U;
+      bool secret = false;
+      for (const auto& k : k_keys) {
+        secret = secret || (k.secret && probe.origin(k.name) == ConfigOrigin::file);
+      }
+      if (secret && (perms & 0177U) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", perms);
+        return fail(Errc::refused, "config " + path + ": holds a secret but its mode is " + mode +
+                                       " (readable by others); run `chmod 600 " + path + "`");
+      }
+    } else if (explicit_path) {
+      return fail(Errc::not_found, "config " + path + ": GPURENT_CONFIG names a file that does not exist; create it or unset GPURENT_CONFIG");
+    }
+  }
+  TRY_ASSIGN(Config c, config_from(text, path, s.env));
+  c.path = path;
+  c.file_found = found;
+  return c;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// One table of config keys. Precedence: built-in default < config file < environment < flag.
+// File: $GPURENT_CONFIG, else $XDG_CONFIG_HOME/gpurent/config.toml, else ~/.config/gpurent/config.toml.
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "common/units.hpp"
+#include "providers/catalog.hpp"
+
+namespace gpurent {
+struct Services;
+
+enum class ConfigOrigin { default_value, file, env, flag };
+[[nodiscard]] std::string_view origin_name(ConfigOrigin o) noexcept;  // "default", "file", "env", "flag"
+
+enum class ConfigType { text, number, path, url, provider };
+
+struct ConfigKeyInfo {
+  std::string_view name;          // key in the file, e.g. "budget_usd"
+  ConfigType type;
+  std::string_view default_text;  // "" = unset by default
+  std::string_view env;           // GPURENT_<NAME>
+  std::string_view provider_env;  // the provider's own variable (LAMBDA_API_KEY…), "" if none
+  std::string_view description;
+  bool secret;                    // never printed; the file must be mode 0600
+};
+
+[[nodiscard]] std::span<const ConfigKeyInfo> config_keys() noexcept;
+
+struct Config {
+  std::optional<MicroUsd> budget;  // budget_usd: spend guard for `up`
+  std::optional<std::string> default_provider;
+  double offers_max_age_hours = 24;
+  std::optional<std::string> backup_dir;
+  std::optional<std::string> ssh_identity;
+  std::optional<std::string> known_hosts;
+  std::optional<std::string> lambda_api_key;
+  std::optional<std::string> runpod_api_key;
+  std::optional<std::string> vast_api_key;
+  std::optional<std::string> hf_token;
+  std::optional<std::string> hf_endpoint;
+  std::optional<std::string> lambda_api_url;
+  std::optional<std::string> runpod_api_url;
+  std::optional<std::string> vast_api_url;
+  std::vector<Offer> price_overrides;  // [prices.<provider>], price_origin "config"
+
+  std::string path;        // the config file looked at ("" when no HOME/XDG is known)
+  bool file_found = false;
+  std::map<std::string, ConfigOrigin, std::less<>> origins;  // key -> where its value came from
+  std::map<std::string, std::string, std::less<>> sources;   // key -> "config.toml:3", "LAMBDA_API_KEY", "--flag"
+
+  [[nodiscard]] ConfigOrigin origin(std::string_view key) const;
+  // The value as text for display ("" when unset). Secrets come back as stored: callers that print
+  // must use config_display_value().
+  [[nodiscard]] std::optional<std::string> text(std::string_view key) const;
+};
+
+// The path config_show reports and load_config reads.
+[[nodiscard]] std::string config_path(const std::map<std::string, std::string>& env);
+
+// Reads and validates the whole configuration (file + environment). Errors name the file, line
+// and key; unknown keys and sections are errors; a file holding a secret with a mode wider than
+// 0600 is refused (Errc::refused).
+[[nodiscard]] Result<Config> load_config(const Services& s);
+// The same from given parts (tests and the fuzz target use it; no I/O).
+[[nodiscard]] Result<Config> config_from(std::string_view file_text, std::string_view file_label,
+                                         const std::map<std::string, std::string>& env);
+
+// A command-line flag for `key` (highest precedence).
+[[nodiscard]] Result<void> set_config_flag(Config& c, std::string_view key, std::string_view value);
+
+// What `config show` prints for a key: "***set***" for a set secret, "(unset)" when unset.
+[[nodiscard]] std::string config_display_value(const Config& c, const ConfigKeyInfo& key);
+
+}  // namespace gpurent

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include "cli/price_lookup.hpp"
+
+#include <algorithm>
+
+#include "common/text.hpp"
+#include "providers/offers.hpp"
+
+namespace gpurent {
+
+std::vector<Offer> current_offers(const Config& cfg)
+{
+  return merge_offers(builtin_offers(), cfg.price_overrides, {});
+}
+
+std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg)
+{
+  if (offer.price_origin == "config") {
+    return "from the config file " + (cfg.path.empty() ? std::string("config.toml") : cfg.path);
+  }
+  if (offer.price_origin == "--price") {
+    return "from --price";
+  }
+  if (offer.price_origin.starts_with("built-in ")) {
+    return "built-in price from " + offer.price_origin.substr(9) + " (" + provider.price_source + "); set [prices." +
+           provider.name + "] in the config file to override";
+  }
+  return offer.price_origin;
+}
+
+Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, std::string_view card,
+                                  std::uint32_t gpus, std::string_view price_usd, bool spot)
+{
+  PricedOffer po;
+  auto p = find_provider(provider);
+  if (!p) {
+    return fail(Errc::usage, "--provider: " + p.error().message);
+  }
+  po.provider = *p;
+  auto c = find_card(card);
+  if (!c) {
+    return fail(Errc::usage, "--card: " + c.error().message);
+  }
+  po.card = *c;
+  if (gpus < 1 || gpus > po.provider.max_gpus) {
+    return fail(Errc::usage, "--gpus " + std::to_string(gpus) + ": " + po.provider.name + " servers have 1.." +
+                                 std::to_string(po.provider.max_gpus) + " GPUs");
+  }
+  if (po.card.label_gb < po.provider.min_card_gb) {
+    return fail(Errc::unsupported, po.card.display + " on " + po.provider.name + ": its smallest card has " +
+                                       std::to_string(po.provider.min_card_gb) + " GB; pick a larger card");
+  }
+  if (!price_usd.empty()) {
+    const auto usd = parse_double(price_usd);
+    if (!usd.has_value() || !(*usd > 0)) {
+      return fail(Errc::usage, "--price `" + std::string(price_usd) + "`: give USD per hour > 0, e.g. 2.49");
+    }
+    auto micro = usd_to_micro(*usd);
+    if (!micro) {
+      return fail(Errc::usage, "--price: " + micro.error().message);
+    }
+    po.offer = Offer{po.provider.name, po.card.id, gpus, *micro, std::nullopt, po.provider.default_region, "--price"};
+    if (spot) {
+      po.offer.spot_price_per_hour = *micro;
+    }
+    po.origin_text = describe_origin(po.offer, po.provider, cfg);
+    return po;
+  }
+  const auto offers = current_offers(cfg);
+  const Offer* o = find_offer(offers, po.provider.name, po.card.id, gpus);
+  if (o == nullptr) {
+    std::string why = "no known price for " + po.card.id + " x" + std::to_string(gpus) + " on " + po.provider.name;
+    if (po.provider.price_source.empty()) {
+      why += po.provider.name == "vast" ? " (a marketplace: every host sets its own price)"
+                                        : " (its published material gives no prices)";
+    } else {
+      std::string have;
+      for (const auto& x : offers) {
+        if (x.provider == po.provider.name && x.gpus == gpus) {
+          have += have.empty() ? "" : ", ";
+          have += x.card;
+        }
+      }
+      why += have.empty() ? "" : " (built-in x" + std::to_string(gpus) + ": " + have + ")";
+    }
+    return fail(Errc::not_found, why + "; pass --price USD_PER_HOUR or set [prices." + po.provider.name + "] \"" +
+                                     po.card.id + (gpus > 1 ? "x" + std::to_string(gpus) : "") +
+                                     "\" = USD_PER_HOUR in " + (cfg.path.empty() ? "the config file" : cfg.path));
+  }
+  po.offer = *o;
+  po.origin_text = describe_origin(po.offer, po.provider, cfg);
+  return po;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Which offer and price a command uses: --price, then the config file, then fetched/built-in.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/config.hpp"
+#include "common/result.hpp"
+#include "providers/card.hpp"
+#include "providers/catalog.hpp"
+
+namespace gpurent {
+
+struct PricedOffer {
+  ProviderInfo provider;
+  Card card;
+  Offer offer;
+  std::string origin_text;  // "built-in price from 2026-03-10 (source …)", "config file …", "--price"
+};
+
+// Built-in offers merged with the config's price overrides (no fetched offers yet).
+[[nodiscard]] std::vector<Offer> current_offers(const Config& cfg);
+// Human description of where an offer's price comes from.
+[[nodiscard]] std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg);
+// Resolves provider/card/GPUs to a priced offer. `price_usd` ("" = none) is a --price flag for
+// the whole server; with `spot` it is the spot price. Bad names/counts are Errc::usage.
+[[nodiscard]] Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, std::string_view card,
+                                                std::uint32_t gpus, std::string_view price_usd, bool spot);
+
+}  // namespace gpurent
