@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#include "providers/vast/vast_provider.hpp"
+
+#include <utility>
+
+#include "providers/vast/vast_api.hpp"
+
+namespace gpurent::vast {
+
+VastProvider::VastProvider(HttpClient& http, std::string base_url, std::string api_key)
+    : m_http(http), m_base(std::move(base_url)), m_key(std::move(api_key))
+{
+  while (!m_base.empty() && m_base.back() == '/') {
+    m_base.pop_back();
+  }
+}
+
+std::optional<std::string> VastProvider::unsupported(Feature f) const
+{
+  if (f == Feature::hibernate) {
+    return "vast has no hibernate state; stop releases the GPU and keeps billing storage";
+  }
+  return std::nullopt;
+}
+
+HttpRequest VastProvider::request(std::string method, std::string_view path, std::string body) const
+{
+  HttpRequest r;
+  r.method = std::move(method);
+  r.url = m_base + std::string(path);
+  r.headers = {{"Authorization", "Bearer " + m_key}, {"Accept", "application/json"}};
+  if (!body.empty()) {
+    r.headers.emplace_back("Content-Type", "application/json");
+  }
+  r.body = std::move(body);
+  return r;
+}
+
+Result<HttpResponse> VastProvider::call(const HttpRequest& req, std::string_view what)
+{
+  TRY_ASSIGN(HttpResponse resp, m_http.send(req));
+  if (resp.status >= 200 && resp.status < 300) {
+    return resp;
+  }
+  return std::unexpected(http_error("vast: " + std::string(what), resp, error_detail(resp.body)));
+}
+
+Result<std::vector<Offer>> VastProvider::fetch_offers()
+{
+  TRY_ASSIGN(HttpResponse resp, call(request("POST", "/bundles/", search_body({}, 0, false, 1000)), "search offers"));
+  TRY_ASSIGN(auto bundles, parse_bundles(resp.body));
+  return offers_from(bundles);
+}
+
+Result<std::vector<Instance>> VastProvider::list()
+{
+  TRY_ASSIGN(HttpResponse resp, call(request("GET", "/instances/"), "list instances"));
+  return parse_instances(resp.body);
+}
+
+Result<std::optional<Instance>> VastProvider::get(std::string_view id)
+{
+  auto resp = call(request("GET", "/instances/" + std::string(id) + "/"), "get instance");
+  if (!resp) {
+    if (resp.error().code == Errc::not_found) {
+      return std::optional<Instance>{};
+    }
+    return std::unexpected(resp.error());
+  }
+  return parse_instance(resp->body);
+}
+
+Result<Instance> VastProvider::launch(const LaunchRequest& req)
+{
+  if (req.ssh_public_key.find('\'') != std::string::npos || req.ssh_public_key.find('\n') != std::string::npos) {
+    return fail(Errc::invalid_input, "vast: the SSH public key contains a quote or a newline; use a plain OpenSSH public key");
+  }
+  TRY_ASSIGN(auto existing, list());
+  for (const auto& in : existing) {
+    if (in.name == req.name && in.state != InstanceState::terminated) {
+      return in;
+    }
+  }
+  const auto names = gpu_names(req.card);
+  if (names.empty()) {
+    return fail(Errc::not_found, "vast: no Vast GPU name is known for card " + req.card + "; see `gpurent offers --provider vast`");
+  }
+  TRY_ASSIGN(HttpResponse found, call(request("POST", "/bundles/", search_body(names, req.gpus, req.spot, 5)), "search offers"));
+  TRY_ASSIGN(auto bundles, parse_bundles(found.body));
+  const Bundle* pick = nullptr;
+  for (const auto& b : bundles) {
+    const MicroUsd price = req.spot && b.min_bid ? *b.min_bid : b.dph_total;
+    if (req.max_price_per_hour && price > *req.max_price_per_hour) {
+      continue;
+    }
+    if (pick == nullptr || price < (req.spot && pick->min_bid ? *pick->min_bid : pick->dph_total)) {
+      pick = &b;
+    }
+  }
+  if (pick == nullptr) {
+    return fail(bundles.empty() ? Errc::quota : Errc::refused,
+                "vast: no rentable offer for " + req.card + " x" + std::to_string(req.gpus) +
+                    (bundles.empty() ? " right now; try later or another card" : " within --max-price; raise it"));
+  }
+  const std::optional<MicroUsd> bid = req.spot ? std::optional<MicroUsd>(pick->min_bid.value_or(pick->dph_total)) : std::nullopt;
+  const std::string body = create_body(req.image.empty() ? std::string(k_default_image) : req.image, req.name,
+                                       req.ssh_public_key, bid);
+  TRY_ASSIGN(HttpResponse created, call(request("PUT", "/asks/" + std::to_string(pick->id) + "/", body), "create instance"));
+  TRY_ASSIGN(std::string id, parse_create(created.body));
+  Instance in;
+  in.id = id;
+  in.name = req.name;
+  in.state = InstanceState::pending;
+  in.raw_state = "null";
+  in.card = req.card;
+  in.gpus = req.gpus;
+  in.price_per_hour = bid.value_or(pick->dph_total);
+  in.region = pick->geolocation;
+  return in;
+}
+
+Result<void> VastProvider::stop(std::string_view id)
+{
+  TRY(call(request("PUT", "/instances/" + std::string(id) + "/", state_body("stopped")), "stop instance"));
+  return {};
+}
+
+Result<void> VastProvider::start(std::string_view id)
+{
+  TRY(call(request("PUT", "/instances/" + std::string(id) + "/", state_body("running")), "start instance"));
+  return {};
+}
+
+Result<void> VastProvider::hibernate(std::string_view)
+{
+  return fail(Errc::unsupported, "vast: " + *unsupported(Feature::hibernate));
+}
+
+Result<void> VastProvider::terminate(std::string_view id)
+{
+  auto r = call(request("DELETE", "/instances/" + std::string(id) + "/"), "destroy instance");
+  if (!r && r.error().code != Errc::not_found) {
+    return std::unexpected(r.error());
+  }
+  return {};
+}
+
+}  // namespace gpurent::vast

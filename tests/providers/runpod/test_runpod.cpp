@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "fakes/fake_http_client.hpp"
+#include "providers/runpod/runpod_api.hpp"
+#include "providers/runpod/runpod_provider.hpp"
+
+using namespace gpurent;
+using gpurent::test::FakeHttpClient;
+using gpurent::test::read_fixture;
+
+namespace {
+const std::string k_base = "http://double/v1";
+const std::string k_gql = "http://double/graphql";
+}  // namespace
+
+TEST_CASE("RunPod API: a pod without publicIp is still booting; portMappings give the SSH port", "[providers][runpod]")
+{
+  auto booting = runpod::parse_pod(read_fixture("runpod/pod_booting.json"));
+  REQUIRE(booting);
+  CHECK(booting->state == InstanceState::pending);
+  CHECK(booting->price_per_hour.n == 740'000);  // "0.74" as a string
+  CHECK(booting->card == "rtx-4090");
+  auto running = runpod::parse_pod(read_fixture("runpod/pod_running.json"));
+  REQUIRE(running);
+  CHECK(running->state == InstanceState::running);
+  CHECK(running->host == "100.65.0.119");
+  CHECK(running->port == 10341);
+  auto pods = runpod::parse_pods(read_fixture("runpod/pods.json"));
+  REQUIRE(pods);
+  REQUIRE(pods->size() == 3);
+  CHECK((*pods)[0].state == InstanceState::stopped);
+  CHECK((*pods)[0].card == "a100-80gb");
+  CHECK((*pods)[0].gpus == 2);
+  CHECK((*pods)[1].state == InstanceState::terminated);
+  CHECK((*pods)[2].state == InstanceState::unknown);
+  CHECK_FALSE(runpod::parse_pods(R"({"pods": []})"));
+  CHECK_FALSE(runpod::parse_pod(R"({"name": "no id"})"));
+}
+
+TEST_CASE("RunPod API: GPU prices are per GPU and known cards only", "[providers][runpod]")
+{
+  auto offers = runpod::parse_gpu_types(read_fixture("runpod/gpu_types.json"));
+  REQUIRE(offers);
+  REQUIRE(offers->size() == 8);  // 4090 and A100 80GB x {1,2,4,8}; H100 NVL is not in the catalogue
+  CHECK((*offers)[0].card == "rtx-4090");
+  CHECK((*offers)[0].price_per_hour.n == 690'000);
+  CHECK((*offers)[0].spot_price_per_hour->n == 350'000);
+  CHECK((*offers)[3].gpus == 8);
+  CHECK((*offers)[3].price_per_hour.n == 5'520'000);
+  CHECK_FALSE((*offers)[4].spot_price_per_hour);
+}
+
+TEST_CASE("RunPod driver: create, stop, terminate requests and error mapping", "[providers][runpod]")
+{
+  FakeHttpClient http;
+  runpod::RunpodProvider p(http, k_base, k_gql, "rp-key");
+  http.on("GET " + k_base + "/pods", 200, "[]");
+  http.on("POST " + k_base + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  auto in = p.launch(LaunchRequest{"train-2", "rtx-4090", 1, true, "", std::nullopt, "ssh-ed25519 AAAA k", ""});
+  REQUIRE(in);
+  CHECK(in->id == "xedezhzb9la3ye");
+  const auto body = nlohmann::json::parse(http.requests().back().body);
+  CHECK(body["name"] == "train-2");
+  CHECK(body["gpuTypeIds"][0] == "NVIDIA GeForce RTX 4090");
+  CHECK(body["gpuCount"] == 1);
+  CHECK(body["interruptible"] == true);
+  CHECK(body["ports"][0] == "22/tcp");
+  CHECK(body["env"]["PUBLIC_KEY"] == "ssh-ed25519 AAAA k");
+
+  SECTION("stop and delete")
+  {
+    http.on("POST " + k_base + "/pods/abc/stop", 200, read_fixture("runpod/pod_running.json"));
+    REQUIRE(p.stop("abc"));
+    http.on("DELETE " + k_base + "/pods/abc", 204, "");
+    REQUIRE(p.terminate("abc"));
+    CHECK(http.requests().back().method == "DELETE");
+  }
+  SECTION("errors")
+  {
+    http.on("GET " + k_base + "/pods/abc", 401, R"({"error": "invalid api key"})");
+    auto r = p.get("abc");
+    CHECK(r.error().code == Errc::unauthorized);
+    http.on("GET " + k_base + "/pods/def", 503, "");
+    CHECK(p.get("def").error().code == Errc::unavailable);
+    http.on("GET " + k_base + "/pods/ghi", 429, "", {{"retry-after", "3"}});
+    CHECK(p.get("ghi").error().retry_after->count() == 3);
+    CHECK(p.hibernate("abc").error().code == Errc::unsupported);
+  }
+  SECTION("--max-price is checked against the price RunPod picked; the pod is given back")
+  {
+    FakeHttpClient h2;
+    runpod::RunpodProvider p2(h2, k_base, k_gql, "rp-key");
+    h2.on("GET " + k_base + "/pods", 200, "[]");
+    h2.on("POST " + k_base + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+    h2.on("DELETE " + k_base + "/pods/xedezhzb9la3ye", 204, "");
+    auto r = p2.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", MicroUsd{500'000}, "ssh-ed25519 AAAA k", ""});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::refused);
+    CHECK(h2.count("DELETE " + k_base + "/pods/xedezhzb9la3ye") == 1);
+  }
+}

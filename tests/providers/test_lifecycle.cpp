@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <deque>
+
+#include "fakes/fake_clock.hpp"
+#include "providers/lifecycle.hpp"
+
+using namespace gpurent;
+using namespace std::chrono_literals;
+using gpurent::test::FakeClock;
+
+namespace {
+
+// A provider whose get() answers a script of states (the last one repeats).
+class ScriptedProvider final : public Provider {
+public:
+  std::deque<Result<std::optional<Instance>>> script;
+  int terminate_calls = 0;
+  std::string_view name() const override { return "scripted"; }
+  std::optional<std::string> unsupported(Feature) const override { return std::nullopt; }
+  Result<std::vector<Offer>> fetch_offers() override { return std::vector<Offer>{}; }
+  Result<Instance> launch(const LaunchRequest&) override { return Instance{}; }
+  Result<std::optional<Instance>> get(std::string_view) override
+  {
+    auto r = script.front();
+    if (script.size() > 1) {
+      script.pop_front();
+    }
+    return r;
+  }
+  Result<std::vector<Instance>> list() override { return std::vector<Instance>{}; }
+  Result<void> stop(std::string_view) override { return {}; }
+  Result<void> start(std::string_view) override { return {}; }
+  Result<void> hibernate(std::string_view) override { return {}; }
+  Result<void> terminate(std::string_view) override
+  {
+    ++terminate_calls;
+    return {};
+  }
+};
+
+Result<std::optional<Instance>> state(InstanceState s, std::string raw, std::string host = "")
+{
+  Instance in;
+  in.id = "i-1";
+  in.state = s;
+  in.raw_state = std::move(raw);
+  in.host = std::move(host);
+  return std::optional<Instance>{in};
+}
+
+}  // namespace
+
+TEST_CASE("Lifecycle: wait_running polls through pending until running", "[providers][lifecycle]")
+{
+  ScriptedProvider p;
+  p.script = {state(InstanceState::pending, "null"), state(InstanceState::pending, "loading"),
+              Result<std::optional<Instance>>(std::unexpected(Error{Errc::unavailable, "500"})),
+              state(InstanceState::running, "running", "10.0.0.1")};
+  FakeClock clock;
+  int seen = 0;
+  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s}, [&](const Instance&) { ++seen; });
+  REQUIRE(r);
+  CHECK(r->host == "10.0.0.1");
+  CHECK(seen == 3);
+  CHECK(clock.slept() == 15s);
+}
+
+TEST_CASE("Lifecycle: a 10-minute deadline passes in microseconds", "[providers][lifecycle]")
+{
+  ScriptedProvider p;
+  p.script = {state(InstanceState::pending, "booting")};
+  FakeClock clock;
+  const auto start = clock.now();
+  const auto wall = std::chrono::steady_clock::now();
+  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::timeout);
+  CHECK(r.error().message.find("booting") != std::string::npos);
+  CHECK(clock.now() - start == 10min);
+  CHECK(clock.sleeps().size() == 120);
+  CHECK(std::chrono::steady_clock::now() - wall < 1s);
+}
+
+TEST_CASE("Lifecycle: dead ends fail at once", "[providers][lifecycle]")
+{
+  FakeClock clock;
+  for (auto [s, raw] : {std::pair{InstanceState::stopped, "exited"}, std::pair{InstanceState::failed, "offline"},
+                        std::pair{InstanceState::terminated, "terminated"}}) {
+    ScriptedProvider p;
+    p.script = {state(InstanceState::pending, "loading"), state(s, raw)};
+    auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find(raw) != std::string::npos);
+  }
+  ScriptedProvider gone;
+  gone.script = {Result<std::optional<Instance>>(std::optional<Instance>{})};
+  CHECK(wait_running(gone, clock, "i-1", WaitOptions{}).error().code == Errc::not_found);
+  ScriptedProvider denied;
+  denied.script = {Result<std::optional<Instance>>(std::unexpected(Error{Errc::unauthorized, "401"}))};
+  CHECK(wait_running(denied, clock, "i-1", WaitOptions{}).error().code == Errc::unauthorized);
+}
+
+TEST_CASE("Lifecycle: ensure_terminated confirms the server is gone", "[providers][lifecycle]")
+{
+  FakeClock clock;
+  ScriptedProvider p;
+  p.script = {state(InstanceState::terminating, "terminating"), state(InstanceState::terminating, "terminating"),
+              Result<std::optional<Instance>>(std::optional<Instance>{})};
+  REQUIRE(ensure_terminated(p, clock, "i-1", WaitOptions{10min, 2s}));
+  CHECK(p.terminate_calls == 1);
+  CHECK(clock.slept() == 4s);
+  SECTION("never gone: a timeout, so the caller keeps the ledger open")
+  {
+    ScriptedProvider stuck;
+    stuck.script = {state(InstanceState::running, "running")};
+    auto r = ensure_terminated(stuck, clock, "i-1", WaitOptions{1min, 10s});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::timeout);
+    CHECK(r.error().message.find("status --refresh") != std::string::npos);
+  }
+}
+
+TEST_CASE("Lifecycle: wait_ssh retries unavailable, stops on unauthorized", "[providers][lifecycle]")
+{
+  FakeClock clock;
+  int calls = 0;
+  auto r = wait_ssh([&]() -> Result<std::string> {
+    if (++calls < 4) {
+      return fail(Errc::unavailable, "connection refused");
+    }
+    return std::string("SHA256:abc");
+  }, clock, WaitOptions{1min, 3s});
+  REQUIRE(r);
+  CHECK(*r == "SHA256:abc");
+  CHECK(clock.slept() == 9s);
+  auto denied = wait_ssh([&]() -> Result<std::string> { return fail(Errc::unauthorized, "auth"); }, clock, WaitOptions{});
+  CHECK(denied.error().code == Errc::unauthorized);
+  auto never = wait_ssh([&]() -> Result<std::string> { return fail(Errc::timeout, "t"); }, clock, WaitOptions{30s, 10s});
+  CHECK(never.error().code == Errc::timeout);
+}
