@@ -1,16 +1,209 @@
 // SPDX-License-Identifier: MIT
-// PLACEHOLDER: replaced by the real `gpurent down` command.
+// `gpurent down NAME --stop | --hibernate | --destroy`: says what the new state costs per hour
+// and what it loses BEFORE acting; refuses a state the provider lacks; --destroy backs up first
+// and refuses (exit 3) unless the latest backup is verified and newer than the last change;
+// the ledger is closed only once the provider (or the user, for attached servers) confirms.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
+#include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
+#include "cli/ssh_options.hpp"
+#include "providers/ledger.hpp"
+#include "sync/backup.hpp"
 
 namespace gpurent {
+namespace {
+
+struct DownOptions {
+  std::string name;
+  bool stop = false;
+  bool hibernate = false;
+  bool destroy = false;
+  bool no_backup = false;
+  bool force = false;
+  std::string to;
+  std::vector<std::string> paths;
+  SshFlags ssh;
+};
+
+Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerRecord& rec, const Config& cfg,
+                                const DownOptions& o)
+{
+  TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
+  if (!rec.host_key.empty()) {
+    options.expected_host_key = host_key_fingerprint_of(rec.host_key).value_or(rec.host_key);
+  }
+  TRY_ASSIGN(auto session, connect_ssh(s, SshTarget{rec.user, rec.host, rec.port}, options));
+  BackupRequest req;
+  const std::string ws = rec.terms.workspace_dir;
+  if (!o.paths.empty()) {
+    req.remote_paths = o.paths;
+  } else if (!ws.empty() && ws != "~") {
+    req.remote_paths.push_back(ws);
+  }
+  req.dest = !o.to.empty() ? std::filesystem::path(o.to)
+             : cfg.backup_dir ? std::filesystem::path(*cfg.backup_dir) / rec.name
+                              : std::filesystem::path("gpurent-backups") / rec.name;
+  s.err << "gpurent: backing up " << rec.name << " to " << req.dest.string() << " before destroying it\n";
+  NullBackupObserver observer;
+  TRY_ASSIGN(BackupReport report, run_backup(*session, req, observer));
+  const bool verified = report.verified && report.failed.empty();
+  TRY_ASSIGN(BackupRecord saved, store.add_backup(BackupRecord{0, rec.id, s.clock.now(), report.manifest.string(), verified,
+                                                               report.files_total, Bytes{report.bytes_total}}));
+  return saved;
+}
+
+Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
+{
+  const int chosen = int{o.stop} + int{o.hibernate} + int{o.destroy};
+  if (chosen != 1) {
+    return fail(Errc::usage, "down: give exactly one of --stop, --hibernate, --destroy");
+  }
+  TRY_ASSIGN(StateStore* store, s.state());
+  TRY_ASSIGN(auto found, store->find_server(o.name));
+  if (!found || is_closed(found->status)) {
+    return fail(Errc::not_found, "no tracked server named '" + o.name + "' is open; see `gpurent status`");
+  }
+  ServerRecord rec = *found;
+  TRY_ASSIGN(const Config cfg, load_config(s));
+  const ServerStatus target = o.destroy ? ServerStatus::destroyed : o.stop ? ServerStatus::stopped : ServerStatus::hibernated;
+  const char* verb = o.destroy ? "destroy" : o.stop ? "stop" : "hibernate";
+
+  // 1. The state must exist at this provider (and for this kind of server).
+  if (!o.destroy) {
+    const StateRule& rule = o.stop ? rec.terms.stopped : rec.terms.hibernated;
+    if (!rule.available) {
+      return fail(Errc::refused, "cannot " + std::string(verb) + " " + rec.name + ": " + rule.unavailable_reason);
+    }
+    if (rec.spot && !rule.allowed_on_spot) {
+      return fail(Errc::refused, "cannot " + std::string(verb) + " " + rec.name + ": " +
+                                     (rule.spot_reason.empty() ? "not allowed on a spot server" : rule.spot_reason));
+    }
+  }
+  std::optional<ProviderHandle> handle;
+  if (!rec.attached) {
+    TRY_ASSIGN(ProviderHandle h, open_provider(s, cfg, rec.provider));
+    const Feature f = o.stop ? Feature::stop : Feature::hibernate;
+    if (!o.destroy) {
+      if (auto why = h.provider->unsupported(f)) {
+        return fail(Errc::refused, "cannot " + std::string(verb) + " " + rec.name + ": " + *why);
+      }
+    }
+    handle = std::move(h);
+  }
+
+  // 2. What the new state costs and loses, before anything happens.
+  const MicroUsd now_rate = rate_in(rec.terms, rec.status);
+  const MicroUsd new_rate = o.destroy ? MicroUsd{0} : rate_in(rec.terms, target);
+  std::string loses = o.destroy ? rec.terms.destroy_loses : (o.stop ? rec.terms.stopped.loses : rec.terms.hibernated.loses);
+  std::string keeps = o.destroy ? std::string{} : (o.stop ? rec.terms.stopped.keeps : rec.terms.hibernated.keeps);
+  s.err << "gpurent: " << verb << " " << rec.name << " (" << rec.provider << " " << rec.card << " x" << rec.gpus
+        << "): cost per hour " << per_hour(now_rate) << " -> " << per_hour(new_rate);
+  if (!o.destroy && (o.stop ? rec.terms.stopped.bills_full_rate : rec.terms.hibernated.bills_full_rate)) {
+    s.err << " (still billed at the FULL rate)";
+  }
+  s.err << "\n  loses: " << (loses.empty() ? "nothing stated by the provider" : loses) << '\n';
+  if (!keeps.empty()) {
+    s.err << "  keeps: " << keeps << '\n';
+  }
+  const std::string& note = o.stop ? rec.terms.stopped.storage_note : rec.terms.hibernated.storage_note;
+  if (!o.destroy && !note.empty()) {
+    s.err << "  plus storage: " << note << '\n';
+  }
+
+  // 3. Destroy only after a verified backup newer than the last change.
+  if (o.destroy) {
+    if (o.no_backup || o.force) {
+      report_warning(s, "destroying without a verified backup (" + std::string(o.force ? "--force" : "--no-backup") + ")");
+    } else {
+      if (rec.host.empty()) {
+        return fail(Errc::refused, "cannot back up " + rec.name + " before destroying it: no SSH address is known; "
+                                   "use --no-backup if nothing on it matters");
+      }
+      auto b = backup_now(s, *store, rec, cfg, o);
+      if (!b) {
+        return fail(Errc::refused, "refusing to destroy " + rec.name + ": the backup failed (" + b.error().message +
+                                       "); fix it and retry, or pass --no-backup");
+      }
+      TRY_ASSIGN(auto latest, store->latest_backup(rec.id));
+      if (!latest || !latest->verified || latest->at < rec.last_change) {
+        return fail(Errc::refused, "refusing to destroy " + rec.name + ": the latest backup is not verified or is "
+                                   "older than the last change; run `gpurent backup " + rec.name + "` or pass --no-backup");
+      }
+    }
+  }
+  TRY(confirm(s, std::string("Really ") + verb + " " + rec.name + "?"));
+
+  const auto wait = wait_options(s);
+  if (rec.attached) {
+    s.err << "gpurent: " << rec.name << " was rented outside gpurent: " << verb << " it in " << rec.provider
+          << "'s console now (" << rec.user << "@" << rec.host << ")\n";
+    TRY(confirm(s, "Has " + rec.name + " been " + (o.destroy ? "destroyed" : o.stop ? "stopped" : "hibernated") +
+                       " in the provider's console?"));
+    TRY(store->record_state(rec.id, target, s.clock.now(), std::string(verb) + " confirmed by the user"));
+  } else if (o.destroy) {
+    Provider& p = *handle->provider;
+    TRY(store->record_state(rec.id, ServerStatus::destroying, s.clock.now(), "destroy called"));
+    TRY(p.terminate(rec.provider_id));
+    crash_point(s, "destroy-called");
+    auto gone = ensure_terminated(p, s.clock, rec.provider_id, wait);
+    if (!gone) {
+      return std::unexpected(gone.error());  // the ledger stays open (destroying)
+    }
+    TRY(store->record_state(rec.id, ServerStatus::destroyed, s.clock.now(), "destroy confirmed by the provider"));
+  } else {
+    Provider& p = *handle->provider;
+    TRY(o.stop ? p.stop(rec.provider_id) : p.hibernate(rec.provider_id));
+    if (o.stop) {
+      TRY(wait_stopped(p, s.clock, rec.provider_id, wait));
+    }
+    TRY(store->record_state(rec.id, target, s.clock.now(), std::string(verb) + " confirmed by the provider"));
+  }
+  TRY_ASSIGN(auto ev, store->events(rec.id));
+  const LedgerTotals totals = accrue(rec.terms, ev, s.clock.now());
+  return nlohmann::json{{"name", rec.name},
+                        {"provider", rec.provider},
+                        {"state", std::string(to_string(target))},
+                        {"cost_per_hour_now", to_units(new_rate)},
+                        {"accrued_cost", to_units(totals.accrued)},
+                        {"currency", rec.terms.currency},
+                        {"loses", loses}};
+}
+
+}  // namespace
 
 void add_down_command(CLI::App& app, Services& s)
 {
-  auto* sub = app.add_subcommand("down", "not yet built");
-  sub->callback([&s] { s.exit_code = report_error(s, Error{Errc::unsupported, "down: not yet built"}); });
+  auto opts = std::make_shared<DownOptions>();
+  auto* sub = app.add_subcommand("down", "stop, hibernate or destroy a tracked server (says what it costs and loses first)");
+  sub->add_option("name", opts->name, "the server")->required();
+  sub->add_flag("--stop", opts->stop, "stop it (see what the provider still bills)");
+  sub->add_flag("--hibernate", opts->hibernate, "hibernate it where the provider has that");
+  sub->add_flag("--destroy", opts->destroy, "destroy it, after a verified backup");
+  sub->add_flag("--no-backup", opts->no_backup, "destroy without a backup (still confirmed)");
+  sub->add_flag("--force", opts->force, "destroy even when the backup is missing or stale (still confirmed)");
+  sub->add_option("--to", opts->to, "backup directory (default ./gpurent-backups/NAME/)");
+  sub->add_option("--path", opts->paths, "remote path to back up (default: the provider's workspace dir); repeatable");
+  add_ssh_flags(*sub, opts->ssh);
+  sub->callback([&s, opts] {
+    auto r = run_down(s, *opts);
+    if (!r) {
+      s.exit_code = report_error(s, r.error());
+      return;
+    }
+    if (s.global.json) {
+      s.out << r->dump(2) << '\n';
+    } else {
+      s.out << (*r)["name"].get<std::string>() << ": " << (*r)["state"].get<std::string>() << ", accrued "
+            << format_usd(MicroUsd{std::llround((*r)["accrued_cost"].get<double>() * 1e6)}) << "\n";
+    }
+    s.exit_code = 0;
+  });
 }
 
 }  // namespace gpurent

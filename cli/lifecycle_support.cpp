@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+#include "cli/lifecycle_support.hpp"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <iostream>
+#include <istream>
+#include <ostream>
+
+#include "cli/services.hpp"
+#include "common/text.hpp"
+#include "providers/registry.hpp"
+
+namespace gpurent {
+namespace {
+
+const std::optional<std::string>* key_of(const Config& cfg, std::string_view name)
+{
+  if (name == "lambda") {
+    return &cfg.lambda_api_key;
+  }
+  if (name == "runpod") {
+    return &cfg.runpod_api_key;
+  }
+  if (name == "vast") {
+    return &cfg.vast_api_key;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> url_of(const Config& cfg, std::string_view name)
+{
+  if (name == "lambda") {
+    return cfg.lambda_api_url;
+  }
+  if (name == "runpod") {
+    return cfg.runpod_api_url;
+  }
+  if (name == "vast") {
+    return cfg.vast_api_url;
+  }
+  return std::nullopt;
+}
+
+std::chrono::milliseconds env_ms(const Services& s, const std::string& key, std::int64_t scale, std::int64_t dflt)
+{
+  if (auto v = s.getenv(key)) {
+    if (auto n = parse_u64(*v)) {
+      return std::chrono::milliseconds{static_cast<std::int64_t>(*n) * scale};
+    }
+  }
+  return std::chrono::milliseconds{dflt * scale};
+}
+
+}  // namespace
+
+bool has_api_key(const Config& cfg, std::string_view name)
+{
+  const auto* k = key_of(cfg, name);
+  return k != nullptr && k->has_value() && !(*k)->empty();
+}
+
+Result<ProviderHandle> open_provider(Services& s, const Config& cfg, std::string_view name)
+{
+  const DriverInfo* driver = find_driver(name);
+  if (driver == nullptr) {
+    return fail(Errc::refused, std::string(name) + " has no public API that gpurent drives; rent the server in its "
+                                                   "console and track it with `gpurent attach`");
+  }
+  if (!has_api_key(cfg, name)) {
+    return fail(Errc::unauthorized, std::string(name) + ": no API key; set " + std::string(driver->key_env) +
+                                        " or " + std::string(name) + "_api_key in the config file");
+  }
+  DriverSettings settings;
+  settings.api_key = **key_of(cfg, name);
+  settings.base_url = url_of(cfg, name).value_or("");
+  if (auto env_url = s.getenv(std::string(driver->url_env))) {
+    settings.base_url = *env_url;
+  }
+  settings.graphql_url = s.getenv("GPURENT_RUNPOD_GRAPHQL_URL").value_or("");
+  TRY_ASSIGN(HttpClient* raw, s.http());
+  RetryPolicy policy;
+  policy.min_intervals = driver->rate_limits;
+  policy.request_timeout = env_ms(s, "GPURENT_HTTP_TIMEOUT_S", 1000, 30);
+  policy.initial_backoff = env_ms(s, "GPURENT_HTTP_BACKOFF_MS", 1, 1000);
+  ProviderHandle h;
+  h.http = std::make_unique<RetryingHttpClient>(*raw, s.clock, policy, s.global.verbose ? &s.err : nullptr);
+  h.provider = driver->make(*h.http, settings);
+  return h;
+}
+
+Result<void> confirm(Services& s, std::string_view question)
+{
+  if (s.global.yes) {
+    return {};
+  }
+  if (!s.stdin_tty) {
+    return fail(Errc::refused, std::string(question) + ": not confirmed, and stdin is not a terminal to ask on; "
+                                                       "re-run with --yes to confirm");
+  }
+  s.err << question << " [y/N] " << std::flush;
+  std::string answer;
+  std::getline(s.in, answer);
+  const std::string a = to_lower(trim(answer));
+  if (a == "y" || a == "yes") {
+    return {};
+  }
+  return fail(Errc::refused, std::string(question) + ": not confirmed; nothing was changed");
+}
+
+void crash_point(Services& s, std::string_view point)
+{
+  if (auto at = s.getenv("GPURENT_TEST_CRASH_AT"); at && *at == point) {
+    s.err << "gpurent: test crash at '" << point << "'\n" << std::flush;
+    std::cout.flush();
+    ::_exit(137);
+  }
+}
+
+WaitOptions wait_options(const Services& s)
+{
+  WaitOptions w;
+  w.timeout = env_ms(s, "GPURENT_WAIT_TIMEOUT_S", 1000, 600);
+  w.poll = env_ms(s, "GPURENT_POLL_MS", 1, 5000);
+  return w;
+}
+
+RentTerms terms_for(const ProviderInfo& info, MicroUsd price, bool spot)
+{
+  RentTerms t;
+  t.price_per_hour = price;
+  t.currency = info.currency;
+  t.billing = spot ? info.spot_billing : info.billing;
+  t.stopped = info.stopped;
+  t.hibernated = info.hibernated;
+  t.destroy_loses = info.destroy_loses;
+  t.workspace_dir = info.workspace_dir;
+  return t;
+}
+
+std::string iso_time(TimePoint t)
+{
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::optional<TimePoint> parse_time(std::string_view text)
+{
+  if (auto n = parse_u64(text)) {
+    return from_unix(static_cast<std::int64_t>(*n));
+  }
+  std::tm tm{};
+  const std::string s(text);
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') {
+    return std::nullopt;
+  }
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+std::string per_hour(MicroUsd m)
+{
+  return format_usd(m, m.n != 0 && m.n < 100'000 ? 3 : 2) + "/h";
+}
+
+}  // namespace gpurent

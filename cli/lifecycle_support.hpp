@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What up, attach, status and down share: opening a provider driver with its key and URL,
+// confirmations (--yes / TTY / refuse), crash points for tests, wait settings, time text.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli/config.hpp"
+#include "common/result.hpp"
+#include "providers/catalog.hpp"
+#include "providers/http/retrying_http_client.hpp"
+#include "providers/lifecycle.hpp"
+#include "providers/provider.hpp"
+#include "providers/state_store.hpp"
+
+namespace gpurent {
+struct Services;
+
+struct ProviderHandle {
+  std::unique_ptr<RetryingHttpClient> http;
+  std::unique_ptr<Provider> provider;
+};
+
+// The driver for `name` with its key (env or config) and base URL (GPURENT_<P>_API_URL or
+// config). Errc::refused for a provider without an API; Errc::unauthorized without a key.
+[[nodiscard]] Result<ProviderHandle> open_provider(Services& s, const Config& cfg, std::string_view name);
+// Whether a key is configured for the driver (status --refresh skips the others).
+[[nodiscard]] bool has_api_key(const Config& cfg, std::string_view name);
+
+// --yes: true. A TTY: asks on stderr, reads a line, true on y/yes. No TTY: Errc::refused (exit 3).
+[[nodiscard]] Result<void> confirm(Services& s, std::string_view question);
+
+// Test hook: GPURENT_TEST_CRASH_AT=<point> ends the process at once with _exit(137) at that
+// point ("recorded", "created", "destroy-called"), like a kill -9. Documented in docs/lifecycle.md.
+void crash_point(Services& s, std::string_view point);
+
+// GPURENT_WAIT_TIMEOUT_S (default 600) and GPURENT_POLL_MS (default 5000).
+[[nodiscard]] WaitOptions wait_options(const Services& s);
+
+// The rent terms of a provider for a price (spot billing when spot).
+[[nodiscard]] RentTerms terms_for(const ProviderInfo& info, MicroUsd price, bool spot);
+
+// 2026-11-30T10:00:00Z
+[[nodiscard]] std::string iso_time(TimePoint t);
+// "2026-11-30T10:00:00Z" or Unix seconds.
+[[nodiscard]] std::optional<TimePoint> parse_time(std::string_view text);
+// "$1.23/h"
+[[nodiscard]] std::string per_hour(MicroUsd m);
+
+}  // namespace gpurent

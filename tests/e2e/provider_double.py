@@ -1,0 +1,351 @@
+# SPDX-License-Identifier: MIT
+"""One local HTTP test double of the Lambda, RunPod and Vast APIs (shapes per
+shared/spec/providers.md and the OpenAPI documents), on 127.0.0.1 and a random port written to
+--port-file. Its running servers are real: each gets an OpenSSH sshd on loopback
+(tests/e2e/sshd.sh), with the public key of the create call authorized.
+
+Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0.
+Control: POST /_control/fault {"match": "GET /runpod/v1/pods/", "status": 500, "retry_after": 1,
+"hang_s": 0, "times": 1}; POST /_control/add {"provider", "name"} (a server made elsewhere);
+GET /_control/state; GET /_control/requests (method, path, auth header seen?).
+The awkward parts: publicIp "" while booting, Vast actual_status null -> loading -> running and
+the exited/offline dead ends (names containing "deadend"/"offline"), Lambda
+insufficient-capacity (gpu_8x_h100_sxm5), 429 with Retry-After, 500s and hung connections via
+faults. A wrong or missing key is a 401 in the provider's own shape.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+SERVERS = {}  # id -> dict
+FAULTS = []
+REQUESTS = []
+ARGS = None
+BOOT_POLLS = 2
+
+LAMBDA_TYPES = {
+    "gpu_1x_a100_sxm4": ("1x A100 (40 GB SXM4)", "A100 (40 GB SXM4)", 129, 1, ["us-east-1"]),
+    "gpu_8x_h100_sxm5": ("8x H100 (80 GB SXM5)", "H100 (80 GB SXM5)", 2392, 8, ["us-west-1"]),
+    "gpu_1x_a10": ("1x A10 (24 GB PCIe)", "A10 (24 GB PCIe)", 75, 1, []),
+}
+
+
+def start_sshd(server):
+    d = os.path.join(ARGS.state_dir, "sshd-" + server["id"])
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sshd.sh")
+    subprocess.run(["bash", "-c", 'source "$1"; sshd_start "$2" >/dev/null', "_", script, d], check=True,
+                   stdout=subprocess.DEVNULL, stderr=sys.stderr)
+    env = dict(line.strip().split("=", 1) for line in open(os.path.join(d, "sshd.env")) if "=" in line)
+    with open(os.path.join(d, "authorized_keys"), "a") as f:
+        f.write("\n" + server["public_key"].strip() + "\n")
+    server["ssh_port"] = int(env["SSHD_PORT"])
+    server["sshd_pid"] = int(env["SSHD_PID"])
+
+
+def stop_sshd(server):
+    pid = server.pop("sshd_pid", None)
+    if pid:
+        try:
+            os.kill(pid, 15)
+        except OSError:
+            pass
+
+
+def advance(server):
+    """Each look at a booting server moves it one step; after BOOT_POLLS it runs (with sshd)."""
+    if server["phase"] == "booting":
+        server["polls"] += 1
+        if server["polls"] >= BOOT_POLLS:
+            if "deadend" in server["name"]:
+                server["phase"] = "exited"
+            elif "offline" in server["name"]:
+                server["phase"] = "offline"
+            else:
+                if server.get("public_key"):
+                    start_sshd(server)
+                server["phase"] = "running"
+    elif server["phase"] == "terminating":
+        server["phase"] = "gone"
+
+
+def new_server(provider, name, public_key, card, gpus, price):
+    sid = uuid.uuid4().hex[:12] if provider != "vast" else str(1000 + len(SERVERS) + 1)
+    s = {"id": sid, "provider": provider, "name": name, "public_key": public_key, "phase": "booting", "polls": 0,
+         "card": card, "gpus": gpus, "price": price}
+    SERVERS[sid] = s
+    return s
+
+
+# ---- shapes -------------------------------------------------------------------------------
+
+def lambda_instance(s):
+    status = {"booting": "booting", "running": "active", "terminating": "terminating", "exited": "unhealthy",
+              "offline": "unhealthy", "gone": "terminated"}[s["phase"]]
+    t = LAMBDA_TYPES.get(s["card"], LAMBDA_TYPES["gpu_1x_a100_sxm4"])
+    out = {"id": s["id"], "name": s["name"], "status": status, "ssh_key_names": ["k"], "file_system_names": [],
+           "region": {"name": "us-east-1", "description": "Virginia, USA"},
+           "instance_type": {"name": s["card"], "description": t[0], "gpu_description": t[1],
+                             "price_cents_per_hour": t[2], "specs": {"gpus": t[3]}}}
+    if s["phase"] == "running":
+        out["ip"] = "127.0.0.1"
+    return out
+
+
+def runpod_pod(s):
+    running = s["phase"] == "running"
+    desired = {"booting": "RUNNING", "running": "RUNNING", "stopped": "EXITED", "terminating": "TERMINATED",
+               "gone": "TERMINATED", "exited": "EXITED", "offline": "EXITED"}[s["phase"]]
+    return {"id": s["id"], "name": s["name"], "desiredStatus": desired, "costPerHr": s["price"],
+            "gpu": {"id": s["card"], "count": s["gpus"]}, "machine": {"gpuTypeId": s["card"]},
+            "publicIp": "127.0.0.1" if running else "", "portMappings": {"22": s["ssh_port"]} if running else {},
+            "interruptible": False, "image": "runpod/pytorch"}
+
+
+def vast_instance(s):
+    status = {"booting": None if s["polls"] == 0 else "loading", "running": "running", "stopped": "exited",
+              "exited": "exited", "offline": "offline", "terminating": "running", "gone": None}[s["phase"]]
+    out = {"id": int(s["id"]), "label": s["name"], "actual_status": status, "intended_status": "running",
+           "gpu_name": s["card"], "num_gpus": s["gpus"], "gpu_ram": 24564, "dph_total": s["price"],
+           "storage_cost": 0.15, "ssh_host": "", "ssh_port": None, "public_ipaddr": None, "ports": {}}
+    if s["phase"] == "running":
+        out["public_ipaddr"] = "127.0.0.1"
+        out["ports"] = {"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": str(s["ssh_port"])}]}
+    return out
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, status, body=None, headers=None):
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        return json.loads(raw) if raw else {}
+
+    def handle_any(self, method):
+        path = self.path.split("?")[0]
+        req = self.body()
+        key = method + " " + path
+        with LOCK:
+            REQUESTS.append({"method": method, "path": path, "auth": self.headers.get("Authorization", ""),
+                             "query": self.path.partition("?")[2]})
+        if path.startswith("/_control/"):
+            return self.control(method, path, req)
+        fault = None
+        with LOCK:
+            for f in FAULTS:
+                if f["times"] > 0 and key.startswith(f["match"]):
+                    f["times"] -= 1
+                    fault = dict(f)
+                    break
+        if fault:
+            if fault.get("hang_s"):
+                time.sleep(fault["hang_s"])
+                if not fault.get("status"):
+                    return self.reply(200, {})
+            hdr = {"Retry-After": str(fault["retry_after"])} if fault.get("retry_after") is not None else {}
+            return self.reply(fault["status"], fault.get("body", {"error": "injected"}), hdr)
+        if self.headers.get("Authorization", "") != "Bearer " + ARGS.key:
+            if path.startswith("/lambda"):
+                return self.reply(401, {"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}})
+            return self.reply(401, {"error": "unauthorized", "success": False})
+        with LOCK:
+            if path.startswith("/lambda/api/v1"):
+                return self.lambda_api(method, path[len("/lambda/api/v1"):], req)
+            if path.startswith("/runpod"):
+                return self.runpod_api(method, path[len("/runpod"):], req)
+            if path.startswith("/vast/api/v0"):
+                return self.vast_api(method, path[len("/vast/api/v0"):], req)
+        return self.reply(404, {"error": "no such path"})
+
+    def control(self, method, path, req):
+        with LOCK:
+            if path == "/_control/fault":
+                req.setdefault("times", 1)
+                FAULTS.append(req)
+                return self.reply(200, {"ok": True})
+            if path == "/_control/add":
+                s = new_server(req["provider"], req["name"], "", req.get("card", "NVIDIA GeForce RTX 4090"), 1, 0.69)
+                s["phase"] = "stopped" if req["provider"] != "lambda" else "running"
+                return self.reply(200, {"id": s["id"]})
+            if path == "/_control/state":
+                return self.reply(200, {k: {x: y for x, y in v.items() if x != "public_key"} for k, v in SERVERS.items()})
+            if path == "/_control/requests":
+                return self.reply(200, REQUESTS)
+        return self.reply(404, {})
+
+    # Lambda Cloud API v1
+    def lambda_api(self, method, p, req):
+        if method == "GET" and p == "/instance-types":
+            data = {n: {"instance_type": {"name": n, "description": t[0], "gpu_description": t[1],
+                                          "price_cents_per_hour": t[2], "specs": {"gpus": t[3]}},
+                        "regions_with_capacity_available": [{"name": r, "description": r} for r in t[4]]}
+                    for n, t in LAMBDA_TYPES.items()}
+            return self.reply(200, {"data": data})
+        if method == "GET" and p == "/ssh-keys":
+            return self.reply(200, {"data": []})
+        if method == "POST" and p == "/ssh-keys":
+            return self.reply(200, {"data": {"id": "k", "name": req["name"], "public_key": req["public_key"]}})
+        if method == "POST" and p == "/instance-operations/launch":
+            if req.get("instance_type_name") == "gpu_8x_h100_sxm5":
+                return self.reply(400, {"error": {"code": "instance-operations/launch/insufficient-capacity",
+                                                  "message": "Not enough capacity to fulfill launch request.",
+                                                  "suggestion": "Try again later."}})
+            s = new_server("lambda", req.get("name", ""), "", req["instance_type_name"], 1, 1.29)
+            return self.reply(200, {"data": {"instance_ids": [s["id"]]}})
+        if method == "GET" and p == "/instances":
+            out = []
+            for s in list(SERVERS.values()):
+                if s["provider"] == "lambda":
+                    out.append(lambda_instance(s))
+                    if s["phase"] == "gone":
+                        del SERVERS[s["id"]]
+            return self.reply(200, {"data": out})
+        if method == "GET" and p.startswith("/instances/"):
+            s = SERVERS.get(p.split("/")[2])
+            if not s or s["phase"] == "gone":
+                return self.reply(404, {"error": {"code": "global/object-does-not-exist", "message": "not found"}})
+            advance(s)
+            return self.reply(200, {"data": lambda_instance(s)})
+        if method == "POST" and p == "/instance-operations/terminate":
+            done = []
+            for i in req.get("instance_ids", []):
+                s = SERVERS.get(i)
+                if s:
+                    stop_sshd(s)
+                    s["phase"] = "terminating"
+                    done.append(lambda_instance(s))
+            return self.reply(200, {"data": {"terminated_instances": done}})
+        return self.reply(404, {"error": {"code": "global/not-found", "message": p}})
+
+    # RunPod REST v1 + GraphQL
+    def runpod_api(self, method, p, req):
+        if method == "POST" and p == "/graphql":
+            return self.reply(200, {"data": {"gpuTypes": [
+                {"id": "NVIDIA GeForce RTX 4090", "displayName": "RTX 4090", "memoryInGb": 24, "securePrice": 0.69,
+                 "secureSpotPrice": 0.35}]}})
+        if method == "GET" and p == "/v1/pods":
+            return self.reply(200, [runpod_pod(s) for s in SERVERS.values()
+                                    if s["provider"] == "runpod" and s["phase"] != "gone"])
+        if method == "POST" and p == "/v1/pods":
+            s = new_server("runpod", req["name"], req.get("env", {}).get("PUBLIC_KEY", ""), req["gpuTypeIds"][0],
+                           req.get("gpuCount", 1), 0.69 * req.get("gpuCount", 1))
+            return self.reply(201, runpod_pod(s))
+        parts = p.split("/")  # ['', 'v1', 'pods', id, action?]
+        if len(parts) >= 4 and parts[2] == "pods":
+            s = SERVERS.get(parts[3])
+            if not s or s["phase"] == "gone":
+                return self.reply(404, {"error": "pod not found"})
+            if method == "GET" and len(parts) == 4:
+                advance(s)
+                return self.reply(200, runpod_pod(s))
+            if method == "DELETE" and len(parts) == 4:
+                stop_sshd(s)
+                s["phase"] = "gone"
+                return self.reply(204)
+            if method == "POST" and len(parts) == 5 and parts[4] == "stop":
+                stop_sshd(s)
+                s["phase"] = "stopped"
+                return self.reply(200, runpod_pod(s))
+            if method == "POST" and len(parts) == 5 and parts[4] == "start":
+                s["phase"], s["polls"] = "booting", 0
+                return self.reply(200, runpod_pod(s))
+        return self.reply(404, {"error": "no such path"})
+
+    # Vast.ai v0
+    def vast_api(self, method, p, req):
+        if method == "POST" and p == "/bundles/":
+            names = req.get("gpu_name", {}).get("in", ["RTX 4090"])
+            return self.reply(200, {"offers": [
+                {"id": 501, "ask_contract_id": 501, "gpu_name": names[0], "num_gpus": req.get("num_gpus", {}).get("eq", 1),
+                 "gpu_ram": 24564, "dph_total": 0.389, "min_bid": 0.2, "geolocation": "Texas, US"}]})
+        if method == "PUT" and p.startswith("/asks/"):
+            onstart = req.get("onstart", "")
+            key = onstart.split("'")[1] if "'" in onstart else ""
+            s = new_server("vast", req.get("label", ""), key, "RTX 4090", 1, 0.389)
+            return self.reply(200, {"success": True, "new_contract": int(s["id"]), "instance_api_key": "x"})
+        if method == "GET" and p == "/instances/":
+            items = [vast_instance(s) for s in SERVERS.values() if s["provider"] == "vast" and s["phase"] != "gone"]
+            return self.reply(200, {"instances_found": len(items), "instances": items})
+        parts = p.split("/")  # ['', 'instances', id, '']
+        if len(parts) >= 3 and parts[1] == "instances":
+            s = SERVERS.get(parts[2])
+            if method == "GET":
+                if not s or s["phase"] == "gone":
+                    return self.reply(200, {"instances": None})
+                advance(s)
+                return self.reply(200, {"instances": vast_instance(s)})
+            if not s or s["phase"] == "gone":
+                return self.reply(404, {"success": False, "error": "not_found"})
+            if method == "DELETE":
+                stop_sshd(s)
+                s["phase"] = "gone"
+                return self.reply(200, {"success": True})
+            if method == "PUT":
+                if req.get("state") == "stopped":
+                    stop_sshd(s)
+                    s["phase"] = "stopped"
+                elif req.get("state") == "running":
+                    s["phase"], s["polls"] = "booting", 0
+                return self.reply(200, {"success": True})
+        return self.reply(404, {"success": False, "error": "no such path"})
+
+    def do_GET(self):
+        self.handle_any("GET")
+
+    def do_POST(self):
+        self.handle_any("POST")
+
+    def do_PUT(self):
+        self.handle_any("PUT")
+
+    def do_DELETE(self):
+        self.handle_any("DELETE")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--state-dir", required=True)
+    ap.add_argument("--key", default="test-key")
+    ARGS = ap.parse_args()
+    def on_term(*_):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    tmp = ARGS.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.replace(tmp, ARGS.port_file)
+    try:
+        srv.serve_forever()
+    finally:
+        for s in SERVERS.values():
+            stop_sshd(s)
+
+
+if __name__ == "__main__":
+    main()
