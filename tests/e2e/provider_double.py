@@ -29,7 +29,7 @@ SERVERS = {}  # id -> dict
 FAULTS = []
 REQUESTS = []
 ARGS = None
-BOOT_POLLS = 2
+BOOT_POLLS = 3
 
 LAMBDA_TYPES = {
     "gpu_1x_a100_sxm4": ("1x A100 (40 GB SXM4)", "A100 (40 GB SXM4)", 129, 1, ["us-east-1"]),
@@ -110,7 +110,7 @@ def runpod_pod(s):
 
 
 def vast_instance(s):
-    status = {"booting": None if s["polls"] == 0 else "loading", "running": "running", "stopped": "exited",
+    status = {"booting": None if s["polls"] <= 1 else "loading", "running": "running", "stopped": "exited",
               "exited": "exited", "offline": "offline", "terminating": "running", "gone": None}[s["phase"]]
     out = {"id": int(s["id"]), "label": s["name"], "actual_status": status, "intended_status": "running",
            "gpu_name": s["card"], "num_gpus": s["gpus"], "gpu_ram": 24564, "dph_total": s["price"],
