@@ -10,6 +10,7 @@
 
 #include "cli/services.hpp"
 #include "common/text.hpp"
+#include "providers/offer_cache.hpp"
 #include "providers/registry.hpp"
 
 namespace gpurent {
@@ -88,6 +89,33 @@ Result<ProviderHandle> open_provider(Services& s, const Config& cfg, std::string
   h.http = std::make_unique<RetryingHttpClient>(*raw, s.clock, policy, s.global.verbose ? &s.err : nullptr);
   h.provider = driver->make(*h.http, settings);
   return h;
+}
+
+Result<std::vector<Offer>> refresh_all_offers(Services& s, const Config& cfg, std::string_view only,
+                                              std::vector<std::string>& errors)
+{
+  TRY_ASSIGN(const auto path, offer_cache_path([&](const std::string& k) { return s.getenv(k); }));
+  std::vector<Offer> all;
+  for (const auto& d : driver_registry()) {
+    if ((!only.empty() && d.name != only) || !has_api_key(cfg, d.name)) {
+      continue;
+    }
+    auto h = open_provider(s, cfg, d.name);
+    auto got = h ? refresh_offers(*h->provider, path, s.clock.now()) : Result<std::vector<Offer>>(std::unexpected(h.error()));
+    if (!got) {
+      errors.push_back(got.error().message);
+      continue;
+    }
+    all.insert(all.end(), got->begin(), got->end());
+  }
+  return all;
+}
+
+Result<std::vector<Offer>> cached_offers(const Services& s, const Config& cfg)
+{
+  TRY_ASSIGN(const auto path, offer_cache_path([&](const std::string& k) { return s.getenv(k); }));
+  const auto max_age = std::chrono::seconds{static_cast<std::int64_t>(cfg.offers_max_age_hours * 3600.0)};
+  return load_fresh_offers(path, s.clock.now(), max_age);
 }
 
 Result<void> confirm(Services& s, std::string_view question)

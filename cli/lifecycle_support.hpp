@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/config.hpp"
 #include "common/result.hpp"
@@ -28,6 +29,13 @@ struct ProviderHandle {
 [[nodiscard]] Result<ProviderHandle> open_provider(Services& s, const Config& cfg, std::string_view name);
 // Whether a key is configured for the driver (status --refresh skips the others).
 [[nodiscard]] bool has_api_key(const Config& cfg, std::string_view name);
+
+// `offers --refresh`: fetches the offers of every API provider with a key (or only `only`) into
+// the offer cache; returns what was fetched. Providers that fail are reported in `errors`.
+[[nodiscard]] Result<std::vector<Offer>> refresh_all_offers(Services& s, const Config& cfg, std::string_view only,
+                                                            std::vector<std::string>& errors);
+// The fresh cached offers (max age from config offers_max_age_hours); empty when none.
+[[nodiscard]] Result<std::vector<Offer>> cached_offers(const Services& s, const Config& cfg);
 
 // --yes: true. A TTY: asks on stderr, reads a line, true on y/yes. No TTY: Errc::refused (exit 3).
 [[nodiscard]] Result<void> confirm(Services& s, std::string_view question);

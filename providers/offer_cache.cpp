@@ -31,6 +31,17 @@ Error bad(std::string_view why)
 
 }  // namespace
 
+Result<std::filesystem::path> offer_cache_path(const std::function<std::optional<std::string>(const std::string&)>& env)
+{
+  if (auto xdg = env("XDG_CACHE_HOME")) {
+    return std::filesystem::path(*xdg) / "gpurent" / "offers.json";
+  }
+  if (auto home = env("HOME")) {
+    return std::filesystem::path(*home) / ".cache" / "gpurent" / "offers.json";
+  }
+  return fail(Errc::invalid_input, "cannot locate the cache directory: neither XDG_CACHE_HOME nor HOME is set");
+}
+
 std::string offer_cache_to_json(const OfferCache& cache)
 {
   json providers = json::object();

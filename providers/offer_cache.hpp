@@ -5,6 +5,8 @@
 // spot_price_micro?,region}]}}}. `plan`/`offers` use fresh entries, built-in prices otherwise.
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -22,6 +24,10 @@ struct CachedProviderOffers {
   std::vector<Offer> offers;  // price_origin "fetched <iso time>"
 };
 using OfferCache = std::map<std::string, CachedProviderOffers, std::less<>>;
+
+// $XDG_CACHE_HOME/gpurent/offers.json, else $HOME/.cache/gpurent/offers.json.
+[[nodiscard]] Result<std::filesystem::path> offer_cache_path(
+    const std::function<std::optional<std::string>(const std::string&)>& env);
 
 // Pure: (de)serialisation. Parsing validates everything (known card ids are not checked here).
 [[nodiscard]] std::string offer_cache_to_json(const OfferCache& cache);
