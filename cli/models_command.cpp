@@ -65,17 +65,17 @@ std::string params_b(std::uint64_t params)
 
 void print_table(Services& s)
 {
-  // 80 columns: the HF id is the first (base) id and is cut if long.
-  s.out << fmt::format("{:<17} {:>7} {:>4} {:>6} {:>7} {:>5} {:>7} {}\n", "NAME", "PARAMS", "LYR", "HIDDEN",
-                       "HEADS", "CTX", "EXPERTS", "HF ID");
+  // 80 columns: 56 for the numbers, then the first (base) HF id, cut at 24 characters.
+  s.out << fmt::format("{:<17} {:>7} {:>3} {:>5} {:>7} {:>4} {:>6} {}\n", "NAME", "PARAMS", "LYR", "HIDDN",
+                       "HEADS", "CTX", "EXPRTS", "HF ID");
   for (const auto& m : model_catalog()) {
     const std::string heads = fmt::format("{}/{}", m.heads, m.kv_heads);
     const std::string experts = m.is_moe() ? fmt::format("{}/{}", m.experts_active, m.experts) : "-";
     std::string id = m.hf_ids.empty() ? "-" : m.hf_ids.front();
-    if (id.size() > 25) {
-      id = id.substr(0, 24) + "~";
+    if (id.size() > 24) {
+      id = id.substr(0, 23) + "~";
     }
-    s.out << fmt::format("{:<17} {:>6}B {:>4} {:>6} {:>7} {:>5} {:>7} {}\n", m.name, params_b(m.params), m.layers,
+    s.out << fmt::format("{:<17} {:>6}B {:>3} {:>5} {:>7} {:>4} {:>6} {}\n", m.name, params_b(m.params), m.layers,
                          m.hidden, heads, short_context(m.max_context), experts, id);
   }
   s.out << fmt::format("{} models. HEADS = query/KV heads, EXPERTS = active/total. Any HF id or a path to a\n"
