@@ -1,16 +1,213 @@
 // SPDX-License-Identifier: MIT
-// PLACEHOLDER: replaced by the real `gpurent backup` command.
+// `gpurent backup (NAME | --host USER@HOST[:PORT]) [REMOTE_PATH...] [--to DIR] ...`
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "cli/commands.hpp"
 #include "cli/services.hpp"
+#include "cli/ssh_options.hpp"
+#include "providers/state_store.hpp"
+#include "sync/backup.hpp"
 
 namespace gpurent {
+namespace {
+
+struct BackupOptions {
+  std::vector<std::string> args;  // NAME then REMOTE_PATHs, or only REMOTE_PATHs with --host
+  std::string to;
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  SshFlags ssh;
+};
+
+std::string human_bytes(std::uint64_t b)
+{
+  const double v = static_cast<double>(b);
+  if (b >= k_gib) {
+    return fmt::format("{:.2f} GiB", v / static_cast<double>(k_gib));
+  }
+  if (b >= k_mib) {
+    return fmt::format("{:.1f} MiB", v / static_cast<double>(k_mib));
+  }
+  if (b >= k_kib) {
+    return fmt::format("{:.1f} KiB", v / static_cast<double>(k_kib));
+  }
+  return fmt::format("{} B", b);
+}
+
+// The progress bar on stderr: bytes, rate, ETA, files. Only on a TTY and never under --json.
+class ProgressBar final : public BackupObserver {
+public:
+  ProgressBar(Services& s, bool enabled) : m_s(s), m_enabled(enabled), m_start(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() override { finish(); }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void on_progress(const BackupProgress& p) override
+  {
+    if (!m_enabled) {
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - m_last < std::chrono::milliseconds(100) && p.bytes_done < p.bytes_total) {
+      return;
+    }
+    m_last = now;
+    const double secs = std::chrono::duration<double>(now - m_start).count();
+    const double rate = secs > 0 ? static_cast<double>(p.bytes_done) / secs : 0;
+    const double frac = p.bytes_total > 0 ? static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 1.0;
+    const int width = 24;
+    const int filled = std::clamp(static_cast<int>(frac * width), 0, width);
+    std::string eta = "--:--";
+    if (rate > 0 && p.bytes_total >= p.bytes_done) {
+      const auto left = static_cast<long>(static_cast<double>(p.bytes_total - p.bytes_done) / rate);
+      eta = fmt::format("{:02}:{:02}", left / 60, left % 60);
+    }
+    m_s.err << fmt::format("\r[{}{}] {:3.0f}% {} / {}  {}/s  ETA {}  files {}/{}\x1b[K", std::string(static_cast<std::size_t>(filled), '#'),
+                           std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100, human_bytes(p.bytes_done),
+                           human_bytes(p.bytes_total), human_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total)
+          << std::flush;
+    m_drawn = true;
+  }
+  void on_warning(std::string_view message) override
+  {
+    finish();
+    report_warning(m_s, message);
+  }
+  void finish()
+  {
+    if (m_drawn) {
+      m_s.err << "\r\x1b[K" << std::flush;
+      m_drawn = false;
+    }
+  }
+
+private:
+  Services& m_s;
+  bool m_enabled;
+  bool m_drawn = false;
+  std::chrono::steady_clock::time_point m_start;
+  std::chrono::steady_clock::time_point m_last{};
+};
+
+std::string json_text(const std::string& s)
+{
+  // Remote names may not be UTF-8: keep JSON valid by replacing bad bytes.
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void print_json(Services& s, const BackupReport& r)
+{
+  nlohmann::json failed = nlohmann::json::array();
+  for (const auto& f : r.failed) {
+    failed.push_back({{"path", nlohmann::json::parse(json_text(f.path))}, {"error", nlohmann::json::parse(json_text(f.error))}});
+  }
+  nlohmann::json j = {{"files_total", r.files_total},
+                      {"files_copied", r.files_copied},
+                      {"files_skipped", r.files_skipped},
+                      {"bytes_copied", r.bytes_copied},
+                      {"bytes_total", r.bytes_total},
+                      {"seconds", std::round(r.seconds * 1000) / 1000},
+                      {"verified", r.verified},
+                      {"manifest", nlohmann::json::parse(json_text(r.manifest.string()))},
+                      {"failed", failed}};
+  s.out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+void print_text(Services& s, const std::string& who, const std::filesystem::path& dest, const BackupReport& r)
+{
+  const double mbps = r.seconds > 0 ? static_cast<double>(r.bytes_copied) / r.seconds / 1e6 : 0;
+  s.out << "Backed up " << who << " to " << dest.string() << "\n";
+  s.out << fmt::format("  files     {} ({} copied, {} unchanged, {} failed)\n", r.files_total, r.files_copied, r.files_skipped,
+                       r.failed.size());
+  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", human_bytes(r.bytes_copied),
+                       human_bytes(r.bytes_total), r.seconds, mbps);
+  s.out << "  verified  "
+        << (r.verified ? "yes, SHA-256 computed on the server (" + r.verify_method + ") matches every copy"
+                       : (r.verify_method == "size-only" ? std::string("by size only (no sha256sum or shasum on the server)")
+                                                         : std::string("no, see the failures below")))
+        << "\n";
+  s.out << "  manifest  " << r.manifest.string() << "\n";
+  for (const auto& f : r.failed) {
+    s.out << "  FAILED    " << json_text(f.path) << ": " << f.error << "\n";
+  }
+}
+
+std::string sanitize_dir_name(const std::string& name)
+{
+  std::string out;
+  for (const char c : name) {
+    out.push_back((std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_') ? c : '_');
+  }
+  return out.empty() || out == "." || out == ".." ? std::string("server") : out;
+}
+
+Result<int> run(Services& s, BackupOptions& o)
+{
+  TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
+  std::string name;
+  std::vector<std::string> paths = o.args;
+  if (o.ssh.host.empty() && !paths.empty()) {
+    name = paths.front();
+    paths.erase(paths.begin());
+  }
+  TRY_ASSIGN(const SshDestination dest, resolve_destination(s, name, o.ssh, options));
+  BackupRequest req;
+  req.remote_paths = paths;
+  if (req.remote_paths.empty() && !dest.workspace_dir.empty()) {
+    req.remote_paths.push_back(dest.workspace_dir);
+  }
+  req.dest = o.to.empty() ? std::filesystem::path("gpurent-backups") / sanitize_dir_name(dest.name) : std::filesystem::path(o.to);
+  req.include = o.include;
+  req.exclude = o.exclude;
+  TRY_ASSIGN(auto session, connect_ssh(s, dest.target, options));
+  ProgressBar bar(s, s.stderr_tty && !s.global.json);
+  TRY_ASSIGN(const BackupReport report, run_backup(*session, req, bar));
+  bar.finish();
+  if (dest.server_id != 0 && s.state) {
+    if (auto store = s.state()) {
+      BackupRecord rec;
+      rec.server_id = dest.server_id;
+      rec.at = s.clock.now();
+      rec.manifest = std::filesystem::absolute(report.manifest).string();
+      rec.verified = report.verified;
+      rec.files = report.files_total;
+      rec.bytes = Bytes{report.bytes_total};
+      if (auto added = (*store)->add_backup(rec); !added) {
+        report_warning(s, "the backup is done but was not recorded: " + added.error().message);
+      }
+    }
+  }
+  if (s.global.json) {
+    print_json(s, report);
+  } else {
+    print_text(s, to_string(dest.target), req.dest, report);
+  }
+  if (!report.failed.empty()) {
+    return report_error(s, Error{Errc::partial, std::to_string(report.failed.size()) +
+                                                    " file(s) failed (listed above); re-run `gpurent backup` to retry them"});
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_backup_command(CLI::App& app, Services& s)
 {
-  auto* sub = app.add_subcommand("backup", "not yet built");
-  sub->callback([&s] { s.exit_code = report_error(s, Error{Errc::unsupported, "backup: not yet built"}); });
+  auto opts = std::make_shared<BackupOptions>();
+  auto* sub = app.add_subcommand("backup", "copy a server's files to this machine: incremental, verified, resumable");
+  sub->add_option("args", opts->args, "NAME (a tracked server) then REMOTE_PATHs; with --host only REMOTE_PATHs (default: the workspace or home)");
+  sub->add_option("--to", opts->to, "destination directory (default ./gpurent-backups/NAME/)");
+  sub->add_option("--include", opts->include, "copy only paths matching this glob (repeatable; * ** ? supported)");
+  sub->add_option("--exclude", opts->exclude, "skip paths matching this glob (repeatable)");
+  add_ssh_flags(*sub, opts->ssh);
+  sub->callback([&s, opts] {
+    auto r = run(s, *opts);
+    s.exit_code = r ? *r : report_error(s, r.error());
+  });
 }
 
 }  // namespace gpurent

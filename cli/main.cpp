@@ -14,6 +14,7 @@
 #include "cli/services.hpp"
 #include "common/clock.hpp"
 #include "providers/state_store.hpp"
+#include "sync/transport.hpp"
 
 extern char** environ;
 
@@ -80,6 +81,17 @@ int main(int argc, char** argv)
       state = std::move(*opened);
     }
     return state.get();
+  };
+
+  s.ssh_connect = [&](const gpurent::SshTarget& target, const gpurent::SshOptions& options)
+      -> gpurent::Result<std::unique_ptr<gpurent::SshSession>> {
+    auto sym = gpurent::io_symbol("gpurent_ssh_connect", module_override);
+    if (!sym) {
+      return std::unexpected(sym.error());
+    }
+    gpurent::Result<std::unique_ptr<gpurent::SshSession>> session = std::unexpected(gpurent::Error{});
+    reinterpret_cast<gpurent::SshConnectFn>(*sym)(&target, &options, &session);
+    return session;
   };
 
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -4,6 +4,7 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,9 @@
 namespace gpurent {
 
 class StateStore;  // providers/state_store.hpp
+struct SshTarget;  // sync/transport.hpp
+struct SshOptions;
+class SshSession;
 
 struct GlobalOptions {
   bool json = false;
@@ -45,6 +49,8 @@ struct Services {
   std::function<Result<HttpClient*>()> http;
   // The state database ($GPURENT_STATE_DIR/state.db …), opened on first use.
   std::function<Result<StateStore*>()> state;
+  // Opens an SSH session (sync/ssh_transport.cpp in the IO module); one per call.
+  std::function<Result<std::unique_ptr<SshSession>>(const SshTarget&, const SshOptions&)> ssh_connect;
 
   [[nodiscard]] std::optional<std::string> getenv(const std::string& key) const
   {

@@ -1,16 +1,108 @@
 // SPDX-License-Identifier: MIT
-// PLACEHOLDER: replaced by the real `gpurent ssh` command.
+// `gpurent ssh (NAME | --host USER@HOST[:PORT]) [-- CMD...]`: a shell with a PTY, or a command
+// whose stdout/stderr pass through and whose exit status becomes gpurent's.
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/services.hpp"
+#include "cli/ssh_options.hpp"
+#include "sync/remote_listing.hpp"
 
 namespace gpurent {
+namespace {
+
+struct SshCommandOptions {
+  std::vector<std::string> args;  // NAME then CMD..., or only CMD... with --host
+  SshFlags ssh;
+};
+
+// Puts the local terminal in raw mode for the lifetime of the object.
+class RawTerminal {
+public:
+  explicit RawTerminal(int fd) : m_fd(fd)
+  {
+    if (::tcgetattr(fd, &m_saved) == 0) {
+      termios raw = m_saved;
+      ::cfmakeraw(&raw);
+      m_active = ::tcsetattr(fd, TCSAFLUSH, &raw) == 0;
+    }
+  }
+  ~RawTerminal()
+  {
+    if (m_active) {
+      ::tcsetattr(m_fd, TCSAFLUSH, &m_saved);
+    }
+  }
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+
+private:
+  int m_fd;
+  termios m_saved{};
+  bool m_active = false;
+};
+
+std::pair<int, int> window_size()
+{
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    return {ws.ws_col, ws.ws_row};
+  }
+  return {80, 24};
+}
+
+Result<int> run(Services& s, SshCommandOptions& o)
+{
+  TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
+  std::string name;
+  std::vector<std::string> cmd = o.args;
+  if (o.ssh.host.empty() && !cmd.empty()) {
+    name = cmd.front();
+    cmd.erase(cmd.begin());
+  }
+  TRY_ASSIGN(const SshDestination dest, resolve_destination(s, name, o.ssh, options));
+  TRY_ASSIGN(auto session, connect_ssh(s, dest.target, options));
+  // One argument is a shell command line as typed (ssh host 'ls -l | wc'); several are quoted words.
+  std::string command;
+  if (cmd.size() == 1) {
+    command = cmd.front();
+  } else {
+    for (const auto& a : cmd) {
+      command += (command.empty() ? "" : " ") + shell_quote(a);
+    }
+  }
+  s.out.flush();
+  std::cout.flush();
+  InteractiveIo io;
+  io.pty = command.empty() && s.stdin_tty;
+  if (const auto term = s.getenv("TERM")) {
+    io.term = *term;
+  }
+  io.window_size = window_size;
+  if (io.pty) {
+    RawTerminal raw(STDIN_FILENO);
+    return session->run_interactive(command, io);
+  }
+  return session->run_interactive(command, io);
+}
+
+}  // namespace
 
 void add_ssh_command(CLI::App& app, Services& s)
 {
-  auto* sub = app.add_subcommand("ssh", "not yet built");
-  sub->callback([&s] { s.exit_code = report_error(s, Error{Errc::unsupported, "ssh: not yet built"}); });
+  auto opts = std::make_shared<SshCommandOptions>();
+  auto* sub = app.add_subcommand("ssh", "a shell or a command on a server, checking its recorded host key");
+  sub->add_option("args", opts->args, "NAME (a tracked server), then after -- the command to run; with --host only the command");
+  add_ssh_flags(*sub, opts->ssh);
+  sub->callback([&s, opts] {
+    auto r = run(s, *opts);
+    s.exit_code = r ? *r : report_error(s, r.error());
+  });
 }
 
 }  // namespace gpurent

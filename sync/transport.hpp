@@ -33,6 +33,7 @@ struct SshOptions {
   // (the caller fills the defaults; the transport never reads $HOME).
   std::vector<std::filesystem::path> identities;
   bool use_agent = true;
+  std::string agent_socket;  // $SSH_AUTH_SOCK as read by cli/; empty: no agent
   // Asked for the passphrase of an encrypted key; nullopt = none available. Never logged.
   std::function<std::optional<std::string>(const std::filesystem::path& key)> passphrase;
   std::filesystem::path known_hosts;                      // gpurent's own file; written on TOFU
@@ -65,6 +66,15 @@ struct ExecResult {
 
 // Receives file data in order; an error aborts the transfer and is returned by the caller.
 using DataSink = std::function<Result<void>(const char* data, std::size_t size)>;
+
+// Receives several files streamed in one channel (see SshSession::stream_files).
+class FileStreamHandler {
+public:
+  virtual ~FileStreamHandler() = default;
+  [[nodiscard]] virtual Result<void> begin_file(const std::string& rel_path, std::uint64_t size) = 0;
+  [[nodiscard]] virtual Result<void> file_data(const char* data, std::size_t size) = 0;
+  [[nodiscard]] virtual Result<void> end_file() = 0;
+};
 
 // A remote SHA-256 run started before the transfer so that it overlaps with it.
 class RemoteHashJob {
@@ -101,6 +111,11 @@ public:
   // Sends the bytes of `path` from `offset` to the end to `sink` (pipelined); returns the
   // number of bytes delivered.
   [[nodiscard]] virtual Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) = 0;
+  // Streams many regular files root/rel in one exec channel (a remote `tar -cf -`), for small
+  // files where per-file round trips dominate. Files that cannot be read are not delivered.
+  // Errc::unsupported when the server cannot do it (the caller falls back to read_file).
+  [[nodiscard]] virtual Result<void> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
+                                                  FileStreamHandler& handler) = 0;
   // Starts SHA-256 of root/rel for each rel, on the server, without waiting for it.
   [[nodiscard]] virtual Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root,
                                                                            const std::vector<std::string>& rel_paths) = 0;

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+#include "sync/remote_listing.hpp"
+
+#include <charconv>
+
+namespace gpurent {
+namespace {
+
+// Splits at NUL; the text must end with a NUL (a trailing partial field is an error).
+Result<std::vector<std::string_view>> nul_fields(std::string_view out)
+{
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const auto nul = out.find('\0', start);
+    if (nul == std::string_view::npos) {
+      return fail(Errc::invalid_input, "remote listing: output cut short; run the backup again");
+    }
+    fields.push_back(out.substr(start, nul - start));
+    start = nul + 1;
+  }
+  return fields;
+}
+
+template <class T>
+std::optional<T> parse_int(std::string_view s, int base = 10)
+{
+  T v{};
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string shell_quote(std::string_view s)
+{
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::string remote_shell_path(std::string_view path)
+{
+  if (path.empty() || path == "~" || path == "~/") {
+    return ".";
+  }
+  if (path.starts_with("~/")) {
+    return shell_quote(path.substr(2));
+  }
+  return shell_quote(path);
+}
+
+std::string find_listing_command(std::string_view root)
+{
+  return "LC_ALL=C find -H " + remote_shell_path(root) + " -mindepth 1 -printf '%y\\0%s\\0%T@\\0%m\\0%P\\0%l\\0'";
+}
+
+std::optional<std::int64_t> parse_epoch_ns(std::string_view s) noexcept
+{
+  bool negative = false;
+  if (!s.empty() && s.front() == '-') {
+    negative = true;
+    s.remove_prefix(1);
+  }
+  const auto dot = s.find('.');
+  const auto whole = parse_int<std::int64_t>(s.substr(0, dot));
+  if (!whole || *whole > 9'000'000'000LL) {
+    return std::nullopt;
+  }
+  std::int64_t frac = 0;
+  if (dot != std::string_view::npos) {
+    const auto digits = s.substr(dot + 1);
+    if (digits.empty()) {
+      return std::nullopt;
+    }
+    std::int64_t scale = 100'000'000;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') {
+        return std::nullopt;
+      }
+      frac += (c - '0') * scale;
+      scale /= 10;
+    }
+  }
+  const std::int64_t ns = *whole * 1'000'000'000LL + frac;
+  return negative ? -ns : ns;
+}
+
+Result<std::vector<RemoteEntry>> parse_find_listing(std::string_view out)
+{
+  TRY_ASSIGN(const auto fields, nul_fields(out));
+  if (fields.size() % 6 != 0) {
+    return fail(Errc::invalid_input, "remote listing: unexpected field count; is GNU find installed on the server?");
+  }
+  std::vector<RemoteEntry> entries;
+  entries.reserve(fields.size() / 6);
+  for (std::size_t i = 0; i < fields.size(); i += 6) {
+    RemoteEntry e;
+    const auto type = fields[i];
+    if (type == "f") {
+      e.kind = EntryKind::file;
+    } else if (type == "d") {
+      e.kind = EntryKind::directory;
+    } else if (type == "l") {
+      e.kind = EntryKind::symlink;
+    } else if (type.size() == 1) {
+      e.kind = EntryKind::other;
+    } else {
+      return fail(Errc::invalid_input, "remote listing: bad type field; is GNU find installed on the server?");
+    }
+    const auto size = parse_int<std::uint64_t>(fields[i + 1]);
+    const auto mtime = parse_epoch_ns(fields[i + 2]);
+    const auto mode = parse_int<std::uint32_t>(fields[i + 3], 8);
+    if (!size || !mtime || !mode || *mode > 07777) {
+      return fail(Errc::invalid_input, "remote listing: bad size, time or mode field; is GNU find installed on the server?");
+    }
+    e.size = *size;
+    e.mtime_ns = *mtime;
+    e.mode = *mode;
+    e.path = std::string(fields[i + 4]);
+    e.link_target = std::string(fields[i + 5]);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+std::string render_find_listing(const std::vector<RemoteEntry>& entries)
+{
+  std::string out;
+  for (const auto& e : entries) {
+    const char* type = "f";
+    if (e.kind == EntryKind::directory) {
+      type = "d";
+    } else if (e.kind == EntryKind::symlink) {
+      type = "l";
+    } else if (e.kind == EntryKind::other) {
+      type = "p";
+    }
+    const std::int64_t secs = e.mtime_ns / 1'000'000'000LL;
+    std::int64_t frac = e.mtime_ns % 1'000'000'000LL;
+    std::string sign;
+    std::int64_t s = secs;
+    if (e.mtime_ns < 0) {
+      sign = "-";
+      s = -secs;
+      frac = -frac;
+    }
+    char octal[16];
+    const auto r = std::to_chars(octal, octal + sizeof octal, e.mode, 8);
+    std::string fr = std::to_string(frac);
+    fr.insert(0, 9 - fr.size(), '0');
+    out += type;
+    out.push_back('\0');
+    out += std::to_string(e.size);
+    out.push_back('\0');
+    out += sign + std::to_string(s) + "." + fr + "0";
+    out.push_back('\0');
+    out.append(octal, r.ptr);
+    out.push_back('\0');
+    out += e.path;
+    out.push_back('\0');
+    out += e.link_target;
+    out.push_back('\0');
+  }
+  return out;
+}
+
+std::string hash_command(std::string_view root)
+{
+  return "cd -- " + remote_shell_path(root) +
+         " || exit 3\n"
+         "if printf '' | sha256sum -z >/dev/null 2>&1; then printf 'sha256sum\\0'; exec xargs -0 sha256sum -z --\n"
+         "elif command -v shasum >/dev/null 2>&1; then printf 'shasum\\0'; exec xargs -0 shasum -a 256 --\n"
+         "else printf 'none\\0'; cat >/dev/null; fi\n";
+}
+
+Result<HashOutput> parse_hash_output(std::string_view out)
+{
+  const auto nul = out.find('\0');
+  if (nul == std::string_view::npos) {
+    return fail(Errc::invalid_input, "remote hashing: no output; is a POSIX shell the login shell on the server?");
+  }
+  HashOutput h;
+  h.tool = std::string(out.substr(0, nul));
+  if (h.tool != "sha256sum" && h.tool != "shasum" && h.tool != "none") {
+    return fail(Errc::invalid_input, "remote hashing: unexpected output; is a POSIX shell the login shell on the server?");
+  }
+  const char sep = h.tool == "sha256sum" ? '\0' : '\n';
+  std::string_view rest = out.substr(nul + 1);
+  while (!rest.empty()) {
+    const auto end = rest.find(sep);
+    const auto record = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    // "<64 hex><space><space or *><name>"
+    if (record.size() < 67 || record[64] != ' ' || (record[65] != ' ' && record[65] != '*')) {
+      continue;
+    }
+    const auto hex = record.substr(0, 64);
+    if (hex.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+      continue;
+    }
+    h.sums[std::string(record.substr(66))] = std::string(hex);
+  }
+  return h;
+}
+
+}  // namespace gpurent

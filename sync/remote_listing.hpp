@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// PURE: the remote commands gpurent runs for listing and hashing, and parsers of their output.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "sync/transport.hpp"
+
+namespace gpurent {
+
+// POSIX-shell single quoting ('it'\''s').
+[[nodiscard]] std::string shell_quote(std::string_view s);
+// A remote path as the shell should see it: "~" and "~/x" become paths relative to the login
+// directory (".", "x"), everything else is quoted verbatim.
+[[nodiscard]] std::string remote_shell_path(std::string_view path);
+
+// `find` printing, per entry, NUL-terminated: type, size, mtime (%T@), mode (octal), path
+// relative to the root, link target.
+[[nodiscard]] std::string find_listing_command(std::string_view root);
+[[nodiscard]] Result<std::vector<RemoteEntry>> parse_find_listing(std::string_view out);
+// The inverse, used by tests and fakes.
+[[nodiscard]] std::string render_find_listing(const std::vector<RemoteEntry>& entries);
+// "1700000000.123456789" -> ns; nullopt when malformed.
+[[nodiscard]] std::optional<std::int64_t> parse_epoch_ns(std::string_view s) noexcept;
+
+// A shell script that hashes the NUL-separated relative paths on its stdin under `root`;
+// prints the tool name ("sha256sum", "shasum", "none") then NUL, then the tool's output.
+[[nodiscard]] std::string hash_command(std::string_view root);
+struct HashOutput {
+  std::string tool;                          // "none": no tool on the server
+  std::map<std::string, std::string> sums;   // relative path -> hex
+};
+[[nodiscard]] Result<HashOutput> parse_hash_output(std::string_view out);
+
+}  // namespace gpurent

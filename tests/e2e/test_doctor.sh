@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gpurent doctor and gpurent ssh against a real OpenSSH sshd on 127.0.0.1, with a fake
+# nvidia-smi on the sessions' PATH, then a server without nvidia-smi.
+set -euo pipefail
+: "${GPURENT_BIN:?}" "${GPURENT_SOURCE_DIR:?}"
+T=$(mktemp -d /tmp/gpurent-doctor-test.XXXXXX)
+export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config GPURENT_STATE_DIR=$T/state/gpurent
+unset SSH_AUTH_SOCK
+mkdir -p "$HOME" "$T/fakebin" "$T/emptybin"
+source "$GPURENT_SOURCE_DIR/tests/e2e/sshd.sh"
+PIDS=()
+cleanup() {
+  sshd_stop
+  for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+jq_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+# Processes that hold "GPU memory" according to the fake nvidia-smi.
+bash -c 'exec -a "python -m ipykernel_launcher -f /tmp/kernel-1.json" sleep 300' &
+KERNEL=$!; PIDS+=("$KERNEL")
+bash -c 'exec -a "python train.py --epochs 3" sleep 300' &
+TRAIN=$!; PIDS+=("$TRAIN")
+kill -STOP "$TRAIN"
+bash -c 'exec -a "python serve_my_app.py" sleep 300' &
+OTHER=$!; PIDS+=("$OTHER")
+
+cat > "$T/fakebin/nvidia-smi" <<FAKE
+#!/bin/sh
+case "\$*" in
+  *--query-gpu=*) echo "0, NVIDIA H100 80GB HBM3, 81559, 30010, 51549, 550.54.15" ;;
+  *--query-compute-apps=*) printf '%s\n' "$KERNEL, python, 20000" "$TRAIN, python, 10000" "$OTHER, python, 10" ;;
+  *) echo "fake nvidia-smi" ;;
+esac
+FAKE
+chmod +x "$T/fakebin/nvidia-smi"
+
+SSHD_PATH_PREFIX=$T/fakebin sshd_start "$T/sshd"
+D() { "$GPURENT_BIN" doctor --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" "$@"; }
+
+echo "== doctor with a (fake) GPU, a notebook kernel and a stopped training run"
+D --json > "$T/d.json"
+[ "$(jq_get "$T/d.json" 'd["gpus"][0]["name"]')" = "NVIDIA H100 80GB HBM3" ] || fail "gpu: $(cat "$T/d.json")"
+[ "$(jq_get "$T/d.json" 'd["gpus"][0]["memory_used_mib"]')" = 30010 ] || fail "memory"
+[ "$(jq_get "$T/d.json" '[p["kind"] for p in d["processes"]]')" = "['notebook-kernel', 'training', 'other']" ] || fail "kinds: $(cat "$T/d.json")"
+[ "$(jq_get "$T/d.json" '[p["leftover"] for p in d["processes"]]')" = "[True, True, False]" ] || fail "leftovers: $(cat "$T/d.json")"
+# python3 is the server's own (login shells may put pyenv/conda first on PATH): either torch
+# answered, or the advice says why not.
+if [ "$(jq_get "$T/d.json" 'd["torch"] is None')" = True ]; then
+  jq_get "$T/d.json" 'd["advice"]' | grep -q "PyTorch\|python3" || fail "no torch but no advice: $(cat "$T/d.json")"
+else
+  jq_get "$T/d.json" 'd["torch"]["version"]' | grep -q '^[0-9]' || fail "torch version"
+fi
+jq_get "$T/d.json" 'd["advice"]' | grep -q "kill $KERNEL" || fail "advice: $(cat "$T/d.json")"
+jq_get "$T/d.json" 'd["advice"]' | grep -q "kill $TRAIN" || fail "advice train"
+jq_get "$T/d.json" 'd["advice"]' | grep -q "kill $OTHER" && fail "advice other"
+D > "$T/d.txt"
+grep -q "What to do" "$T/d.txt" && grep -q "NVIDIA H100" "$T/d.txt" || fail "text: $(cat "$T/d.txt")"
+
+echo "== ssh runs a command, passes stdout/stderr/stdin through and returns its exit status"
+S() { "$GPURENT_BIN" ssh --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" "$@"; }
+set +e
+S -- 'echo out; echo err >&2; exit 7' > "$T/o" 2> "$T/e"; rc=$?
+set -e
+[ $rc -eq 7 ] || fail "exit status $rc"
+[ "$(cat "$T/o")" = out ] && [ "$(cat "$T/e")" = err ] || fail "streams: $(cat "$T/o") / $(cat "$T/e")"
+[ "$(printf 'a b\n' | S -- cat)" = "a b" ] || fail "stdin"
+[ "$(S -- printf '%s|' 'two words' "it's")" = "two words|it's|" ] || fail "argument quoting"
+set +e
+"$GPURENT_BIN" ssh --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$SSHD_WRONG_KNOWN_HOSTS" -- true 2> "$T/e"; rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q CHANGED "$T/e" || fail "ssh with a changed host key: $rc $(cat "$T/e")"
+sshd_stop
+
+if command -v nvidia-smi > /dev/null 2>&1; then
+  echo "== (skipped: this machine has a real nvidia-smi, the no-GPU case needs one without)"
+else
+  echo "== doctor on a server without nvidia-smi"
+  SSHD_PATH_PREFIX=$T/emptybin sshd_start "$T/sshd2"
+  D --json > "$T/d2.json"
+  [ "$(jq_get "$T/d2.json" 'd["gpus"]')" = "[]" ] || fail "no gpu: $(cat "$T/d2.json")"
+  jq_get "$T/d2.json" 'd["gpu_problem"]' | grep -q "nvidia-smi not found" || fail "no-gpu message"
+  D > "$T/d2.txt"
+  grep -q "none: nvidia-smi not found" "$T/d2.txt" || fail "no-gpu text: $(cat "$T/d2.txt")"
+fi
+echo "test_doctor: all passed"

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// An in-memory SshSession for backup tests: a map of remote paths to entries and contents,
+// with fault injection (connection cut after N bytes, a file changing during its copy, a
+// wrong server-side hash, no hashing tool) and a log of the reads.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sync/sha256.hpp"
+#include "sync/transport.hpp"
+
+namespace gpurent::testing {
+
+class MemoryTransport final : public SshSession {
+public:
+  struct Node {
+    RemoteEntry entry;    // entry.path unused; the map key is the full remote path
+    std::string content;  // files
+  };
+  struct Read {
+    std::string path;
+    std::uint64_t offset = 0;
+  };
+
+  std::map<std::string, Node> nodes;  // full remote path ("/data/x/y") -> node
+  std::vector<Read> reads;
+  std::optional<std::uint64_t> cut_after_bytes;         // connection "lost" after this many bytes (once)
+  std::map<std::string, std::string> change_after_read;  // path -> new content, applied once after its read
+  std::map<std::string, std::string> wrong_hash;         // path -> hash the "server" reports
+  bool have_hash_tool = true;
+  bool have_tar = true;
+  int stream_calls = 0;
+  std::size_t chunk = 4096;
+  int list_calls = 0;
+
+  void add_file(const std::string& path, std::string content, std::int64_t mtime_ns = 1'700'000'000'000'000'000LL,
+                std::uint32_t mode = 0644)
+  {
+    const auto size = content.size();
+    nodes[path] = Node{RemoteEntry{{}, EntryKind::file, size, mtime_ns, mode, {}}, std::move(content)};
+  }
+  void add_dir(const std::string& path, std::uint32_t mode = 0755)
+  {
+    nodes[path] = Node{RemoteEntry{{}, EntryKind::directory, 0, 1'700'000'000'000'000'000LL, mode, {}}, {}};
+  }
+  void add_link(const std::string& path, const std::string& target)
+  {
+    nodes[path] = Node{RemoteEntry{{}, EntryKind::symlink, target.size(), 1'700'000'000'000'000'000LL, 0777, target}, {}};
+  }
+
+  std::string host_key_fingerprint() const override { return "SHA256:memory"; }
+
+  Result<ExecResult> exec(const std::string& command, std::string_view) override
+  {
+    return ExecResult{"", "memory transport: no shell for " + command, 127};
+  }
+
+  Result<std::vector<RemoteEntry>> list_tree(const std::string& root) override
+  {
+    ++list_calls;
+    std::vector<RemoteEntry> out;
+    const std::string prefix = root + "/";
+    bool found = false;
+    for (const auto& [path, node] : nodes) {
+      if (path == root) {
+        found = true;
+      }
+      if (path.rfind(prefix, 0) == 0) {
+        RemoteEntry e = node.entry;
+        e.path = path.substr(prefix.size());
+        out.push_back(std::move(e));
+        found = true;
+      }
+    }
+    if (!found) {
+      return std::unexpected(Error{Errc::not_found, "no such remote path " + root});
+    }
+    return out;
+  }
+
+  Result<RemoteEntry> stat(const std::string& path) override
+  {
+    const auto it = nodes.find(path);
+    if (it == nodes.end()) {
+      return std::unexpected(Error{Errc::not_found, "no such file " + path});
+    }
+    return it->second.entry;
+  }
+
+  Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override
+  {
+    reads.push_back(Read{path, offset});
+    const auto it = nodes.find(path);
+    if (it == nodes.end() || it->second.entry.kind != EntryKind::file) {
+      return std::unexpected(Error{Errc::not_found, "open " + path + ": no such file"});
+    }
+    const std::string data = it->second.content;
+    std::uint64_t sent = 0;
+    for (std::uint64_t pos = offset; pos < data.size();) {
+      std::size_t n = std::min<std::size_t>(chunk, data.size() - pos);
+      if (cut_after_bytes) {
+        if (*cut_after_bytes == 0) {
+          cut_after_bytes.reset();
+          return std::unexpected(Error{Errc::unavailable, "read " + path + ": the connection was lost"});
+        }
+        n = static_cast<std::size_t>(std::min<std::uint64_t>(n, *cut_after_bytes));
+        *cut_after_bytes -= n;
+      }
+      if (auto r = sink(data.data() + pos, n); !r) {
+        return std::unexpected(r.error());
+      }
+      pos += n;
+      sent += n;
+    }
+    if (const auto c = change_after_read.find(path); c != change_after_read.end()) {
+      it->second.content = c->second;
+      it->second.entry.size = c->second.size();
+      it->second.entry.mtime_ns += 1'000'000'000LL;
+      change_after_read.erase(c);
+    }
+    return sent;
+  }
+
+  Result<void> stream_files(const std::string& root, const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+  {
+    if (!have_tar) {
+      return std::unexpected(Error{Errc::unsupported, "memory transport: no tar"});
+    }
+    ++stream_calls;
+    for (const auto& rel : rel_paths) {
+      const auto it = nodes.find(root + "/" + rel);
+      if (it == nodes.end() || it->second.entry.kind != EntryKind::file) {
+        continue;
+      }
+      const std::string& data = it->second.content;
+      if (auto r = handler.begin_file(rel, data.size()); !r) {
+        return r;
+      }
+      if (auto r = handler.file_data(data.data(), data.size()); !r) {
+        return r;
+      }
+      if (auto r = handler.end_file(); !r) {
+        return r;
+      }
+    }
+    return {};
+  }
+
+  class Job final : public RemoteHashJob {
+  public:
+    explicit Job(std::optional<std::map<std::string, std::string>> sums) : m_sums(std::move(sums)) {}
+    Result<std::optional<std::map<std::string, std::string>>> wait() override { return m_sums; }
+
+  private:
+    std::optional<std::map<std::string, std::string>> m_sums;
+  };
+
+  // Hashes are taken when the job starts, as a real server reads the files while they are copied.
+  Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel_paths) override
+  {
+    if (!have_hash_tool) {
+      return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(std::nullopt));
+    }
+    std::map<std::string, std::string> sums;
+    for (const auto& rel : rel_paths) {
+      const std::string full = root + "/" + rel;
+      const auto it = nodes.find(full);
+      if (it == nodes.end()) {
+        continue;
+      }
+      const auto w = wrong_hash.find(full);
+      sums[rel] = w != wrong_hash.end() ? w->second : sha256_hex(it->second.content);
+    }
+    return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(std::move(sums)));
+  }
+
+  Result<int> run_interactive(const std::string&, const InteractiveIo&) override
+  {
+    return std::unexpected(Error{Errc::unsupported, "memory transport: no shell"});
+  }
+};
+
+}  // namespace gpurent::testing
