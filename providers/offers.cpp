@@ -63,16 +63,18 @@ Result<Offer> make_price_override(std::string_view provider, std::string_view ke
   TRY_ASSIGN(const ProviderInfo p, find_provider(provider));
   std::string card_part(trim(key));
   std::uint32_t gpus = 1;
+  // "<card>x<gpus>": only when what precedes the x is a card ("RTX 4090" is a card, not RT x 4090).
   const auto x = card_part.find_last_of("xX");
-  if (x != std::string::npos && x + 1 < card_part.size()) {
+  if (x != std::string::npos && x > 0 && x + 1 < card_part.size()) {
     const auto count = parse_u64(std::string_view(card_part).substr(x + 1));
-    if (count.has_value()) {
+    const std::string head(trim(std::string_view(card_part).substr(0, x)));
+    if (count.has_value() && find_card(head).has_value()) {
       if (*count < 1 || *count > p.max_gpus) {
         return fail(Errc::invalid_input, "price `" + std::string(key) + "` for " + p.name + ": GPUs must be 1.." +
                                              std::to_string(p.max_gpus));
       }
       gpus = static_cast<std::uint32_t>(*count);
-      card_part = std::string(trim(std::string_view(card_part).substr(0, x)));
+      card_part = head;
     }
   }
   TRY_ASSIGN(const Card card, find_card(card_part));
