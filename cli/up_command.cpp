@@ -143,7 +143,22 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
 Result<ServerRecord> run_up(Services& s, const UpOptions& o)
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
-  TRY_ASSIGN(PricedOffer priced, resolve_offer(cfg, o.provider, o.card, o.gpus, "", o.spot));
+  auto resolved = resolve_offer(cfg, o.provider, o.card, o.gpus, "", o.spot);
+  if (!resolved && resolved.error().code == Errc::not_found) {
+    // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
+    TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));
+    TRY_ASSIGN(Card card, find_card(o.card));
+    PricedOffer po{pi, card, Offer{pi.name, card.id, o.gpus, MicroUsd{0}, std::nullopt, o.region, "provider"},
+                   "price as the provider reports it once the server exists"};
+    if (auto cached = cached_offers(s, cfg)) {
+      if (const Offer* f = find_offer(*cached, pi.name, card.id, o.gpus)) {
+        po.offer = *f;
+        po.origin_text = f->price_origin;
+      }
+    }
+    resolved = po;
+  }
+  TRY_ASSIGN(PricedOffer priced, std::move(resolved));
   const ProviderInfo& info = priced.provider;
   if (!info.has_api) {
     return fail(Errc::refused, info.name + " has no public API: rent the server in its console, then track it with "
@@ -244,7 +259,10 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o)
     rec.provider_id = launched->id;
     TRY(store->set_provider_id(rec.id, rec.provider_id));
     if (launched->price_per_hour.n > 0 && launched->price_per_hour != rec.terms.price_per_hour) {
-      s.err << "gpurent: " << info.name << " reports " << per_hour(launched->price_per_hour) << " for this server\n";
+      s.err << "gpurent: " << info.name << " reports " << per_hour(launched->price_per_hour)
+            << " for this server; the ledger uses that price\n";
+      TRY(store->set_price(rec.id, launched->price_per_hour));
+      rec.terms.price_per_hour = launched->price_per_hour;
     }
     TRY(store->record_state(rec.id, ServerStatus::provisioning, s.clock.now(), "created: " + rec.provider_id));
     rec.status = ServerStatus::provisioning;

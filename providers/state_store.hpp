@@ -104,6 +104,8 @@ public:
   [[nodiscard]] virtual Result<std::optional<ServerRecord>> get_server(std::int64_t id) = 0;
   [[nodiscard]] virtual Result<std::vector<ServerRecord>> list_servers(bool include_closed) = 0;
   [[nodiscard]] virtual Result<void> set_provider_id(std::int64_t id, std::string_view provider_id) = 0;
+  // The price the provider reported for the server once created (rent terms stay otherwise).
+  [[nodiscard]] virtual Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) = 0;
   [[nodiscard]] virtual Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host,
                                                     std::uint16_t port, std::string_view host_key) = 0;
   // Appends a ledger event and moves the server to `status` (one transaction). A server whose

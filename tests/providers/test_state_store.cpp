@@ -77,6 +77,7 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   REQUIRE(rec);
   CHECK(rec->id > 0);
   REQUIRE(store->set_provider_id(rec->id, "pod-abc"));
+  REQUIRE(store->set_price(rec->id, MicroUsd{740'000}));
   REQUIRE(store->set_connection(rec->id, "root", "127.0.0.1", 2222, "ssh-ed25519 AAAAkey"));
   REQUIRE(store->record_state(rec->id, ServerStatus::running, k_t0 + 90s, "ssh answered"));
   REQUIRE(store->record_state(rec->id, ServerStatus::stopped, k_t0 + 3600s, "down --stop"));
@@ -89,7 +90,7 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   CHECK(r.port == 2222);
   CHECK(r.host_key == "ssh-ed25519 AAAAkey");
   CHECK(r.gpus == 2);
-  CHECK(r.terms.price_per_hour.n == 690'000);
+  CHECK(r.terms.price_per_hour.n == 740'000);
   CHECK(r.terms.stopped.fixed_per_hour.n == 2'740);
   CHECK(r.terms.stopped.loses == "container disk");
   CHECK(r.terms.hibernated.unavailable_reason == "RunPod has no hibernate");
