@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+
+#include "common/toml_lite.hpp"
+
+using namespace gpurent;
+
+TEST_CASE("TomlLite: the supported subset parses", "[common][toml]")
+{
+  const auto doc = parse_toml(R"(# gpurent config
+budget_usd = 250.5   # spend guard
+default_provider = "runpod"
+offers_max_age_hours = 12
+flag = true
+"quoted key" = 'C:\literal'
+esc = "a\"b\\c\u00e9\t"
+
+[prices.gpucloud]
+"rtx-pro-6000x8" = 12.5
+[ prices . "cloud gpu" ]
+rtx-4090 = -1e-2
+)");
+  REQUIRE(doc.has_value());
+  REQUIRE(doc->entries.size() == 8);
+  CHECK(doc->entries[0].key == "budget_usd");
+  CHECK(doc->entries[0].value.kind == TomlValue::Kind::number);
+  CHECK(doc->entries[0].value.number == 250.5);
+  CHECK(doc->entries[0].line == 2);
+  CHECK(doc->entries[1].value.text == "runpod");
+  CHECK(doc->entries[3].value.kind == TomlValue::Kind::boolean);
+  CHECK(doc->entries[3].value.boolean);
+  CHECK(doc->entries[4].key == "quoted key");
+  CHECK(doc->entries[4].value.text == "C:\\literal");
+  CHECK(doc->entries[5].value.text == "a\"b\\c\xc3\xa9\t");
+  CHECK(doc->entries[6].section == std::vector<std::string>{"prices", "gpucloud"});
+  CHECK(doc->entries[6].key == "rtx-pro-6000x8");
+  CHECK(doc->entries[7].key == "rtx-4090");
+  CHECK(doc->entries[7].section == std::vector<std::string>{"prices", "cloud gpu"});
+  CHECK(doc->entries[7].value.number == Approx(-0.01));
+  CHECK(doc->sections.size() == 2);
+  CHECK(toml_section_name(doc->sections[1]) == "prices.\"cloud gpu\"");
+  CHECK(parse_toml("")->entries.empty());
+  CHECK(parse_toml("\r\n# only a comment\r\n")->entries.empty());
+  CHECK(parse_toml("a = 1\r\n")->entries.at(0).value.number == 1.0);
+}
+
+TEST_CASE("TomlLite: errors name the line and the problem", "[common][toml]")
+{
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"a = 1\nb 2", "line 2: expected `=`"},
+      {"a = [1, 2]", "line 1: arrays are not supported"},
+      {"a = {x = 1}", "line 1: inline tables"},
+      {"a = \"\"\"x\"\"\"", "multi-line strings"},
+      {"a = \"open", "line 1: unterminated string"},
+      {"a = 1\na = 2", "line 2: key `a` appears twice"},
+      {"[x]\n[x]", "line 2: section [x] appears twice"},
+      {"[[x]]", "arrays of tables"},
+      {"a.b = 1", "dotted keys"},
+      {"a = 2026-01-01", "invalid value"},
+      {"a = nan", "invalid value"},
+      {"a = inf", "invalid value"},
+      {"a = 01", "invalid value"},
+      {"a = 1_000", "invalid value"},
+      {"a = \"x\" y", "unexpected text after the value"},
+      {"[x] y", "unexpected text after the section header"},
+      {"[x", "expected `.` or `]`"},
+      {"a = \"\\q\"", "unknown escape"},
+      {"a = \"\\ud800\"", "surrogate"},
+      {"a = \"\\u12\"", "4 hex digits"},
+      {"= 1", "expected a key"},
+      {"a =", "missing value"},
+      {"\"\" = 1", "empty key"},
+      {"a = \"x\x01y\"", "control character"},
+      {"a = 1e999", "out of range"},
+  };
+  for (const auto& [text, want] : cases) {
+    INFO(text);
+    const auto r = parse_toml(text);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::invalid_input);
+    CHECK_THAT(r.error().message, Catch::Contains(want));
+  }
+  CHECK_THAT(parse_toml(std::string(k_toml_max_bytes + 1, '#')).error().message, Catch::Contains("larger than 1 MiB"));
+  CHECK_THAT(parse_toml(std::string("a = 1\0", 6)).error().message, Catch::Contains("NUL"));
+}
+
+TEST_CASE("TomlLite: random and mutated input never crashes and errors carry a line", "[common][toml]")
+{
+  std::mt19937 rng(20261130);
+  const std::string alphabet = "ab_-09 .=#[]\"'\\\ntrue\r\t{}ue+e\x01\xc3\xff";
+  const std::string seed = "budget_usd = 1.5\n[prices.gpucloud]\n\"rtx-pro-6000x8\" = 12.5 # c\nname = 'x'\n";
+  for (int i = 0; i < 3000; ++i) {
+    std::string s;
+    if (i % 2 == 0) {
+      const std::size_t n = rng() % 120;
+      for (std::size_t k = 0; k < n; ++k) {
+        s.push_back(alphabet[rng() % alphabet.size()]);
+      }
+    } else {
+      s = seed;
+      for (int m = 0; m < 4; ++m) {
+        const std::size_t pos = rng() % s.size();
+        switch (rng() % 3) {
+        case 0: s[pos] = alphabet[rng() % alphabet.size()]; break;
+        case 1: s.erase(pos, 1); break;
+        default: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        }
+      }
+    }
+    const auto r = parse_toml(s);
+    if (!r) {
+      INFO(s);
+      CHECK(r.error().message.rfind("line ", 0) == 0);
+      CHECK(r.error().message.size() < 300);
+    } else {
+      for (const auto& e : r->entries) {
+        CHECK(e.line >= 1);
+        CHECK_FALSE(e.key.empty());
+      }
+    }
+  }
+}
