@@ -69,6 +69,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
                          : closed == ServerStatus::destroyed ? "refresh: destroy confirmed by the provider"
                                                              : "refresh: the provider no longer has it";
       TRY(store.record_state(rec.id, closed, now, note));
+      s.err << "gpurent: " << rec.name << ": " << to_string(closed) << " (" << (note + 9) << "); ledger closed\n";
       rec.status = closed;
       continue;
     }
@@ -184,6 +185,10 @@ Result<void> run_status(Services& s, const StatusOptions& o)
         report_warning(s, "refresh " + p + ": " + r.error().message);
       }
     }
+  }
+  if (o.name.empty()) {
+    // Ledgers the refresh just closed (gone, destroyed, never created) leave the list.
+    std::erase_if(servers, [](const ServerRecord& r) { return is_closed(r.status); });
   }
   const auto now = s.clock.now();
   nlohmann::json list = nlohmann::json::array();
