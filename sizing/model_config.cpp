@@ -30,6 +30,7 @@ constexpr std::uint64_t k_max_width = 10'000'000;     // intermediate sizes, hea
 constexpr std::uint64_t k_max_heads = 100'000;
 constexpr std::uint64_t k_max_experts = 100'000;
 constexpr std::uint64_t k_max_context = 1'000'000'000;
+constexpr double k_max_total_params = 1e14;
 
 class Reader {
 public:
@@ -326,6 +327,15 @@ Result<ModelArch> read_text_config(const json& root, const json& text, std::stri
   if (m.max_context > 0 && m.sliding_window > m.max_context) {
     m.sliding_window = 0;  // a window as long as the context is full attention
     m.global_layers = m.layers;
+  }
+  // Each size is bounded on its own; together they must still describe a buildable model
+  // (and keep count_params far from 64-bit overflow).
+  const double h = m.hidden;
+  const double widths = 4.0 * h + 3.0 * (static_cast<double>(m.intermediate) +
+                                         static_cast<double>(m.experts) * static_cast<double>(m.moe_intermediate));
+  const double estimate = static_cast<double>(m.layers) * h * widths + 2.0 * static_cast<double>(m.vocab) * h;
+  if (estimate > k_max_total_params) {
+    return r.error("hidden_size", "with these layer, expert and MLP sizes describes over 100 trillion parameters");
   }
   TRY_ASSIGN(const std::string id, top.string_or("_name_or_path", ""));
   if (id.find('/') != std::string::npos && id.front() != '/' && id.front() != '.') {

@@ -148,6 +148,14 @@ TEST_CASE("parse_model_config: limits and odd values", "[sizing][model_config]")
   CHECK_FALSE(parse_model_config(base + R"(,"num_attention_heads":128})", "t"));  // head_dim 0
   CHECK_FALSE(parse_model_config(base + R"(,"text_config":[1]})", "t"));
   CHECK_FALSE(parse_model_config(R"({"model_type":7})", "t"));
+  // Every size within its own bound, yet 10^17 parameters together.
+  const auto monster = parse_model_config(
+      R"({"model_type":"mixtral","num_hidden_layers":1000,"hidden_size":1000000,"num_attention_heads":1000,)"
+      R"("intermediate_size":10000000,"vocab_size":100,"max_position_embeddings":256,"num_local_experts":100,)"
+      R"("num_experts_per_tok":2})",
+      "t");
+  REQUIRE_FALSE(monster);
+  CHECK_THAT(monster.error().message, Catch::Contains("100 trillion"));
   const auto tied = parse_model_config(base + R"(,"tie_word_embeddings":true})", "t");
   REQUIRE(tied);
   CHECK(tied->tied_embeddings);
