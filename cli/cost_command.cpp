@@ -85,7 +85,7 @@ void print_text(Services& s, const CostBreakdown& b, const PricedOffer& po, cons
 {
   s.out << fmt::format("{} on {}: {} x{}{}, {}/h\n", "cost", b.provider, card.display, b.gpus, b.spot ? " (spot)" : "",
                        format_usd(b.price_per_hour));
-  s.out << "price: " << po.origin_text << '\n';
+  s.out << wrap_text("price: " + po.origin_text, 78, "  ") << '\n';
   s.out << '\n' << fmt::format("{:<11} {:>10} {:>10} {:>10} {:>10}\n", "STATE", "TIME", "BILLED", "RATE/H", "COST");
   const auto row = [&](const char* name, const StateCost& c) {
     s.out << fmt::format("{:<11} {:>10} {:>10} {:>10} {:>10}\n", name, hms(c.time), hms(c.billed),
@@ -97,7 +97,7 @@ void print_text(Services& s, const CostBreakdown& b, const PricedOffer& po, cons
   s.out << fmt::format("{:<11} {:>10} {:>10} {:>10} {:>10}\n", "total", "", "", "", format_usd(b.total)) << '\n';
   s.out << "notes:\n";
   for (const auto& n : b.notes) {
-    s.out << "  - " << n << '\n';
+    s.out << "  - " << wrap_text(n, 74, "    ") << '\n';
   }
 }
 

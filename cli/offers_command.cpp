@@ -102,7 +102,7 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
       }
       s.out << '\n' << head << '\n';
       if (!r.provider->price_source.empty()) {
-        s.out << "  built-in prices: " << r.provider->price_source << '\n';
+        s.out << "  " << wrap_text("built-in prices: " + r.provider->price_source, 78, "    ") << '\n';
       }
       s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", "CARD", "VRAM GiB/label", "GPUS", "$/H", "SPOT $/H");
     }
@@ -124,8 +124,11 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
     s.out << "\n* price from the config file " << cfg.path << '\n';
   }
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.offer == nullptr; })) {
-    s.out << "\nno price: the provider publishes none we can date; set [prices.<provider>] \"<card>\" or "
-             "\"<card>x<gpus>\" = USD per hour in the config file\n";
+    s.out << '\n'
+          << wrap_text("no price: the provider publishes none we can date; set [prices.<provider>] \"<card>\" or "
+                       "\"<card>x<gpus>\" = USD per hour in the config file, or pass --price to `gpurent cost`",
+                       78, "")
+          << '\n';
   }
 }
 

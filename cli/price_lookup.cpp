@@ -92,4 +92,26 @@ Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, 
   return po;
 }
 
+std::string wrap_text(std::string_view text, std::size_t width, std::string_view indent)
+{
+  std::string out;
+  std::size_t col = 0;
+  for (const auto word : split(text, ' ')) {
+    if (word.empty()) {
+      continue;
+    }
+    if (col > 0 && col + 1 + word.size() > width) {
+      out += '\n';
+      out += indent;
+      col = indent.size();
+    } else if (col > 0) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+  }
+  return out;
+}
+
 }  // namespace gpurent

@@ -29,4 +29,7 @@ struct PricedOffer {
 [[nodiscard]] Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, std::string_view card,
                                                 std::uint32_t gpus, std::string_view price_usd, bool spot);
 
+// Word-wraps `text` to `width` columns; continuation lines start with `indent`.
+[[nodiscard]] std::string wrap_text(std::string_view text, std::size_t width, std::string_view indent);
+
 }  // namespace gpurent

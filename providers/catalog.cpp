@@ -104,7 +104,7 @@ ProviderInfo lambda()
   p.spot_available = false;
   p.spot_note = "no spot in Lambda's API";
   p.listed_cards = {"a10", "a100-40gb", "h100-80gb"};
-  p.price_source = "techbytes.app 'Serverless GPU Pricing Matrix', prices verified 2026-05-07 from Lambda's pricing page";
+  p.price_source = "Lambda's list prices as transcribed by techbytes.app (GPU pricing matrix)";
   return p;
 }
 
@@ -133,7 +133,7 @@ ProviderInfo runpod()
   p.spot_available = true;
   p.spot_note = "interruptible pods can be stopped at any time";
   p.listed_cards = {"rtx-3090", "rtx-4090", "l4", "rtx-5090", "l40s", "rtx-pro-6000", "a100-80gb", "h100-80gb", "h200", "b200"};
-  p.price_source = "deploybase.ai 'RunPod GPU Pricing: 2026 Comprehensive Pricing Guide', data as of 2026-03-10 (per GPU)";
+  p.price_source = "deploybase.ai 'RunPod GPU Pricing 2026' (per GPU, times the GPU count)";
   return p;
 }
 
