@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "cli/app.hpp"
+#include "cli/services.hpp"
+#include "fakes/fake_clock.hpp"
+
+using namespace gpurent;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  std::ostringstream out;
+  std::ostringstream err;
+  std::istringstream in;
+  test::FakeClock clock;
+  Services s;
+  int rc = 0;
+  explicit Run(std::map<std::string, std::string> env = {}) : s(out, err, in, std::move(env), clock) {}
+  Run& operator()(const std::vector<std::string>& args)
+  {
+    rc = run_app(args, s);
+    return *this;
+  }
+};
+
+std::string golden(const std::string& name)
+{
+  std::ifstream f(std::string(GPURENT_TEST_DATA) + "/golden/" + name);
+  REQUIRE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json json_of(const std::vector<std::string>& args, std::map<std::string, std::string> env = {})
+{
+  Run r(std::move(env));
+  auto all = args;
+  all.emplace_back("--json");
+  r(all);
+  INFO(r.err.str());
+  REQUIRE(r.rc == 0);
+  return nlohmann::json::parse(r.out.str());
+}
+
+}  // namespace
+
+TEST_CASE("CostCommand: gpucloud text view (golden)", "[cli][cost]")
+{
+  Run r;
+  r({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--gpus", "8", "--hours", "1.5", "--stopped-hours",
+     "2", "--hibernated-hours", "10", "--price", "10"});
+  INFO(r.err.str());
+  CHECK(r.rc == 0);
+  CHECK(r.out.str() == golden("cost_gpucloud.txt"));
+  CHECK(r.err.str().empty());
+}
+
+TEST_CASE("CostCommand: runpod built-in price, text view (golden)", "[cli][cost]")
+{
+  Run r;
+  r({"cost", "--provider", "runpod", "--card", "RTX 4090", "--gpus", "2", "--hours", "1.25", "--stopped-hours", "3"});
+  INFO(r.err.str());
+  CHECK(r.rc == 0);
+  CHECK(r.out.str() == golden("cost_runpod.txt"));
+}
+
+TEST_CASE("CostCommand: JSON keys and exact charges", "[cli][cost]")
+{
+  const auto j = json_of({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--gpus", "8", "--hours", "1.5",
+                          "--stopped-hours", "2", "--hibernated-hours", "10", "--price", "10"});
+  for (const char* k : {"provider", "card", "gpus", "price_per_hour", "billing", "running", "stopped", "hibernated",
+                        "total", "currency", "notes"}) {
+    CHECK(j.contains(k));
+  }
+  CHECK(j["provider"] == "gpucloud");
+  CHECK(j["card"] == "rtx-pro-6000");
+  CHECK(j["gpus"] == 8);
+  CHECK(j["price_per_hour"] == 10.0);
+  CHECK(j["billing"]["increment_s"] == 3600);
+  CHECK(j["billing"]["minimum_s"] == 3600);
+  CHECK(j["billing"]["charged_at_deploy_s"] == 3600);
+  CHECK(j["running"]["billed_s"] == 7200);
+  CHECK(j["running"]["cost"] == 20.0);
+  CHECK(j["stopped"]["billed_s"] == 7200);
+  CHECK(j["stopped"]["cost"] == 20.0);
+  CHECK(j["hibernated"]["billed_s"] == 36000);
+  CHECK(j["hibernated"]["cost"] == 0.2);
+  CHECK(j["total"] == 40.2);
+  CHECK(j["currency"] == "USD");
+  CHECK(j["price_origin"] == "--price");
+
+  // cloudgpu: 61 s -> 2 min at $0.60/h = $0.02
+  const auto c = json_of({"cost", "--provider", "cloudgpu", "--card", "4090", "--hours", "0.016944444", "--price", "0.6"});
+  CHECK(c["running"]["billed_s"] == 120);
+  CHECK(c["total"] == 0.02);
+  CHECK(c["billing"]["increment_s"] == 60);
+  CHECK(c["billing"]["minimum_s"] == 60);
+
+  const auto rp = json_of({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"});
+  CHECK(rp["price_origin"] == "built-in 2026-03-10");
+  CHECK(rp["total"] == 1.56);
+  const auto spot = json_of({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2", "--spot"});
+  CHECK(spot["total"] == 0.88);
+}
+
+TEST_CASE("CostCommand: config price overrides are used and named", "[cli][cost]")
+{
+  const fs::path dir = fs::temp_directory_path() / ("gpurent-cost-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "config.toml";
+  std::ofstream(file) << "[prices.gpucloud]\n\"rtx-pro-6000x8\" = 14.4\n[prices.runpod]\nl4 = 0.5\n";
+  const std::map<std::string, std::string> env{{"GPURENT_CONFIG", file.string()}};
+  const auto j = json_of({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--gpus", "8", "--hours", "0.1"}, env);
+  CHECK(j["price_origin"] == "config");
+  CHECK(j["total"] == 14.4);
+  const auto r = json_of({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"}, env);
+  CHECK(r["total"] == 1.0);
+  Run text(env);
+  text({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"});
+  CHECK_THAT(text.out.str(), Catch::Contains("price: from the config file " + file.string()));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("CostCommand: refusals and usage errors", "[cli][cost]")
+{
+  Run hib;
+  hib({"cost", "--provider", "cloudgpu", "--card", "rtx-4090", "--hours", "1", "--hibernated-hours", "1", "--price", "0.5"});
+  CHECK(hib.rc == 3);
+  CHECK_THAT(hib.err.str(), Catch::Contains("cloudgpu has no hibernate state"));
+  CHECK(hib.out.str().empty());
+  Run spot;
+  spot({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1", "--hibernated-hours", "1", "--spot",
+        "--price", "1"});
+  CHECK(spot.rc == 3);
+  CHECK_THAT(spot.err.str(), Catch::Contains("Spot machine cannot be hibernated"));
+  Run stop;
+  stop({"cost", "--provider", "lambda", "--card", "a10", "--hours", "1", "--stopped-hours", "1"});
+  CHECK(stop.rc == 3);
+  for (const auto& hours : {"-1", "nan", "abc", "1e9", ""}) {
+    Run bad;
+    bad({"cost", "--provider", "runpod", "--card", "l4", "--hours", hours});
+    INFO(hours);
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.str().empty());
+  }
+  Run gpus;
+  gpus({"cost", "--provider", "runpod", "--card", "l4", "--gpus", "9", "--hours", "1"});
+  CHECK(gpus.rc == 2);
+  Run card;
+  card({"cost", "--provider", "runpod", "--card", "a100", "--hours", "1"});
+  CHECK(card.rc == 2);
+  CHECK_THAT(card.err.str(), Catch::Contains("ambiguous"));
+  Run small;
+  small({"cost", "--provider", "gpucloud", "--card", "rtx-4090", "--hours", "1", "--price", "1"});
+  CHECK(small.rc == 1);
+  CHECK_THAT(small.err.str(), Catch::Contains("48 GB"));
+  Run noprice;
+  noprice({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1"});
+  CHECK(noprice.rc == 1);
+  CHECK_THAT(noprice.err.str(), Catch::Contains("--price"));
+  CHECK_THAT(noprice.err.str(), Catch::Contains("[prices.gpucloud]"));
+  Run missing;
+  missing({"cost", "--provider", "runpod", "--card", "l4"});
+  CHECK(missing.rc == 2);
+}
+
+TEST_CASE("OffersCommand: lists offers with origin, filters, JSON", "[cli][offers]")
+{
+  const auto j = json_of({"offers"});
+  REQUIRE(j["offers"].is_array());
+  bool gpucloud_listed = false;
+  for (const auto& o : j["offers"]) {
+    for (const char* k : {"provider", "card", "vram_gib", "label_gb", "gpus", "price_per_hour", "spot_price_per_hour",
+                          "billing_increment_s", "region", "price_origin"}) {
+      CHECK(o.contains(k));
+    }
+    if (o["provider"] == "gpucloud") {
+      gpucloud_listed = true;
+      CHECK(o["price_per_hour"].is_null());
+      CHECK(o["region"] == "canada-montreal");
+      CHECK(o["billing_increment_s"] == 3600);
+    }
+  }
+  CHECK(gpucloud_listed);
+  const auto big = json_of({"offers", "--min-vram", "70", "--provider", "runpod"});
+  for (const auto& o : big["offers"]) {
+    CHECK(o["vram_gib"].get<double>() >= 70.0);
+    CHECK(o["provider"] == "runpod");
+  }
+  CHECK_FALSE(big["offers"].empty());
+  const auto spot = json_of({"offers", "--spot"});
+  for (const auto& o : spot["offers"]) {
+    CHECK_FALSE(o["spot_price_per_hour"].is_null());
+  }
+  Run text;
+  text({"offers", "--provider", "cloudgpu"});
+  CHECK(text.rc == 0);
+  CHECK_THAT(text.out.str(), Catch::Contains("cloudgpu: per-minute (1 min increments, 1 min minimum)"));
+  CHECK_THAT(text.out.str(), Catch::Contains("no price"));
+  std::istringstream lines(text.out.str());
+  for (std::string line; std::getline(lines, line);) {
+    CHECK(line.size() <= 80);
+  }
+  Run bad;
+  bad({"offers", "--provider", "aws"});
+  CHECK(bad.rc == 2);
+}
