@@ -316,6 +316,14 @@ void strip_ansi(std::string_view in, std::string& out, int& state)
       continue;
     default: break;
     }
+    if (c != '\x1b' && c != '^' && c != '[') {
+      // Fast path: copy up to the next character that may start a sequence in one go.
+      const std::size_t next = in.find_first_of("\x1b^[", i);
+      const std::size_t end = next == std::string_view::npos ? in.size() : next;
+      out.append(in.substr(i, end - i));
+      i = end - 1;
+      continue;
+    }
     if (c == '\x1b') {
       state = 1;
       continue;

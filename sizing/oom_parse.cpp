@@ -113,12 +113,15 @@ void OomScanner::on_segment(std::string_view seg, bool line_start)
   if (line_start) {
     text.remove_prefix(oom_detail::line_prefix_length(text));
   }
+  const std::size_t old_size = m_text.size();
+  m_text.resize(old_size + text.size());
+  char* out = m_text.data() + old_size;
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (u > 0x20 && u != 0x7f) {
-      m_text.push_back(c);
-    }
+    *out = c;
+    out += (u > 0x20 && u != 0x7f) ? 1 : 0;  // drop whitespace and control characters, branch-free
   }
+  m_text.resize(static_cast<std::size_t>(out - m_text.data()));
   scan(false);
 }
 

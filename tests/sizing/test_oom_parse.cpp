@@ -371,7 +371,7 @@ TEST_CASE("OomScanner: a 64 MiB single line streams in bounded memory", "[sizing
   CHECK(r->line == 1);
   CHECK(peak <= 3 * OomScanner::k_segment);
   CHECK(scanner.bytes_seen() > 64ULL * (1 << 20));
-  CHECK(seconds < 20.0);  // about 0.3 s optimised; generous for sanitizer builds
+  CHECK(seconds < 60.0);  // ~1.5 s CPU optimised; a hang guard, generous for sanitizer builds
 }
 
 }  // namespace gpurent
