@@ -412,6 +412,11 @@ Result<BackupReport> Runner::run()
 {
   const auto t0 = std::chrono::steady_clock::now();
   m_roots = m_req.remote_paths.empty() ? std::vector<std::string>{"."} : m_req.remote_paths;
+  for (auto& r : m_roots) {
+    while (r.size() > 1 && r.back() == '/') {
+      r.pop_back();
+    }
+  }
   std::error_code ec;
   std::filesystem::create_directories(m_req.dest, ec);
   if (ec) {

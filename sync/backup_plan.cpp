@@ -148,7 +148,7 @@ BackupPlan plan_backup(const std::vector<RemoteEntry>& remote, const Manifest& m
       plan.rejected.push_back("unsafe name " + std::string(e.path) + ": not copied");
       continue;
     }
-    const std::string_view base = e.path.substr(e.path.rfind('/') + 1);
+    const std::string_view base = std::string_view(e.path).substr(e.path.rfind('/') + 1);
     if (base.ends_with(k_partial_suffix) || e.path == k_manifest_name) {
       plan.rejected.push_back(e.path + ": name reserved by gpurent backup, not copied");
       continue;

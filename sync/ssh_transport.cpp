@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <vector>
 
@@ -153,6 +154,8 @@ public:
   ~ExecChannel();
   // Runs to the end; stdout goes to `on_out` when given (an error from it aborts), else is kept.
   [[nodiscard]] Result<ExecResult> finish(const DataSink& on_out = {});
+  // Writes all of stdin and EOF now (blocking), so the command starts working at once.
+  [[nodiscard]] Result<void> send_input_now();
 
 private:
   LibsshSession& m_owner;
@@ -302,6 +305,7 @@ public:
       list.push_back('\0');
     }
     TRY_ASSIGN(auto ch, start_exec(hash_command(root), std::move(list)));
+    TRY(ch->send_input_now());
     return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch)));
   }
 
@@ -450,6 +454,22 @@ ExecChannel::~ExecChannel()
     libssh2_session_set_blocking(m_owner.raw(), 1);
     libssh2_channel_free(m_channel);
   }
+}
+
+Result<void> ExecChannel::send_input_now()
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
+  libssh2_session_set_blocking(s, 1);
+  while (m_written < m_input.size()) {
+    const auto n = libssh2_channel_write(m_channel, m_input.data() + m_written, m_input.size() - m_written);
+    if (n < 0) {
+      return std::unexpected(session_error(s, to_string(m_owner.target()), "send a command's input"));
+    }
+    m_written += static_cast<std::size_t>(n);
+  }
+  libssh2_channel_send_eof(m_channel);
+  m_eof_sent = true;
+  return {};
 }
 
 Result<ExecResult> ExecChannel::finish(const DataSink& on_out)
@@ -658,12 +678,20 @@ Result<void> LibsshSession::authenticate(const SshOptions& o)
       }
     }
   }
+  bool tried_rsa = false;
+  for (const auto& key : o.identities) {
+    std::ifstream pub(key.string() + ".pub");
+    std::string type;
+    pub >> type;
+    tried_rsa |= type == "ssh-rsa";
+  }
   std::string list;
   for (const auto& t : tried) {
     list += (list.empty() ? "" : ", ") + t;
   }
   return fail(Errc::unauthorized, "ssh to " + to_string(m_target) + ": authentication failed" +
                                       (list.empty() ? std::string(" (no key found)") : " with " + list) +
+                                      (tried_rsa ? " (this libssh2 signs RSA keys with SHA-1, which OpenSSH 8.8+ servers refuse unless PubkeyAcceptedAlgorithms has +ssh-rsa: prefer an ed25519 key)" : "") +
                                       "; pass the right key with --identity (an encrypted key needs GPURENT_SSH_PASSPHRASE or SSH_ASKPASS) and check the server's authorized_keys");
 }
 

@@ -53,6 +53,8 @@ PidFile $SSHD_DIR/sshd.pid
 AuthorizedKeysFile $SSHD_DIR/authorized_keys
 PermitRootLogin prohibit-password
 PubkeyAuthentication yes
+# libssh2 1.10 signs RSA user keys with SHA-1 only (ssh-rsa), which OpenSSH 8.8+ refuses by default.
+PubkeyAcceptedAlgorithms +ssh-rsa
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitEmptyPasswords no

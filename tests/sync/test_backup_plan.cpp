@@ -16,7 +16,7 @@ RemoteEntry dir(std::string path)
 {
   return RemoteEntry{std::move(path), EntryKind::directory, 0, 0, 0755, {}};
 }
-RemoteEntry link(std::string path, std::string target)
+RemoteEntry slink(std::string path, std::string target)
 {
   return RemoteEntry{std::move(path), EntryKind::symlink, 0, 0, 0777, std::move(target)};
 }
@@ -116,7 +116,7 @@ TEST_CASE("plan_backup: new, unchanged, changed, locally missing and forgotten f
 TEST_CASE("plan_backup: unsafe names, reserved names and entries under non-directories are rejected", "[sync][plan]")
 {
   const std::vector<RemoteEntry> remote{file("../x"), file("/abs"), file("a//b"), dir("d"), file("d/ok"),
-                                        link("l", "/"), file("l/through"), file("x.gpurent-partial"),
+                                        slink("l", "/"), file("l/through"), file("x.gpurent-partial"),
                                         file(".gpurent-manifest.json"), file("orphan/f")};
   const auto p = plan_backup(remote, {}, {}, {});
   const auto k = kinds(p);
