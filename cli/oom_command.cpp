@@ -238,8 +238,8 @@ void text_view(std::ostream& o, const OomReport& r, const OomDiagnosis& d, bool 
     row("card total", r.total, r.free ? fmt::format("{} free at the time", gib(*r.free)) : "");
     row("this process", d.footprint,
         r.allocated && r.reserved_unallocated
-            ? fmt::format("{} allocated + {} reserved unused + {} non-PyTorch{}", gib(*r.allocated), gib(*r.reserved_unallocated),
-                          gib(d.non_pytorch), d.non_pytorch_estimated ? " (CUDA context, estimated)" : "")
+            ? fmt::format("{:.2f} alloc + {:.2f} unused + {:.2f} {}", to_gib(*r.allocated), to_gib(*r.reserved_unallocated),
+                          to_gib(d.non_pytorch), d.non_pytorch_estimated ? "ctx (est.)" : "non-PyTorch")
             : "");
     row("other processes", d.other_processes,
         r.other_process_count > 0 ? fmt::format("{} listed in the message", r.other_process_count) : "card total - free - this process");

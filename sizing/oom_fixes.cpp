@@ -88,19 +88,24 @@ void larger_card(FixList& out, const OomDiagnosis& d)
 void job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
   out.add("reduce-batch",
-          "Halve the per-step batch and double gradient accumulation: same effective batch, about half the activations",
-          "--per_device_train_batch_size 4 --gradient_accumulation_steps 2   # Trainer; or divide the loss and step every N batches");
-  out.add("reduce-context", "Shorten the sequences: truncate or bucket long inputs; activations grow with sequence length",
-          "--max_seq_length 2048   # or max_length in your tokenizer/config");
-  out.add("mixed-precision", "Mixed precision: 16-bit activations take half the memory of 32-bit ones",
-          "with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):   # or --bf16 with the Trainer");
-  out.add("gradient-checkpointing", "Activation checkpointing recomputes activations in the backward pass instead of keeping them",
-          "model.gradient_checkpointing_enable()   # or --gradient_checkpointing");
+          "Halve the per-step batch and double gradient accumulation: same effective batch, about half the activations "
+          "(plain PyTorch: divide the loss by N and step every N batches)",
+          "--per_device_train_batch_size 4 --gradient_accumulation_steps 2");
+  out.add("reduce-context",
+          "Shorten the sequences (max_length / max_seq_length): truncate or bucket long inputs; activations grow with "
+          "sequence length",
+          "--max_seq_length 2048");
+  out.add("mixed-precision", "Mixed precision: 16-bit activations take half the memory of 32-bit ones (Trainer: --bf16)",
+          "with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):");
+  out.add("gradient-checkpointing",
+          "Activation checkpointing recomputes activations in the backward pass instead of keeping them (Trainer: "
+          "--gradient_checkpointing)",
+          "model.gradient_checkpointing_enable()");
   out.add("quantize", "Load the weights in 4-bit and train a LoRA adapter (QLoRA) instead of every weight",
-          "BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16)");
+          "BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\")");
   out.add("inference-mode", "For evaluation or inference, keep no autograd state", "with torch.inference_mode():");
   out.add("offload", "Offload what does not fit to CPU memory (slower: it crosses PCIe)",
-          "from_pretrained(..., device_map=\"auto\", max_memory={0: \"20GiB\", \"cpu\": \"64GiB\"})");
+          "device_map=\"auto\", max_memory={0: \"20GiB\", \"cpu\": \"64GiB\"}");
   (void)r;
   larger_card(out, d);
 }
