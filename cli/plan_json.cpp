@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+#include "cli/plan_json.hpp"
+
+#include <string>
+
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double gib(Bytes b) { return round2(to_gib(b)); }
+double gib_signed(std::int64_t bytes)
+{
+  const double v = static_cast<double>(bytes) / static_cast<double>(k_gib);
+  return round2(v);
+}
+double usd(MicroUsd m) { return to_units(m, 6); }
+std::string str(std::string_view v) { return std::string(v); }
+
+Json model_json(const PlanReport& r)
+{
+  const ModelArch& m = r.result.job.model;
+  return Json{{"name", m.name},       {"source", r.model_source},
+              {"params", m.params},   {"layers", m.layers},
+              {"hidden", m.hidden},   {"heads", m.heads},
+              {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim},
+              {"vocab", m.vocab},     {"intermediate", m.intermediate},
+              {"experts", m.experts}, {"experts_active", m.experts_active},
+              {"max_context", m.max_context}};
+}
+
+Json job_json(const JobSpec& j)
+{
+  return Json{{"task", str(to_string(j.task))},
+              {"engine", str(to_string(j.engine))},
+              {"weights", str(to_string(j.weights))},
+              {"kv_cache", str(to_string(resolve_kv_dtype(j)))},
+              {"context", j.context},
+              {"batch", j.batch},
+              {"optimizer", str(to_string(j.optimizer))},
+              {"grad_checkpointing", j.grad_checkpointing},
+              {"lora_rank", j.lora_rank},
+              {"gpus", j.gpus},
+              {"shard", str(to_string(j.shard))}};
+}
+
+Json memory_json(const MemoryEstimate& m)
+{
+  return Json{{"weights_gib", gib(m.weights)},
+              {"kv_cache_gib", gib(m.kv_cache)},
+              {"activations_gib", gib(m.activations)},
+              {"gradients_gib", gib(m.gradients)},
+              {"optimizer_gib", gib(m.optimizer)},
+              {"adapters_gib", gib(m.adapters)},
+              {"overhead_gib", gib(m.overhead)},
+              {"peak_allocated_gib", gib(m.peak_allocated())},
+              {"total_gib", gib(m.total())}};
+}
+
+Json choice_json(const PlanOption& c)
+{
+  return Json{{"provider", c.provider},
+              {"card", c.card},
+              {"vram_gib", gib(c.usable)},
+              {"gpus", c.gpus},
+              {"headroom_gib", gib_signed(c.headroom)},
+              {"price_per_hour", usd(c.price_per_hour)},
+              {"currency", "USD"},
+              {"billing", c.billing},
+              {"cost", usd(c.cost)}};
+}
+
+Json option_json(const PlanOption& o)
+{
+  return Json{{"provider", o.provider},
+              {"card", o.card},
+              {"gpus", o.gpus},
+              {"fits", o.fits},
+              {"headroom_gib", gib_signed(o.headroom)},
+              {"price_per_hour", usd(o.price_per_hour)},
+              {"cost", usd(o.cost)}};
+}
+
+Json fix_json(const Fix& f)
+{
+  Json flags = Json::object();
+  for (const auto& [engine, value] : f.flags) {
+    flags[engine] = value;
+  }
+  return Json{{"id", f.id}, {"description", f.description}, {"saves_gib", gib(f.saves)}, {"flags", flags}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json plan_to_json(const PlanReport& r)
+{
+  Json out;
+  out["model"] = model_json(r);
+  out["job"] = job_json(r.result.job);
+  out["memory"] = memory_json(r.result.memory);
+  if (r.serve) {
+    out["serve"] = Json{{"kv_pool_gib", gib(r.serve->kv_pool)},
+                        {"kv_pool_tokens", r.serve->kv_pool_tokens},
+                        {"max_concurrency", round2(r.serve->max_concurrency)}};
+  }
+  out["choice"] = r.result.choice ? choice_json(*r.result.choice) : Json(nullptr);
+  out["options"] = Json::array();
+  for (const auto& o : r.result.options) {
+    out["options"].push_back(option_json(o));
+  }
+  out["fixes"] = Json::array();
+  for (const auto& f : r.fixes) {
+    out["fixes"].push_back(fix_json(f));
+  }
+  out["launch"] = Json::object();
+  for (const auto& [engine, line] : r.launch) {
+    out["launch"][engine] = line;
+  }
+  return out;
+}
+
+}  // namespace gpurent

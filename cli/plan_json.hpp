@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The --json view of `gpurent plan`: exactly cli.md's keys. Sizes are GiB (2^30) per GPU
+// rounded to 2 decimals (round2); prices and costs are USD, exact to the micro-dollar.
+#include <nlohmann/json.hpp>
+
+#include "cli/plan_report.hpp"
+
+namespace gpurent {
+
+[[nodiscard]] nlohmann::ordered_json plan_to_json(const PlanReport& report);
+
+}  // namespace gpurent

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+#include "cli/plan_options.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "common/text.hpp"
+#include "providers/card.hpp"
+#include "providers/catalog.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+// A decimal number m x 10^e read exactly: digits, an optional fraction, an optional exponent.
+struct Decimal {
+  std::uint64_t mantissa = 0;
+  int exp10 = 0;
+};
+
+std::optional<Decimal> read_decimal(std::string_view s)
+{
+  Decimal d;
+  std::size_t i = 0;
+  int digits = 0;
+  int significant = 0;
+  bool dot = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '.' && !dot) {
+      dot = true;
+      continue;
+    }
+    if (c < '0' || c > '9') {
+      break;
+    }
+    ++digits;
+    if (d.mantissa == 0 && c == '0') {
+      if (dot) {
+        --d.exp10;
+      }
+      continue;
+    }
+    if (++significant > 18) {
+      return std::nullopt;  // more precision than any of our values needs
+    }
+    d.mantissa = d.mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+    if (dot) {
+      --d.exp10;
+    }
+  }
+  if (digits == 0) {
+    return std::nullopt;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+      negative = s[i] == '-';
+      ++i;
+    }
+    const auto exp = parse_u64(s.substr(i));
+    if (!exp || *exp > 40) {
+      return std::nullopt;
+    }
+    d.exp10 += negative ? -static_cast<int>(*exp) : static_cast<int>(*exp);
+    i = s.size();
+  }
+  if (i != s.size()) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+struct Scaled {
+  std::uint64_t value = 0;  // rounded toward zero
+  bool exact = true;
+  bool half_or_more = false;  // the dropped part was >= 0.5
+};
+
+// d x 10^scale as an integer; nullopt on overflow.
+std::optional<Scaled> scale(Decimal d, int scale10)
+{
+  const int e = d.exp10 + scale10;
+  Scaled r;
+  if (e >= 0) {
+    std::uint64_t v = d.mantissa;
+    for (int k = 0; k < e && v != 0; ++k) {
+      if (v > std::numeric_limits<std::uint64_t>::max() / 10) {
+        return std::nullopt;
+      }
+      v *= 10;
+    }
+    r.value = v;
+    return r;
+  }
+  if (-e > 19) {
+    r.exact = d.mantissa == 0;
+    return r;
+  }
+  std::uint64_t div = 1;
+  for (int k = 0; k < -e; ++k) {
+    div *= 10;
+  }
+  r.value = d.mantissa / div;
+  const std::uint64_t rem = d.mantissa % div;
+  r.exact = rem == 0;
+  r.half_or_more = rem >= div - rem;
+  return r;
+}
+
+Error usage(std::string message) { return Error{Errc::usage, std::move(message)}; }
+
+std::string quoted(std::string_view s) { return fmt::format("'{}'", s); }
+
+// A value parser's result, with an error rewritten as a usage error that names the flag.
+template <class T>
+Result<T> for_flag(std::string_view flag, Result<T> r)
+{
+  if (!r) {
+    return std::unexpected(usage(fmt::format("{}: {}", flag, r.error().message)));
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<void> check_task_engine(Task task, Engine engine)
+{
+  const bool training = task == Task::train || task == Task::lora || task == Task::qlora;
+  const bool trainer = engine == Engine::transformers || engine == Engine::torchtune || engine == Engine::deepspeed;
+  if (training && !trainer) {
+    return fail(Errc::usage, fmt::format("--engine {} cannot {}; use transformers, torchtune or deepspeed",
+                                         to_string(engine), to_string(task)));
+  }
+  if (!training && (engine == Engine::torchtune || engine == Engine::deepspeed)) {
+    return fail(Errc::usage, fmt::format("--engine {} is for training; for --task {} use vllm, llama.cpp, ollama or "
+                                         "transformers",
+                                         to_string(engine), to_string(task)));
+  }
+  if (task == Task::serve && engine == Engine::transformers) {
+    return fail(Errc::usage, "--task serve needs a serving engine; use --engine vllm, llama.cpp or ollama");
+  }
+  return {};
+}
+
+namespace {
+
+Result<void> check_weights(Task task, Engine engine, WeightFormat w)
+{
+  const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;
+  const bool sixteen = w == WeightFormat::fp32 || w == WeightFormat::bf16 || w == WeightFormat::fp16;
+  if (gguf_engine && !is_gguf(w) && !sixteen) {
+    return fail(Errc::usage, fmt::format("--weights {} is not a GGUF type; {} loads GGUF files: use e.g. Q4_K_M, "
+                                         "Q8_0 or F16",
+                                         to_string(w), to_string(engine)));
+  }
+  if (!gguf_engine && is_gguf(w) && engine != Engine::vllm) {
+    return fail(Errc::usage, fmt::format("--weights {} is a GGUF type; use --engine llama.cpp or ollama, or a "
+                                         "format such as bf16, int8 or nf4",
+                                         to_string(w)));
+  }
+  if (task == Task::train && !sixteen) {
+    return fail(Errc::usage, fmt::format("--task train updates every weight, which needs fp32, bf16 or fp16 "
+                                         "weights, not {}; use --task qlora for a quantized base",
+                                         to_string(w)));
+  }
+  if (task == Task::qlora && w != WeightFormat::nf4 && w != WeightFormat::int4) {
+    return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4 or int4), not {}; use --task "
+                                         "lora for a 16-bit base",
+                                         to_string(w)));
+  }
+  return {};
+}
+
+Result<void> check_shard(Task task, std::optional<Shard> shard)
+{
+  const bool training = task == Task::train || task == Task::lora || task == Task::qlora;
+  if (shard && !training && *shard != Shard::none && *shard != Shard::tp) {
+    return fail(Errc::usage, fmt::format("--shard {} shards training state; for --task {} use tp or none",
+                                         to_string(*shard), to_string(task)));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::uint64_t> parse_param_count(std::string_view s)
+{
+  const std::string_view t = trim(s);
+  const auto bad = [&] {
+    return fail(Errc::usage, fmt::format("bad parameter count {}; write e.g. 7B, 8.03B, 350M, 1.5T or 70e9", quoted(s)));
+  };
+  if (t.empty()) {
+    return bad();
+  }
+  int suffix = 0;
+  std::string_view number = t;
+  switch (t.back()) {
+  case 'k': case 'K': suffix = 3; break;
+  case 'm': case 'M': suffix = 6; break;
+  case 'b': case 'B': suffix = 9; break;
+  case 't': case 'T': suffix = 12; break;
+  default: break;
+  }
+  if (suffix != 0) {
+    number = t.substr(0, t.size() - 1);
+  }
+  const auto d = read_decimal(number);
+  if (!d) {
+    return bad();
+  }
+  const auto v = scale(*d, suffix);
+  if (!v) {
+    return fail(Errc::usage, fmt::format("parameter count {} is absurdly large; the limit is 100T", quoted(s)));
+  }
+  const std::uint64_t n = v->value + (v->half_or_more && !v->exact ? 1 : 0);
+  if (n < 1'000'000ULL || n > 100'000'000'000'000ULL) {
+    return fail(Errc::usage, fmt::format("parameter count {} is out of range; give 1M to 100T (e.g. 7B)", quoted(s)));
+  }
+  return n;
+}
+
+Result<std::chrono::seconds> parse_hours(std::string_view s)
+{
+  const auto d = read_decimal(trim(s));
+  const auto micro_hours = d ? scale(*d, 6) : std::nullopt;
+  if (!micro_hours) {
+    return fail(Errc::usage, fmt::format("bad number of hours {}; write e.g. 1, 0.5 or 36", quoted(s)));
+  }
+  const std::uint64_t mh = micro_hours->value + (micro_hours->exact ? 0 : 1);  // round up: never under-bill
+  if (mh == 0 || mh > 87'600'000'000ULL) {
+    return fail(Errc::usage, fmt::format("hours {} out of range; give more than 0 and at most 87600", quoted(s)));
+  }
+  // 1 hour = 3600 s = 3600 / 1e6 s per micro-hour: round up to the next whole second.
+  const std::uint64_t secs = (mh * 36 + 9'999) / 10'000;
+  return std::chrono::seconds{static_cast<std::int64_t>(secs)};
+}
+
+Result<std::uint32_t> parse_gpu_util(std::string_view s)
+{
+  const auto d = read_decimal(trim(s));
+  const auto v = d ? scale(*d, 3) : std::nullopt;
+  if (!v) {
+    return fail(Errc::usage, fmt::format("bad GPU memory utilization {}; write a fraction such as 0.9", quoted(s)));
+  }
+  const std::uint64_t permille = v->value + (v->half_or_more && !v->exact ? 1 : 0);
+  if (permille == 0 || permille > 1000) {
+    return fail(Errc::usage, fmt::format("GPU memory utilization {} out of range; give a fraction above 0 and at "
+                                         "most 1 (e.g. 0.9)",
+                                         quoted(s)));
+  }
+  return static_cast<std::uint32_t>(permille);
+}
+
+Result<MicroUsd> parse_usd_per_hour(std::string_view s)
+{
+  std::string_view t = trim(s);
+  if (!t.empty() && t.front() == '$') {
+    t.remove_prefix(1);
+  }
+  const auto d = read_decimal(t);
+  const auto v = d ? scale(*d, 6) : std::nullopt;
+  if (!v) {
+    return fail(Errc::usage, fmt::format("bad price {}; write USD per hour, e.g. 2.50", quoted(s)));
+  }
+  if (v->value == 0 || v->value > 100'000ULL * k_micro_per_unit) {
+    return fail(Errc::usage, fmt::format("price {} out of range; give more than $0 and at most $100000 per hour",
+                                         quoted(s)));
+  }
+  return MicroUsd{static_cast<std::int64_t>(v->value)};
+}
+
+Result<std::uint32_t> parse_context(std::string_view s)
+{
+  std::string_view t = trim(s);
+  std::uint64_t unit = 1;
+  if (!t.empty() && (t.back() == 'k' || t.back() == 'K')) {
+    unit = 1024;
+    t.remove_suffix(1);
+  }
+  const auto n = parse_u64(t);
+  if (!n || *n == 0 || *n > (16ULL << 20) / unit) {
+    return fail(Errc::usage, fmt::format("bad context length {}; give tokens per sequence from 1 to 16M, e.g. "
+                                         "8192 or 8k",
+                                         quoted(s)));
+  }
+  return static_cast<std::uint32_t>(*n * unit);
+}
+
+Result<std::uint32_t> parse_count(std::string_view s, std::string_view flag, std::uint32_t lo, std::uint32_t hi)
+{
+  const auto n = parse_u64(trim(s));
+  if (!n || *n < lo || *n > hi) {
+    return fail(Errc::usage, fmt::format("{} {}: give a whole number from {} to {}", flag, quoted(s), lo, hi));
+  }
+  return static_cast<std::uint32_t>(*n);
+}
+
+Result<PlanOptions> validate_plan_args(const PlanArgs& a)
+{
+  PlanOptions o;
+  o.model = std::string(trim(a.model));
+  o.offline = a.offline;
+  o.grad_checkpointing = a.grad_checkpointing;
+  o.request.spot = a.spot;
+
+  if (!a.params.empty()) {
+    TRY_ASSIGN(o.params, for_flag("--params", parse_param_count(a.params)));
+    if (!o.model.empty()) {
+      return fail(Errc::usage, "give a MODEL or --params, not both; --params is for a model gpurent does not know");
+    }
+  } else if (o.model.empty()) {
+    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`) or "
+                             "give --params 7B");
+  }
+  if (!a.task.empty()) {
+    TRY_ASSIGN(o.task, for_flag("--task", parse_task(a.task)));
+  }
+  o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
+  if (!a.engine.empty()) {
+    TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
+  }
+  TRY(check_task_engine(o.task, o.engine));
+  o.weights = o.task == Task::qlora ? WeightFormat::nf4 : WeightFormat::bf16;
+  if (!a.weights.empty()) {
+    TRY_ASSIGN(o.weights, for_flag("--weights", parse_weight_format(a.weights)));
+  }
+  TRY(check_weights(o.task, o.engine, o.weights));
+  if (!a.kv_cache.empty()) {
+    TRY_ASSIGN(o.kv_cache, for_flag("--kv-cache", parse_kv_dtype(a.kv_cache)));
+  }
+  if (!a.context.empty()) {
+    TRY_ASSIGN(o.context, for_flag("--context", parse_context(a.context)));
+  }
+  if (!a.batch.empty()) {
+    TRY_ASSIGN(o.batch, parse_count(a.batch, "--batch", 1, 4096));
+  }
+  if (!a.optimizer.empty()) {
+    TRY_ASSIGN(o.optimizer, for_flag("--optimizer", parse_optimizer(a.optimizer)));
+  }
+  if (!a.lora_rank.empty()) {
+    TRY_ASSIGN(o.lora_rank, parse_count(a.lora_rank, "--lora-rank", 1, 4096));
+  }
+  if (!a.gpus.empty()) {
+    TRY_ASSIGN(o.request.gpus, parse_count(a.gpus, "--gpus", 1, k_max_gpus_per_server));
+  }
+  if (!a.shard.empty()) {
+    TRY_ASSIGN(o.request.shard, for_flag("--shard", parse_shard(a.shard)));
+  }
+  TRY(check_shard(o.task, o.request.shard));
+  if (!a.gpu_util.empty()) {
+    TRY_ASSIGN(o.gpu_util_permille, for_flag("--gpu-util", parse_gpu_util(a.gpu_util)));
+  }
+  if (!a.card.empty()) {
+    auto card = find_card(a.card);
+    if (!card) {
+      return fail(Errc::usage, "--card: " + card.error().message);
+    }
+    o.request.card = card->id;
+    o.card_display = card->display;
+  }
+  if (!a.provider.empty()) {
+    auto provider = find_provider(a.provider);
+    if (!provider) {
+      return fail(Errc::usage, "--provider: " + provider.error().message);
+    }
+    o.request.provider = provider->name;
+  }
+  if (!a.hours.empty()) {
+    TRY_ASSIGN(o.request.runtime, for_flag("--hours", parse_hours(a.hours)));
+  }
+  if (!a.max_price.empty()) {
+    TRY_ASSIGN(o.request.max_price, for_flag("--max-price", parse_usd_per_hour(a.max_price)));
+  }
+  return o;
+}
+
+Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model)
+{
+  JobSpec job;
+  job.model = model;
+  job.task = o.task;
+  job.engine = o.engine;
+  job.weights = o.weights;
+  job.kv_cache = o.kv_cache;
+  job.batch = o.batch;
+  job.optimizer = o.optimizer;
+  job.grad_checkpointing = o.grad_checkpointing;
+  job.lora_rank = o.lora_rank;
+  job.gpu_util_permille = o.gpu_util_permille;
+  const std::uint32_t max = model.max_context;
+  if (o.context) {
+    if (max > 0 && *o.context > max) {
+      return fail(Errc::usage, fmt::format("--context {} is longer than {}'s maximum of {} tokens; give at most {}",
+                                           *o.context, model.name, max, max));
+    }
+    job.context = *o.context;
+  } else {
+    job.context = max > 0 ? std::min(k_default_context, max) : k_default_context;
+  }
+  return job;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `gpurent plan` options: the raw command-line strings, their validation into typed values,
+// and the value parsers (exposed for the property tests).
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+#include "common/units.hpp"
+#include "providers/plan.hpp"
+#include "sizing/job.hpp"
+#include "sizing/model.hpp"
+
+namespace gpurent {
+
+// As typed on the command line; empty = not given.
+struct PlanArgs {
+  std::string model;
+  std::string task;
+  std::string engine;
+  std::string weights;
+  std::string kv_cache;
+  std::string context;
+  std::string batch;
+  std::string optimizer;
+  bool grad_checkpointing = false;
+  std::string lora_rank;
+  std::string gpus;
+  std::string shard;
+  std::string gpu_util;
+  std::string card;
+  std::string provider;
+  std::string hours;
+  bool spot = false;
+  std::string max_price;
+  std::string params;
+  bool offline = false;
+};
+
+inline constexpr std::uint32_t k_default_context = 4096;
+
+// Validated and typed, with cli.md's defaults applied (context stays unset until the model's
+// maximum is known: see make_job).
+struct PlanOptions {
+  std::string model;                    // empty when only --params is given
+  std::optional<std::uint64_t> params;  // --params
+  Task task = Task::infer;
+  Engine engine = Engine::transformers;
+  WeightFormat weights = WeightFormat::bf16;
+  KvDtype kv_cache = KvDtype::auto_;
+  std::optional<std::uint32_t> context;  // --context as given
+  std::uint32_t batch = 1;
+  Optimizer optimizer = Optimizer::adamw;
+  bool grad_checkpointing = false;
+  std::uint32_t lora_rank = 16;
+  std::uint32_t gpu_util_permille = 900;
+  PlanRequest request;  // gpus, shard, hours, provider, spot, max price, card (ids)
+  std::string card_display;  // the --card as found, for messages
+  bool offline = false;
+};
+
+// Every value checked; the first bad one is an Errc::usage error naming the flag.
+[[nodiscard]] Result<PlanOptions> validate_plan_args(const PlanArgs& args);
+
+// The engine can run the task (training engines train, serving engines serve); Errc::usage.
+[[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
+
+// The job for `model`: context defaults to 4096 capped at the model's maximum; an explicit
+// --context above the maximum is a usage error.
+[[nodiscard]] Result<JobSpec> make_job(const PlanOptions& opts, const ModelArch& model);
+
+// ---- Value parsers (each rejects anything but the whole string as a valid value) ----
+// "7B", "70e9", "8.03B", "350M", "1.5T", "7000000000": 1e6 ..= 1e14 parameters.
+[[nodiscard]] Result<std::uint64_t> parse_param_count(std::string_view s);
+// "1", "0.5", "36", "1.25": hours, > 0 and <= 87600 (ten years), to whole seconds rounded up.
+[[nodiscard]] Result<std::chrono::seconds> parse_hours(std::string_view s);
+// "0.9": vLLM gpu_memory_utilization in (0, 1], as permille (nearest).
+[[nodiscard]] Result<std::uint32_t> parse_gpu_util(std::string_view s);
+// "2.5", "$2.50": USD per hour, > 0 and <= 100000, to the micro-dollar (rounded down).
+[[nodiscard]] Result<MicroUsd> parse_usd_per_hour(std::string_view s);
+// "8192", "8k" (= 8192), "128K": tokens, 1 ..= 16M.
+[[nodiscard]] Result<std::uint32_t> parse_context(std::string_view s);
+// A plain positive integer in [lo, hi]; `flag` names it in the error.
+[[nodiscard]] Result<std::uint32_t> parse_count(std::string_view s, std::string_view flag, std::uint32_t lo,
+                                                std::uint32_t hi);
+
+}  // namespace gpurent

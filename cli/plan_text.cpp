@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+#include "cli/plan_text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/text.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+constexpr std::size_t k_width = 80;
+constexpr std::size_t k_bar = 30;
+constexpr std::size_t k_max_rows = 12;
+
+struct Style {
+  bool on = false;
+  [[nodiscard]] std::string wrap(std::string_view code, std::string_view s) const
+  {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
+  }
+  [[nodiscard]] std::string bold(std::string_view s) const { return wrap("1", s); }
+  [[nodiscard]] std::string good(std::string_view s) const { return wrap("32", s); }
+  [[nodiscard]] std::string bad(std::string_view s) const { return wrap("31", s); }
+  [[nodiscard]] std::string dim(std::string_view s) const { return wrap("2", s); }
+};
+
+std::string gib(Bytes b) { return fmt::format("{:.2f} GiB", round2(to_gib(b))); }
+std::string gib_signed(std::int64_t bytes)
+{
+  return fmt::format("{:.2f} GiB", round2(static_cast<double>(bytes) / static_cast<double>(k_gib)));
+}
+
+std::string pad(std::string_view s, std::size_t width, bool right = false)
+{
+  const std::size_t w = display_width(s);
+  const std::string fill(w < width ? width - w : 0, ' ');
+  return right ? fill + std::string(s) : std::string(s) + fill;
+}
+
+std::string gpus_label(std::uint32_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+
+std::string summary(const PlanReport& r)
+{
+  const JobSpec& j = r.result.job;
+  std::vector<std::string> parts;
+  parts.push_back(fmt::format("{} {}", to_string(j.task), j.model.name));
+  parts.push_back(std::string(to_string(j.engine)));
+  parts.push_back(fmt::format("{} weights", to_string(j.weights)));
+  if (j.model.layers > 0) {
+    parts.push_back(fmt::format("KV {}", to_string(resolve_kv_dtype(j))));
+    parts.push_back(fmt::format("context {}", j.context));
+    parts.push_back(fmt::format("batch {}", j.batch));
+  }
+  if (j.task == Task::train || j.task == Task::lora || j.task == Task::qlora) {
+    parts.push_back(std::string(to_string(j.optimizer)));
+    if (j.task != Task::train) {
+      parts.push_back(fmt::format("rank {}", j.lora_rank));
+    }
+    if (j.grad_checkpointing) {
+      parts.push_back("checkpointing");
+    }
+  }
+  parts.push_back(j.gpus > 1 ? fmt::format("{} ({})", gpus_label(j.gpus), to_string(j.shard)) : gpus_label(j.gpus));
+  std::string line;
+  for (const auto& p : parts) {
+    line += (line.empty() ? "" : ", ") + p;
+  }
+  return line;
+}
+
+// One bar track: cells [from, to) filled, the limit marker (k_bar: none) where nothing is drawn.
+std::string track(std::size_t from, std::size_t to, std::size_t marker)
+{
+  std::string s;
+  for (std::size_t i = 0; i < k_bar; ++i) {
+    if (i >= from && i < to) {
+      s += "\u2588";
+    } else if (i == marker) {
+      s += "|";
+    } else if (i < from) {
+      s += "\u00b7";
+    } else {
+      s += " ";
+    }
+  }
+  return s;
+}
+
+void render_memory(std::string& out, const PlanReport& r, const Style& st)
+{
+  const MemoryEstimate& m = r.result.memory;
+  const std::optional<Card>& card = r.result.card;
+  const Bytes limit = card ? fit_limit_for(r.result.job, card->usable) : Bytes{};
+  if (card) {
+    out += st.bold(fmt::format("Memory per GPU on {}", card->display)) +
+           fmt::format(" ({} usable, limit {})\n", gib(card->usable), gib(limit));
+  } else {
+    out += st.bold("Memory per GPU") + "\n";
+  }
+  const std::uint64_t scale = std::max<std::uint64_t>({m.total().n, card ? card->usable.n : std::uint64_t{0}, std::uint64_t{1}});
+  const auto cell = [&](std::uint64_t bytes) {
+    return static_cast<std::size_t>((static_cast<double>(bytes) / static_cast<double>(scale)) * k_bar + 0.5);
+  };
+  const std::size_t marker = card ? std::min(cell(limit.n), k_bar - 1) : k_bar;
+  const std::pair<const char*, Bytes> terms[] = {
+      {"weights", m.weights},     {"kv cache", m.kv_cache}, {"activations", m.activations},
+      {"gradients", m.gradients}, {"optimizer", m.optimizer}, {"adapters", m.adapters},
+      {"overhead", m.overhead},
+  };
+  std::uint64_t cum = 0;
+  for (const auto& [label, bytes] : terms) {
+    if (bytes.n == 0) {
+      continue;
+    }
+    const std::size_t from = std::min(cell(cum), k_bar - 1);
+    const std::size_t to = std::max(from + 1, std::min(cell(cum + bytes.n), k_bar));
+    cum += bytes.n;
+    out += fmt::format("  {} {} {:>10}\n", pad(label, 12), track(from, to, marker), gib(bytes));
+  }
+  const bool fits = card && m.total() <= limit;
+  const std::string bar = track(0, std::max<std::size_t>(1, std::min(cell(m.total().n), k_bar)), marker);
+  std::string status;
+  if (card) {
+    const auto headroom = static_cast<std::int64_t>(limit.n) - static_cast<std::int64_t>(m.total().n);
+    status = fits ? st.good(fmt::format("fits, {} spare", gib_signed(headroom)))
+                  : st.bad(fmt::format("over by {}", gib_signed(-headroom)));
+  }
+  out += fmt::format("  {} {} {:>10}  {}\n", pad("total", 12), fits || !card ? bar : st.bad(bar), gib(m.total()), status);
+  if (card) {
+    out += st.dim(fmt::format("  {}| = fit limit: 95% of usable memory{}\n", std::string(14, ' '),
+                              r.result.job.engine == Engine::vllm ? " (vLLM: and --gpu-util)" : ""));
+  }
+}
+
+void render_serve(std::string& out, const PlanReport& r)
+{
+  if (!r.serve) {
+    return;
+  }
+  const std::string text =
+      fmt::format("KV pool at --gpu-util {:.2f}: {} = {} tokens, {:.2f} sequences of {} tokens",
+                  r.result.job.gpu_util_permille / 1000.0, gib(r.serve->kv_pool), r.serve->kv_pool_tokens,
+                  round2(r.serve->max_concurrency), r.result.job.context);
+  for (const auto& line : wrap_words(text, k_width, "", "  ")) {
+    out += line + "\n";
+  }
+}
+
+void render_choice(std::string& out, const PlanReport& r, const Style& st)
+{
+  const auto& res = r.result;
+  if (res.choice) {
+    const PlanOption& c = *res.choice;
+    out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
+                                           format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
+    for (const auto& line :
+         wrap_words(fmt::format("{} for {} under {} billing; {} spare per GPU; price {}", format_usd(c.cost),
+                                hours_label(r.runtime), c.billing, gib_signed(c.headroom), c.price_origin),
+                    k_width, "  ", "  ")) {
+      out += line + "\n";
+    }
+    return;
+  }
+  if (r.card_given && res.card) {
+    if (res.card_fits) {
+      out += st.bold("Choice") + fmt::format(": fits {} x {}, but no offer prices it\n", res.job.gpus, res.card->display);
+    } else {
+      out += st.bad(fmt::format("Does not fit {} x {}", res.job.gpus, res.card->display)) + "\n";
+    }
+    return;
+  }
+  out += st.bad(res.options.empty() ? "No offer matches the filters" : "Nothing fits within 8 GPUs of one server") + "\n";
+}
+
+void render_options(std::string& out, const PlanReport& r, const Style& st)
+{
+  const auto& opts = r.result.options;
+  if (opts.empty()) {
+    return;
+  }
+  out += "\n" + st.bold("Options") + "\n";
+  out += fmt::format("  {} {} {} {} {} {} {}\n", pad("provider", 9), pad("card", 18), pad("GPUs", 4, true),
+                     pad("fits", 4), pad("headroom", 11, true), pad("$/h", 9, true),
+                     pad("cost " + hours_label(r.runtime), 10, true));
+  for (std::size_t i = 0; i < opts.size() && i < k_max_rows; ++i) {
+    const PlanOption& o = opts[i];
+    const std::string fits = o.fits ? st.good(pad("yes", 4)) : st.bad(pad("no", 4));
+    out += fmt::format("  {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 18),
+                       pad(std::to_string(o.gpus), 4, true), fits, pad(gib_signed(o.headroom), 11, true),
+                       pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 9, true), pad(format_usd(o.cost), 10, true));
+  }
+  if (opts.size() > k_max_rows) {
+    out += st.dim(fmt::format("  ... and {} more (--json lists them all)", opts.size() - k_max_rows)) + "\n";
+  }
+  if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.spot; })) {
+    out += st.dim("  * spot price: the server can be interrupted") + "\n";
+  }
+}
+
+void render_fixes(std::string& out, const PlanReport& r, const Style& st)
+{
+  if (r.fixes.empty()) {
+    return;
+  }
+  const std::string engine(to_string(r.result.job.engine));
+  out += "\n" + st.bold("Fixes") + fmt::format(" (each alone, against {} per GPU)\n", gib(r.fix_limit));
+  for (const Fix& f : r.fixes) {
+    out += fmt::format("  {} saves {}{}\n", pad(f.id, 20), gib(f.saves), f.fits_alone ? st.good(", fits alone") : "");
+    for (const auto& line : wrap_words(f.description, k_width, "    ", "    ")) {
+      out += line + "\n";
+    }
+    const auto it = f.flags.find(engine);
+    if (it != f.flags.end()) {
+      for (const auto& line : wrap_words(it->second, k_width, "    " + engine + ": ", "      ")) {
+        out += st.dim(line) + "\n";
+      }
+      continue;
+    }
+    for (const auto& [e, flag] : f.flags) {
+      for (const auto& line : wrap_words(flag, k_width, "    " + e + ": ", "      ")) {
+        out += st.dim(line) + "\n";
+      }
+    }
+  }
+}
+
+void render_launch(std::string& out, const PlanReport& r, const Style& st)
+{
+  if (r.launch.empty()) {
+    return;
+  }
+  out += "\n" + st.bold("Launch") + "\n";
+  for (const auto& [engine, line] : r.launch) {
+    auto lines = wrap_words(line, k_width - 2, "  ", "    ");
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      out += lines[i] + (i + 1 < lines.size() ? " \\\n" : "\n");
+    }
+  }
+}
+
+void render_notes(std::string& out, const PlanReport& r, const Style& st)
+{
+  if (r.notes.empty()) {
+    return;
+  }
+  out += "\n";
+  for (const auto& note : r.notes) {
+    for (const auto& line : wrap_words(note, k_width, "Note: ", "      ")) {
+      out += st.dim(line) + "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::size_t display_width(std::string_view s) noexcept
+{
+  std::size_t n = 0;
+  for (const char c : s) {
+    n += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U ? 1U : 0U;
+  }
+  return n;
+}
+
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width, std::string_view first,
+                                    std::string_view rest)
+{
+  std::vector<std::string> lines;
+  std::string line(first);
+  bool empty = true;
+  for (const auto word : split(text, ' ')) {
+    if (word.empty()) {
+      continue;
+    }
+    if (!empty && display_width(line) + 1 + display_width(word) > width) {
+      lines.push_back(line);
+      line = std::string(rest);
+      empty = true;
+    }
+    line += (empty ? "" : " ") + std::string(word);
+    empty = false;
+  }
+  if (!empty || lines.empty()) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string hours_label(std::chrono::seconds runtime)
+{
+  const auto s = runtime.count();
+  if (s % 3600 == 0) {
+    return fmt::format("{} h", s / 3600);
+  }
+  std::string v = fmt::format("{:.2f}", static_cast<double>(s) / 3600.0);
+  while (v.back() == '0') {
+    v.pop_back();
+  }
+  if (v.back() == '.') {
+    v.pop_back();
+  }
+  return v + " h";
+}
+
+std::string render_plan_text(const PlanReport& r, bool color)
+{
+  const Style st{color};
+  std::string out;
+  for (const auto& line : wrap_words(summary(r), k_width, "", "  ")) {
+    out += st.bold(line) + "\n";
+  }
+  out += "\n";
+  render_memory(out, r, st);
+  render_serve(out, r);
+  out += "\n";
+  render_choice(out, r, st);
+  render_options(out, r, st);
+  render_fixes(out, r, st);
+  render_launch(out, r, st);
+  render_notes(out, r, st);
+  return out;
+}
+
+}  // namespace gpurent

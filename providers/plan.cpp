@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+#include "providers/plan.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "sizing/estimate.hpp"
+
+namespace gpurent {
+namespace {
+
+const ProviderInfo* provider_named(std::span<const ProviderInfo> providers, const std::string& name)
+{
+  const auto it = std::find_if(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == name; });
+  return it == providers.end() ? nullptr : &*it;
+}
+
+const Card* card_with_id(std::span<const Card> cards, const std::string& id)
+{
+  const auto it = std::find_if(cards.begin(), cards.end(), [&](const Card& c) { return c.id == id; });
+  return it == cards.end() ? nullptr : &*it;
+}
+
+bool allowed(const ProviderInfo& p, const Card& c, std::uint32_t gpus)
+{
+  return gpus >= 1 && gpus <= std::min(p.max_gpus, k_max_gpus_per_server) && c.label_gb >= p.min_card_gb;
+}
+
+// Estimates per GPU count, computed once each.
+class EstimateCache {
+public:
+  EstimateCache(const JobSpec& job, std::optional<Shard> shard, const Estimator& estimator)
+      : m_job(job), m_shard(shard), m_estimator(estimator)
+  {
+  }
+  const MemoryEstimate& at(std::uint32_t gpus)
+  {
+    auto& slot = m_cache.at(gpus - 1);
+    if (!slot) {
+      slot = m_estimator(job_for_gpus(m_job, gpus, m_shard));
+    }
+    return *slot;
+  }
+
+private:
+  const JobSpec& m_job;
+  std::optional<Shard> m_shard;
+  const Estimator& m_estimator;
+  std::array<std::optional<MemoryEstimate>, k_max_gpus_per_server> m_cache{};
+};
+
+std::int64_t signed_diff(Bytes a, Bytes b)
+{
+  return a >= b ? static_cast<std::int64_t>(a.n - b.n) : -static_cast<std::int64_t>(b.n - a.n);
+}
+
+bool option_before(const PlanOption& a, const PlanOption& b)
+{
+  return std::tuple(!a.fits, a.cost, a.gpus, -a.headroom, a.price_per_hour, a.provider, a.card) <
+         std::tuple(!b.fits, b.cost, b.gpus, -b.headroom, b.price_per_hour, b.provider, b.card);
+}
+
+}  // namespace
+
+Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept
+{
+  if (gpus <= 1) {
+    return Shard::none;
+  }
+  if (is_training(task)) {
+    return engine == Engine::deepspeed ? Shard::zero3 : Shard::fsdp;
+  }
+  return Shard::tp;
+}
+
+JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+{
+  JobSpec job = base;
+  job.gpus = gpus;
+  job.shard = shard.value_or(default_shard(base.task, base.engine, gpus));
+  return job;
+}
+
+std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                 std::span<const Card> cards)
+{
+  // (provider, card) -> GPU counts listed explicitly.
+  std::map<std::pair<std::string, std::string>, std::set<std::uint32_t>> listed;
+  for (const auto& o : offers) {
+    listed[{o.provider, o.card}].insert(o.gpus);
+  }
+  std::vector<Offer> out;
+  for (const auto& o : offers) {
+    const auto* p = provider_named(providers, o.provider);
+    const auto* c = card_with_id(cards, o.card);
+    if (p == nullptr || c == nullptr || !allowed(*p, *c, o.gpus)) {
+      continue;
+    }
+    out.push_back(o);
+    const auto& counts = listed[{o.provider, o.card}];
+    if (o.gpus != 1 || counts.size() != 1) {
+      continue;  // the provider lists its server sizes: only those exist
+    }
+    for (const std::uint32_t n : {2U, 4U, 8U}) {
+      if (n > std::min(p->max_gpus, k_max_gpus_per_server)) {
+        break;
+      }
+      Offer d = o;
+      d.gpus = n;
+      d.price_per_hour = MicroUsd{o.price_per_hour.n * n};
+      if (o.spot_price_per_hour) {
+        d.spot_price_per_hour = MicroUsd{o.spot_price_per_hour->n * n};
+      }
+      d.price_origin = std::to_string(n) + " x 1-GPU price (" + o.price_origin + ")";
+      out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                std::span<const Card> cards, const PlanRequest& request, const Estimator& estimator)
+{
+  EstimateCache estimates(job, request.shard, estimator);
+  PlanResult result;
+
+  // --card: the smallest GPU count within 8 that fits that card (1 when none does).
+  const Card* given_card = request.card ? card_with_id(cards, *request.card) : nullptr;
+  std::uint32_t smallest_fit = 1;
+  if (given_card != nullptr && !request.gpus) {
+    for (std::uint32_t n = k_max_gpus_per_server; n >= 1; --n) {
+      if (estimates.at(n).total() <= fit_limit_for(job_for_gpus(job, n, request.shard), given_card->usable)) {
+        smallest_fit = n;
+      }
+    }
+  }
+  const std::optional<std::uint32_t> count = request.gpus;
+
+  for (const auto& o : expand_offers(offers, providers, cards)) {
+    if ((request.provider && o.provider != *request.provider) || (request.card && o.card != *request.card) ||
+        (count && o.gpus != *count)) {
+      continue;
+    }
+    const auto& p = *provider_named(providers, o.provider);
+    const auto& c = *card_with_id(cards, o.card);
+    const bool spot = request.spot && o.spot_price_per_hour.has_value();
+    const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
+    if (request.max_price && price > *request.max_price) {
+      continue;
+    }
+    PlanOption opt;
+    opt.provider = o.provider;
+    opt.card = c.id;
+    opt.card_display = c.display;
+    opt.gpus = o.gpus;
+    opt.usable = c.usable;
+    opt.limit = fit_limit_for(job_for_gpus(job, o.gpus, request.shard), c.usable);
+    opt.total = estimates.at(o.gpus).total();
+    opt.fits = opt.total <= opt.limit;
+    opt.headroom = signed_diff(opt.limit, opt.total);
+    opt.price_per_hour = price;
+    opt.spot = spot;
+    opt.cost = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
+    opt.billing = p.billing_label;
+    opt.price_origin = o.price_origin;
+    result.options.push_back(std::move(opt));
+  }
+  std::sort(result.options.begin(), result.options.end(), option_before);
+
+  if (!result.options.empty() && result.options.front().fits) {
+    result.choice = result.options.front();
+  }
+
+  // What the memory breakdown refers to: the choice, else the given card, else the option
+  // closest to fitting (largest headroom), else one GPU and no card.
+  std::uint32_t gpus = count.value_or(smallest_fit);
+  if (result.choice) {
+    gpus = result.choice->gpus;
+    result.card = *card_with_id(cards, result.choice->card);
+  } else if (given_card != nullptr) {
+    result.card = *given_card;
+  } else if (!result.options.empty()) {
+    const auto closest = std::max_element(result.options.begin(), result.options.end(),
+                                          [](const PlanOption& a, const PlanOption& b) {
+                                            return std::tuple(a.headroom, -static_cast<std::int64_t>(a.gpus)) <
+                                                   std::tuple(b.headroom, -static_cast<std::int64_t>(b.gpus));
+                                          });
+    gpus = closest->gpus;
+    result.card = *card_with_id(cards, closest->card);
+  }
+  result.job = job_for_gpus(job, gpus, request.shard);
+  result.memory = estimates.at(gpus);
+  result.card_fits = given_card != nullptr && result.memory.total() <= fit_limit_for(result.job, given_card->usable);
+  return result;
+}
+
+}  // namespace gpurent

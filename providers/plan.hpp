@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Picking a card, a GPU count and a provider for a sized job. Pure: data in, data out.
+//
+// The caller supplies the estimate as a function of the job (sizing/estimate.hpp's estimate()
+// in the binary, a hand-built table in tests), so the ranking rules are tested on their own.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/units.hpp"
+#include "providers/card.hpp"
+#include "providers/catalog.hpp"
+#include "sizing/job.hpp"
+
+namespace gpurent {
+
+inline constexpr std::uint32_t k_max_gpus_per_server = 8;
+
+struct PlanRequest {
+  std::optional<std::uint32_t> gpus;    // --gpus; nullopt: any count 1..8
+  std::optional<Shard> shard;           // --shard; nullopt: default_shard() per count
+  std::chrono::seconds runtime{3600};   // --hours, in whole seconds
+  std::optional<std::string> provider;  // --provider (registry key)
+  bool spot = false;                    // --spot: use the spot price where an offer has one
+  std::optional<MicroUsd> max_price;    // --max-price, whole server per hour
+  std::optional<std::string> card;      // --card, as a Card::id
+};
+
+// One way to run the job: a provider's server with `gpus` cards of one kind.
+struct PlanOption {
+  std::string provider;
+  std::string card;          // Card::id
+  std::string card_display;  // e.g. "RTX 4090 24GB"
+  std::uint32_t gpus = 1;
+  Bytes usable;              // per GPU, what CUDA reports
+  Bytes limit;               // fit_limit_for(job, usable): usable minus 5% (vLLM: also util x usable)
+  Bytes total;               // the job's total per GPU at this GPU count
+  bool fits = false;         // total <= limit
+  std::int64_t headroom = 0; // limit - total in bytes; negative when it does not fit
+  MicroUsd price_per_hour;   // whole server (the spot price when `spot`)
+  bool spot = false;
+  MicroUsd cost;             // for PlanRequest::runtime under the provider's billing
+  std::string billing;       // the provider's billing label ("hourly", "per-minute", ...)
+  std::string price_origin;  // "built-in 2026-11-30", "config", "derived: 4 x 1-GPU price (...)"
+};
+
+struct PlanResult {
+  JobSpec job;                // the job as sized: gpus and shard resolved
+  MemoryEstimate memory;      // per GPU, for `job`
+  std::optional<Card> card;   // the card `memory` is shown against (chosen, given or closest)
+  std::optional<PlanOption> choice;  // the cheapest option that fits; nullopt when none does
+  bool card_fits = false;     // --card: the job fits that card at job.gpus (even if nobody offers it)
+  std::vector<PlanOption> options;   // every priced option: fits first, then by cost
+};
+
+using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
+
+// The contract's default: fsdp for training (zero3 under DeepSpeed), tp for inference and
+// serving on more than one GPU, none on one GPU.
+[[nodiscard]] Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept;
+// `base` with `gpus` set and the shard resolved (the given one, else default_shard).
+[[nodiscard]] JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
+
+// The server configurations each provider sells: the explicit offers, plus, for a (provider,
+// card) that is only listed with one GPU, servers of 2, 4 and 8 GPUs (up to the provider's
+// max_gpus) at n x that price (per-GPU pricing). Offers of unknown providers or cards, or that break the
+// provider's constraints (max GPUs, minimum card size), are dropped.
+[[nodiscard]] std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                               std::span<const Card> cards);
+
+// Ranks every offer (after expand_offers) that matches the request. Options are sorted: fits
+// first, then cost for the runtime, fewer GPUs, more headroom, price, provider, card. The
+// choice is the first option that fits. A card fits when the total per GPU is within
+// fit_limit_for(job, usable) (usable minus 5%; for vLLM also within gpu-util x usable). With `card`, the GPU count is --gpus or the smallest
+// count within 8 that fits that card (1 when none does), and only that card is priced.
+[[nodiscard]] PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                              std::span<const Card> cards, const PlanRequest& request, const Estimator& estimator);
+
+}  // namespace gpurent

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Runs the whole command line (run_app) in-process with captured stdout/stderr, a fake
+// environment (no $HOME, no config file unless a test writes one) and a fixed clock.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "cli/services.hpp"
+#include "fakes/fake_clock.hpp"
+
+namespace gpurent::test {
+
+struct CliRun {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+class CliHarness {
+public:
+  // No HOME and an XDG config dir that does not exist: no user's config is ever read.
+  std::map<std::string, std::string> env{{"XDG_CONFIG_HOME", "/nonexistent/gpurent-test-config"},
+                                         {"XDG_CACHE_HOME", "/nonexistent/gpurent-test-cache"},
+                                         {"XDG_STATE_HOME", "/nonexistent/gpurent-test-state"}};
+  FakeClock clock;
+  bool stdout_tty = false;
+  bool stderr_tty = false;
+  std::string stdin_text;
+
+  CliRun run(const std::vector<std::string>& args)
+  {
+    std::ostringstream out;
+    std::ostringstream err;
+    std::istringstream in(stdin_text);
+    Services s{out, err, in, env, clock};
+    s.stdout_tty = stdout_tty;
+    s.stderr_tty = stderr_tty;
+    CliRun r;
+    r.code = run_app(args, s);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+  }
+};
+
+// Compares `actual` with tests/data/golden/<name>; GPURENT_UPDATE_GOLDEN=1 rewrites the file
+// instead (and the check then passes). A missing file fails.
+inline void check_golden(const std::string& name, const std::string& actual)
+{
+  const std::string path = std::string(GPURENT_TEST_DATA) + "/golden/" + name;
+  const char* update = std::getenv("GPURENT_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << actual;
+    REQUIRE(f.good());
+    WARN("rewrote golden file " << path);
+    return;
+  }
+  std::ifstream f(path, std::ios::binary);
+  INFO("golden file " << path << " (rerun with GPURENT_UPDATE_GOLDEN=1 to rewrite it)");
+  REQUIRE(f.good());
+  std::ostringstream expected;
+  expected << f.rdbuf();
+  CHECK(actual == expected.str());
+}
+
+}  // namespace gpurent::test

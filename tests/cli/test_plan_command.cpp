@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+// `gpurent plan` end to end in-process: golden text views, the exact JSON contract, exit codes.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/plan_text.hpp"
+#include "cli_harness.hpp"
+
+using gpurent::test::check_golden;
+using gpurent::test::CliHarness;
+using Json = nlohmann::json;
+
+namespace {
+
+std::set<std::string> keys(const Json& j)
+{
+  std::set<std::string> out;
+  for (const auto& [k, v] : j.items()) {
+    out.insert(k);
+  }
+  return out;
+}
+
+const std::set<std::string> k_top = {"model", "job", "memory", "choice", "options", "fixes", "launch"};
+const std::set<std::string> k_model = {"name", "source", "params", "layers", "hidden", "heads", "kv_heads",
+                                       "head_dim", "vocab", "intermediate", "experts", "experts_active", "max_context"};
+const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "context", "batch",
+                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard"};
+const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activations_gib", "gradients_gib",
+                                        "optimizer_gib", "adapters_gib", "overhead_gib", "peak_allocated_gib",
+                                        "total_gib"};
+const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", "headroom_gib",
+                                        "price_per_hour", "currency", "billing", "cost"};
+const std::set<std::string> k_option = {"provider", "card", "gpus", "fits", "headroom_gib", "price_per_hour", "cost"};
+const std::set<std::string> k_fix = {"id", "description", "saves_gib", "flags"};
+
+Json parse_one(const std::string& out)
+{
+  // Exactly one document: nlohmann::json::parse rejects trailing content.
+  REQUIRE_NOTHROW(Json::parse(out));
+  return Json::parse(out);
+}
+
+void check_contract(const Json& j)
+{
+  std::set<std::string> top = k_top;
+  if (j.contains("serve")) {
+    top.insert("serve");
+    CHECK(keys(j["serve"]) == std::set<std::string>{"kv_pool_gib", "kv_pool_tokens", "max_concurrency"});
+  }
+  CHECK(keys(j) == top);
+  CHECK(keys(j["model"]) == k_model);
+  CHECK(keys(j["job"]) == k_job);
+  CHECK(keys(j["memory"]) == k_memory);
+  if (!j["choice"].is_null()) {
+    CHECK(keys(j["choice"]) == k_choice);
+  }
+  for (const auto& o : j["options"]) {
+    CHECK(keys(o) == k_option);
+  }
+  for (const auto& f : j["fixes"]) {
+    CHECK(keys(f) == k_fix);
+    CHECK(f["flags"].is_object());
+  }
+  CHECK(j["launch"].is_object());
+}
+
+}  // namespace
+
+TEST_CASE("plan command: --json holds exactly the contract's keys", "[cli][plan]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "llama-3.1-8b", "--json"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  const Json j = parse_one(r.out);
+  check_contract(j);
+  CHECK_FALSE(j.contains("serve"));
+  CHECK(j["model"]["name"] == "llama-3.1-8b");
+  CHECK(j["model"]["source"] == "catalog");
+  CHECK(j["model"]["params"] == 8030261248ULL);
+  CHECK(j["job"]["task"] == "infer");
+  CHECK(j["job"]["engine"] == "transformers");
+  CHECK(j["job"]["weights"] == "bf16");
+  CHECK(j["job"]["context"] == 4096);
+  CHECK(j["job"]["gpus"] == 1);
+  CHECK(j["job"]["shard"] == "none");
+  REQUIRE(j["choice"].is_object());
+  CHECK(j["choice"]["currency"] == "USD");
+  CHECK(j["fixes"].empty());
+  // weights of an 8B model in bf16: ~14.96 GiB
+  CHECK(j["memory"]["weights_gib"].get<double>() == Approx(14.96).margin(0.05));
+  const double peak = j["memory"]["peak_allocated_gib"].get<double>();
+  CHECK(j["memory"]["total_gib"].get<double>() >= peak);
+  // The choice is the first option and fits.
+  REQUIRE_FALSE(j["options"].empty());
+  CHECK(j["options"][0]["fits"] == true);
+  CHECK(j["options"][0]["provider"] == j["choice"]["provider"]);
+  CHECK(j["options"][0]["cost"] == j["choice"]["cost"]);
+}
+
+TEST_CASE("plan command: serving reports the KV pool on the chosen card", "[cli][plan]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "llama-3.1-70b", "--task", "serve", "--json"});
+  CHECK(r.code == 0);
+  const Json j = parse_one(r.out);
+  check_contract(j);
+  REQUIRE(j.contains("serve"));
+  CHECK(j["job"]["engine"] == "vllm");
+  CHECK(j["serve"]["kv_pool_tokens"].get<std::uint64_t>() > 0);
+  CHECK(j["launch"].contains("vllm"));
+  if (j["job"]["gpus"].get<int>() > 1) {
+    CHECK(j["job"]["shard"] == "tp");
+  }
+}
+
+TEST_CASE("plan command: a card that does not fit gives exit 3, fixes, and choice null", "[cli][plan]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "llama-3.1-8b", "--task", "train", "--card", "RTX 4090", "--gpus", "1", "--json"});
+  CHECK(r.code == 3);
+  CHECK(r.err.find("gpurent: error: plan:") != std::string::npos);
+  const Json j = parse_one(r.out);
+  check_contract(j);
+  CHECK(j["choice"].is_null());
+  CHECK_FALSE(j["fixes"].empty());
+  CHECK(j["memory"]["total_gib"].get<double>() > 22.0);
+  for (const auto& o : j["options"]) {
+    CHECK(o["card"] == "rtx-4090");
+    CHECK(o["fits"] == false);
+  }
+}
+
+TEST_CASE("plan command: nothing fits within 8 GPUs: exit 3 with fixes", "[cli][plan]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "llama-3.1-405b", "--task", "train", "--context", "8192", "--batch", "8", "--json"});
+  CHECK(r.code == 3);
+  const Json j = parse_one(r.out);
+  check_contract(j);
+  CHECK(j["choice"].is_null());
+  CHECK_FALSE(j["fixes"].empty());
+}
+
+TEST_CASE("plan command: --params gives a weights-only estimate with a warning on stderr", "[cli][plan]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "--params", "7B", "--json"});
+  CHECK(r.code == 0);
+  CHECK(r.err.find("gpurent: warning:") != std::string::npos);
+  const Json j = parse_one(r.out);
+  check_contract(j);
+  CHECK(j["model"]["source"] == "params");
+  CHECK(j["model"]["params"] == 7000000000ULL);
+  CHECK(j["memory"]["weights_gib"].get<double>() == Approx(13.04).margin(0.05));
+}
+
+TEST_CASE("plan command: bad values are usage errors (exit 2), one line on stderr, nothing on stdout", "[cli][plan]")
+{
+  const std::vector<std::vector<std::string>> cases = {
+      {"plan", "llama-3.1-8b", "--hours", "-1"},
+      {"plan", "llama-3.1-8b", "--hours", "abc"},
+      {"plan", "llama-3.1-8b", "--gpus", "9"},
+      {"plan", "llama-3.1-8b", "--gpus", "0"},
+      {"plan", "llama-3.1-8b", "--gpu-util", "1.5"},
+      {"plan", "llama-3.1-8b", "--context", "0"},
+      {"plan", "llama-3.1-8b", "--context", "1000000"},
+      {"plan", "llama-3.1-8b", "--batch", "-3"},
+      {"plan", "llama-3.1-8b", "--task", "dance"},
+      {"plan", "llama-3.1-8b", "--weights", "q9"},
+      {"plan", "llama-3.1-8b", "--card", "voodoo 5"},
+      {"plan", "llama-3.1-8b", "--provider", "nobody"},
+      {"plan", "llama-3.1-8b", "--max-price", "free"},
+      {"plan", "llama-3.1-8b", "--task", "train", "--engine", "vllm"},
+      {"plan", "llama-3.1-8b", "--task", "qlora", "--weights", "bf16"},
+      {"plan", "llama-3.1-8b", "--shard", "fsdp"},
+      {"plan", "--params", "seven"},
+      {"plan", "llama-3.1-8b", "--params", "7B"},
+      {"plan"},
+      {"plan", "llama-3.1-8b", "--no-such-flag"},
+  };
+  for (const auto& args : cases) {
+    CliHarness h;
+    const auto r = h.run(args);
+    INFO(args.back() << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("gpurent: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("plan command: unknown model is an error naming what to do", "[cli][plan]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "no-such-model-xyz", "--offline"});
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("no-such-model-xyz") != std::string::npos);
+}
+
+TEST_CASE("plan command: text views match the golden files", "[cli][plan][golden]")
+{
+  struct Case {
+    std::string golden;
+    std::vector<std::string> args;
+    int code;
+  };
+  const std::vector<Case> cases = {
+      {"plan_llama-3.1-8b.txt", {"plan", "llama-3.1-8b"}, 0},
+      {"plan_lora_rtx4090.txt", {"plan", "llama-3.1-8b", "--task", "lora", "--card", "RTX 4090"}, 3},
+      {"plan_serve_70b.txt", {"plan", "llama-3.1-70b", "--task", "serve"}, 0},
+      {"plan_train_4090_nofit.txt", {"plan", "llama-3.1-8b", "--task", "train", "--card", "RTX 4090", "--gpus", "1"}, 3},
+      {"plan_params_7b.txt", {"plan", "--params", "7B", "--hours", "2.5"}, 0},
+  };
+  for (const auto& c : cases) {
+    CliHarness h;
+    const auto r = h.run(c.args);
+    INFO(c.golden << "\n" << r.err);
+    CHECK(r.code == c.code);
+    check_golden(c.golden, r.out);
+    // Readable at 80 columns, no colour without a TTY.
+    std::size_t width = 0;
+    for (std::size_t i = 0, start = 0; i <= r.out.size(); ++i) {
+      if (i == r.out.size() || r.out[i] == '\n') {
+        width = std::max(width, gpurent::display_width(std::string_view(r.out).substr(start, i - start)));
+        start = i + 1;
+      }
+    }
+    CHECK(width <= 80);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+  }
+}
+
+TEST_CASE("plan command: colour only on a TTY without NO_COLOR", "[cli][plan]")
+{
+  CliHarness h;
+  h.stdout_tty = true;
+  CHECK(h.run({"plan", "llama-3.1-8b"}).out.find('\x1b') != std::string::npos);
+  h.env["NO_COLOR"] = "1";
+  CHECK(h.run({"plan", "llama-3.1-8b"}).out.find('\x1b') == std::string::npos);
+  h.env.erase("NO_COLOR");
+  CHECK(h.run({"plan", "llama-3.1-8b", "--no-color"}).out.find('\x1b') == std::string::npos);
+  CHECK(h.run({"plan", "llama-3.1-8b", "--json"}).out.find('\x1b') == std::string::npos);
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// Property tests of the `plan` value parsers: exact round trips, and no input crashes or passes
+// silently out of range.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <random>
+#include <string>
+
+#include "cli/plan_options.hpp"
+
+using namespace gpurent;
+
+TEST_CASE("parse_param_count: suffixes, exponents and decimals are exact", "[cli][plan_options]")
+{
+  CHECK(*parse_param_count("7B") == 7'000'000'000ULL);
+  CHECK(*parse_param_count("8.03B") == 8'030'000'000ULL);
+  CHECK(*parse_param_count("70e9") == 70'000'000'000ULL);
+  CHECK(*parse_param_count("350M") == 350'000'000ULL);
+  CHECK(*parse_param_count("1.5T") == 1'500'000'000'000ULL);
+  CHECK(*parse_param_count("0.5b") == 500'000'000ULL);
+  CHECK(*parse_param_count("7000000000") == 7'000'000'000ULL);
+  CHECK(*parse_param_count(" 8.030261248B ") == 8'030'261'248ULL);
+  CHECK(*parse_param_count("1.2e-3T") == 1'200'000'000ULL);
+  for (const char* bad : {"", "B", "7BB", "-7B", "7 B", "seven", "1e100", "0", "999999", "101T", "7.B.", "nan", "inf",
+                          "0x10B", "1e", "1e+"}) {
+    INFO(bad);
+    const auto r = parse_param_count(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::usage);
+  }
+}
+
+TEST_CASE("parse_param_count: random counts round-trip through every spelling", "[cli][plan_options]")
+{
+  std::mt19937_64 rng(20261130);
+  std::uniform_int_distribution<std::uint64_t> dist(1'000'000ULL, 100'000'000'000'000ULL);
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t n = dist(rng);
+    INFO(n);
+    CHECK(*parse_param_count(std::to_string(n)) == n);
+    // n / 1e9 written with all nine decimals and a B suffix is exact.
+    CHECK(*parse_param_count(fmt::format("{}.{:09}B", n / 1'000'000'000ULL, n % 1'000'000'000ULL)) == n);
+    CHECK(*parse_param_count(fmt::format("{}e0", n)) == n);
+  }
+}
+
+TEST_CASE("parse_hours: decimal hours to whole seconds, rounded up", "[cli][plan_options]")
+{
+  using std::chrono::seconds;
+  CHECK(*parse_hours("1") == seconds{3600});
+  CHECK(*parse_hours("0.5") == seconds{1800});
+  CHECK(*parse_hours("1.25") == seconds{4500});
+  CHECK(*parse_hours("36") == seconds{129600});
+  CHECK(*parse_hours("0.0001") == seconds{1});  // 0.36 s bills as 1 s
+  CHECK(*parse_hours("87600") == seconds{315'360'000});
+  for (const char* bad : {"", "0", "-1", "0.0000", "1h", "abc", "87600.5", "1e9", ".", "1..5"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_hours(bad));
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::uint64_t> dist(1, 87'600'000'000ULL);  // micro-hours
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t mh = dist(rng);
+    const std::string text = fmt::format("{}.{:06}", mh / 1'000'000, mh % 1'000'000);
+    INFO(text);
+    const auto s = parse_hours(text);
+    REQUIRE(s);
+    // The smallest whole number of seconds not below the exact duration.
+    const auto exact_us = static_cast<std::int64_t>(mh * 3600);  // microseconds
+    CHECK(s->count() * 1'000'000 >= exact_us);
+    CHECK((s->count() - 1) * 1'000'000 < exact_us);
+  }
+}
+
+TEST_CASE("parse_gpu_util, parse_usd_per_hour, parse_context, parse_count: ranges and round trips", "[cli][plan_options]")
+{
+  for (std::uint32_t p = 1; p <= 1000; ++p) {
+    CHECK(*parse_gpu_util(fmt::format("{}.{:03}", p / 1000, p % 1000)) == p);
+  }
+  CHECK(*parse_gpu_util("0.9") == 900);
+  CHECK(*parse_gpu_util("1") == 1000);
+  for (const char* bad : {"0", "1.001", "-0.5", "90%", "", "0.0004"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_gpu_util(bad));
+  }
+  CHECK(parse_usd_per_hour("2.5")->n == 2'500'000);
+  CHECK(parse_usd_per_hour("$0.02")->n == 20'000);
+  CHECK(parse_usd_per_hour("0.0000019")->n == 1);
+  for (const char* bad : {"0", "-2", "free", "$", "100000.01", "1,5"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_usd_per_hour(bad));
+  }
+  CHECK(*parse_context("8192") == 8192);
+  CHECK(*parse_context("8k") == 8192);
+  CHECK(*parse_context("128K") == 131072);
+  CHECK(*parse_context("16384k") == 16U << 20);
+  for (const char* bad : {"0", "-1", "8.5k", "16385k", "k", "", "4096 tokens", "99999999999999999999"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_context(bad));
+  }
+  CHECK(*parse_count("8", "--gpus", 1, 8) == 8);
+  CHECK_FALSE(parse_count("9", "--gpus", 1, 8));
+  CHECK(parse_count("x", "--gpus", 1, 8).error().message.find("--gpus") != std::string::npos);
+}
+
+TEST_CASE("plan value parsers: random bytes never crash and never pass out of range", "[cli][plan_options]")
+{
+  std::mt19937 rng(99);
+  const std::string alphabet = "0123456789.eE+-kKmMbBtT$ x";
+  std::uniform_int_distribution<std::size_t> len(0, 24);
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (std::size_t k = len(rng); k > 0; --k) {
+      s += alphabet[pick(rng)];
+    }
+    INFO(s);
+    if (const auto p = parse_param_count(s)) {
+      CHECK(*p >= 1'000'000ULL);
+      CHECK(*p <= 100'000'000'000'000ULL);
+    }
+    if (const auto h = parse_hours(s)) {
+      CHECK(h->count() >= 1);
+      CHECK(h->count() <= 315'360'000);
+    }
+    if (const auto u = parse_gpu_util(s)) {
+      CHECK(*u >= 1);
+      CHECK(*u <= 1000);
+    }
+    if (const auto c = parse_context(s)) {
+      CHECK(*c >= 1);
+      CHECK(*c <= (16U << 20));
+    }
+    if (const auto m = parse_usd_per_hour(s)) {
+      CHECK(m->n > 0);
+    }
+  }
+}
+
+TEST_CASE("validate_plan_args: defaults of cli.md", "[cli][plan_options]")
+{
+  PlanArgs a;
+  a.model = "llama-3.1-8b";
+  auto o = validate_plan_args(a);
+  REQUIRE(o);
+  CHECK(o->task == Task::infer);
+  CHECK(o->engine == Engine::transformers);
+  CHECK(o->weights == WeightFormat::bf16);
+  CHECK(o->kv_cache == KvDtype::auto_);
+  CHECK(o->batch == 1);
+  CHECK(o->lora_rank == 16);
+  CHECK(o->gpu_util_permille == 900);
+  CHECK(o->request.runtime == std::chrono::seconds{3600});
+  CHECK_FALSE(o->request.gpus);
+  a.task = "serve";
+  CHECK(validate_plan_args(a)->engine == Engine::vllm);
+  a.task = "qlora";
+  CHECK(validate_plan_args(a)->weights == WeightFormat::nf4);
+  a.card = "a100 80g";
+  CHECK(validate_plan_args(a)->request.card == "a100-80gb");
+
+  ModelArch small;
+  small.name = "tiny";
+  small.max_context = 2048;
+  PlanOptions po;
+  CHECK(make_job(po, small)->context == 2048);  // 4096 capped at the maximum
+  small.max_context = 131072;
+  CHECK(make_job(po, small)->context == 4096);
+  po.context = 200000;
+  CHECK(make_job(po, small).error().code == Errc::usage);
+}
