@@ -78,8 +78,9 @@ void print_table(Services& s)
     s.out << fmt::format("{:<17} {:>6}B {:>3} {:>5} {:>7} {:>4} {:>6} {}\n", m.name, params_b(m.params), m.layers,
                          m.hidden, heads, short_context(m.max_context), experts, id);
   }
-  s.out << fmt::format("{} models. HEADS = query/KV heads, EXPERTS = active/total. Any HF id or a path to a\n"
-                       "config.json also works; `gpurent models --json` gives every field and source.\n",
+  s.out << fmt::format("{} models. HEADS = query/KV heads, EXPERTS = active/total.\n"
+                       "Any HF id or a path to a config.json also works;\n"
+                       "`gpurent models --json` gives every field and its source.\n",
                        model_catalog().size());
 }
 

@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/price_lookup.hpp"
+#include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
@@ -21,6 +22,7 @@ struct OffersOptions {
   std::string provider;
   std::string min_vram;
   bool spot = false;
+  bool refresh = false;
 };
 
 // One row: a priced offer, or a card the provider lists without a price.
@@ -150,7 +152,15 @@ Result<void> run_offers(Services& s, OffersOptions o)
     o.provider = p->name;
   }
   TRY_ASSIGN(const Config cfg, load_config(s));
-  const auto offers = current_offers(cfg);
+  if (o.refresh) {
+    std::vector<std::string> errors;
+    TRY_ASSIGN(const auto fetched, refresh_all_offers(s, cfg, o.provider, errors));
+    for (const auto& e : errors) {
+      report_warning(s, e);
+    }
+    s.err << "fetched " << fetched.size() << " offers into the offer cache\n";
+  }
+  const auto offers = current_offers(s, cfg);
   const auto rows = collect(offers, o, min_gib);
   if (s.global.json) {
     nlohmann::json j;
@@ -175,6 +185,7 @@ void add_offers_command(CLI::App& app, Services& s)
   sub->add_option("--provider", opts->provider, "only this provider");
   sub->add_option("--min-vram", opts->min_vram, "only cards with at least this usable memory per GPU (GiB)");
   sub->add_flag("--spot", opts->spot, "only offers with a spot price");
+  sub->add_flag("--refresh", opts->refresh, "fetch current offers from the providers' APIs (those with an API key) first");
   sub->callback([&s, opts] {
     auto r = run_offers(s, *opts);
     if (!r) {

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/model_options.hpp"
 #include "cli/plan_json.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/plan_report.hpp"
@@ -18,6 +19,7 @@
 #include "cli/services.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/hf_hub.hpp"
 #include "providers/offers.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/fixes.hpp"
@@ -62,9 +64,17 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
     ResolvedPlanModel m{*arch, "catalog", arch->hf_ids.empty() ? arch->name : arch->hf_ids.front()};
     return m;
   }
-  return fail(Errc::not_found, fmt::format("model '{}': not in the built-in catalogue; see `gpurent models`, or give "
-                                           "--params 7B for a weights-only estimate",
-                                           o.model));
+  // A local config.json, the cache or the Hub: the IO module is loaded only if a fetch is needed.
+  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, resolve_options_from(s, o.offline), s.http));
+  for (const auto& w : resolved.warnings) {
+    report_warning(s, w);
+  }
+  std::string hf_id = resolved.source_kind == "hub" ? o.model : resolved.arch.name;
+  if (resolved.source_kind != "hub" && !resolved.arch.hf_ids.empty()) {
+    hf_id = resolved.arch.hf_ids.front();
+  }
+  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id)};
+  return m;
 }
 
 // The largest card of the catalogue: what the fixes aim at when no offer is left to compare.
@@ -112,7 +122,7 @@ Result<PlanReport> build_report(Services& s, const PlanOptions& o)
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, o));
   TRY_ASSIGN(const JobSpec job, make_job(o, model.arch));
-  const std::vector<Offer> offers = current_offers(cfg);
+  const std::vector<Offer> offers = current_offers(s, cfg);
 
   PlanReport r;
   r.model_source = model.source;

@@ -106,7 +106,10 @@ void render_memory(std::string& out, const PlanReport& r, const Style& st)
   const auto cell = [&](std::uint64_t bytes) {
     return static_cast<std::size_t>((static_cast<double>(bytes) / static_cast<double>(scale)) * k_bar + 0.5);
   };
-  const std::size_t marker = card ? std::min(cell(limit.n), k_bar - 1) : k_bar;
+  std::size_t marker = k_bar;  // no card: no limit marker
+  if (card.has_value()) {
+    marker = std::min(cell(limit.n), k_bar - 1);
+  }
   const std::pair<const char*, Bytes> terms[] = {
       {"weights", m.weights},     {"kv cache", m.kv_cache}, {"activations", m.activations},
       {"gradients", m.gradients}, {"optimizer", m.optimizer}, {"adapters", m.adapters},

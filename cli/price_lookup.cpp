@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "cli/price_lookup.hpp"
 
+#include "cli/lifecycle_support.hpp"
+#include "cli/services.hpp"
+
 #include <algorithm>
 
 #include "common/text.hpp"
@@ -11,6 +14,16 @@ namespace gpurent {
 std::vector<Offer> current_offers(const Config& cfg)
 {
   return merge_offers(builtin_offers(), cfg.price_overrides, {});
+}
+
+std::vector<Offer> current_offers(Services& s, const Config& cfg)
+{
+  auto fetched = cached_offers(s, cfg);
+  if (!fetched) {
+    report_warning(s, "the offer cache was not used: " + fetched.error().message);
+    return current_offers(cfg);
+  }
+  return merge_offers(builtin_offers(), cfg.price_overrides, *fetched);
 }
 
 std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg)

@@ -13,6 +13,8 @@
 
 namespace gpurent {
 
+struct Services;
+
 struct PricedOffer {
   ProviderInfo provider;
   Card card;
@@ -22,6 +24,9 @@ struct PricedOffer {
 
 // Built-in offers merged with the config's price overrides (no fetched offers yet).
 [[nodiscard]] std::vector<Offer> current_offers(const Config& cfg);
+// The same, with the fresh offers fetched by `offers --refresh` (the offer cache) merged in;
+// a missing or stale cache adds nothing, an unreadable one is a warning on stderr.
+[[nodiscard]] std::vector<Offer> current_offers(Services& s, const Config& cfg);
 // Human description of where an offer's price comes from.
 [[nodiscard]] std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg);
 // Resolves provider/card/GPUs to a priced offer. `price_usd` ("" = none) is a --price flag for

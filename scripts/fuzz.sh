@@ -24,11 +24,18 @@ else
   echo "fuzz: clang++-14 cannot compile std::expected with libstdc++ 12; building with g++ and the" \
        "replay+mutate driver (fuzz/driver/replay_mutate_driver.cpp: ASan+UBSan, no coverage guidance)" >&2
 fi
-if [ -f "$dir/CMakeCache.txt" ] && ! grep -q "CMAKE_CXX_COMPILER:.*${CXX}\$" "$dir/CMakeCache.txt"; then
-  rm -rf "$dir"  # the compiler changed
+if [ -n "${GPURENT_FUZZ_DIR:-}" ] && [ "$CXX" = g++ ] && [ -f "$GPURENT_FUZZ_DIR/CMakeCache.txt" ] &&
+  grep -q "GPURENT_SANITIZE:BOOL=ON" "$GPURENT_FUZZ_DIR/CMakeCache.txt"; then
+  # Reuse an existing g++ ASan+UBSan build (CI: build-asan): only the fuzz targets are added.
+  dir=$GPURENT_FUZZ_DIR
+  cmake -S . -B "$dir" -DGPURENT_FUZZ=ON >/dev/null
+else
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q "CMAKE_CXX_COMPILER:.*${CXX}\$" "$dir/CMakeCache.txt"; then
+    rm -rf "$dir"  # the compiler changed
+  fi
+  cmake -S . -B "$dir" -G Ninja -DGPURENT_FUZZ=ON -DGPURENT_TESTS=OFF -DGPURENT_SANITIZE=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" >/dev/null
 fi
-cmake -S . -B "$dir" -G Ninja -DGPURENT_FUZZ=ON -DGPURENT_TESTS=OFF -DGPURENT_SANITIZE=ON \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" >/dev/null
 ninja -C "$dir" -j "$jobs" fuzz_all
 
 # Seed corpora: the OOM messages one per file (after a chunking seed byte), and for every other

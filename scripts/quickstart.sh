@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh build
 set -x
-build/gpurent plan llama-3.1-8b --task lora --card "RTX 4090"
+build/gpurent plan llama-3.1-8b --task lora --card "RTX 4090" --grad-checkpointing

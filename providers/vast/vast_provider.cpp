@@ -89,6 +89,10 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
   TRY_ASSIGN(auto bundles, parse_bundles(found.body));
   const Bundle* pick = nullptr;
   for (const auto& b : bundles) {
+    // Never trust the search filter alone: renting the wrong card or count costs money.
+    if (card_of(b.gpu_name, b.gpu_ram_mb) != std::optional<std::string>(req.card) || b.num_gpus != req.gpus) {
+      continue;
+    }
     const MicroUsd price = req.spot && b.min_bid ? *b.min_bid : b.dph_total;
     if (req.max_price_per_hour && price > *req.max_price_per_hour) {
       continue;

@@ -20,13 +20,25 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 jq_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 # Processes that hold "GPU memory" according to the fake nvidia-smi.
+# Each is checked to have exec'd (its command line is the fake one) before it is used.
+exec_done() {
+  local i
+  for i in $(seq 200); do
+    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q "$2" && return 0
+    sleep 0.05
+  done
+  fail "process $1 never became '$2'"
+}
 bash -c 'exec -a "python -m ipykernel_launcher -f /tmp/kernel-1.json" sleep 300' &
 KERNEL=$!; PIDS+=("$KERNEL")
 bash -c 'exec -a "python train.py --epochs 3" sleep 300' &
 TRAIN=$!; PIDS+=("$TRAIN")
-kill -STOP "$TRAIN"
 bash -c 'exec -a "python serve_my_app.py" sleep 300' &
 OTHER=$!; PIDS+=("$OTHER")
+exec_done "$KERNEL" ipykernel_launcher
+exec_done "$TRAIN" train.py
+exec_done "$OTHER" serve_my_app
+kill -STOP "$TRAIN"
 
 cat > "$T/fakebin/nvidia-smi" <<FAKE
 #!/bin/sh

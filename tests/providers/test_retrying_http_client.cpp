@@ -95,6 +95,7 @@ TEST_CASE("RetryingHttpClient: spaces rate-limited requests (Lambda launch: 1 pe
 {
   FakeHttpClient inner;
   inner.on("POST http://x/api/v1/instance-operations/launch", 200, "{}");
+  inner.on("GET http://x/other", 200, "{}");
   FakeClock clock;
   RetryPolicy policy;
   policy.min_intervals = {MinInterval{"/instance-operations/launch", 12'000ms}};

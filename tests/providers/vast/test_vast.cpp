@@ -67,6 +67,7 @@ TEST_CASE("Vast driver: search, create, stop, destroy requests and errors", "[pr
   http.on("POST " + k_base + "/bundles/", 200, read_fixture("vast/bundles.json"));
   http.on("PUT " + k_base + "/asks/1002/", 200, read_fixture("vast/create.json"));
   auto in = p.launch(LaunchRequest{"train-3", "rtx-4090", 1, false, "", MicroUsd{400'000}, "ssh-ed25519 AAAA k", ""});
+  INFO((in ? std::string() : in.error().message));
   REQUIRE(in);
   CHECK(in->id == "4242");
   const auto search = nlohmann::json::parse(http.requests()[1].body);
