@@ -77,8 +77,14 @@ Result<OfferCache> offer_cache_from_json(std::string_view text)
         !entry.contains("offers") || !entry["offers"].is_array()) {
       return std::unexpected(bad("provider `" + name + "` lacks fetched_at/offers"));
     }
+    // Seconds since 1970 up to the year 2100: anything else is damage (and past 2262 would overflow
+    // the clock's nanoseconds).
+    const auto fetched_unix = entry["fetched_at"].get<std::int64_t>();
+    if (fetched_unix < 0 || fetched_unix > 4'102'444'800) {
+      return std::unexpected(bad("provider `" + name + "` has an impossible fetched_at"));
+    }
     CachedProviderOffers c;
-    c.fetched_at = from_unix(entry["fetched_at"].get<std::int64_t>());
+    c.fetched_at = from_unix(fetched_unix);
     for (const auto& o : entry["offers"]) {
       if (!o.is_object() || !o.contains("card") || !o["card"].is_string() || !o.contains("gpus") ||
           !o["gpus"].is_number_unsigned() || !o.contains("price_micro") || !o["price_micro"].is_number_integer()) {

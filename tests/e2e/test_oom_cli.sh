@@ -82,5 +82,9 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['causes']=
 rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt")
 secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$tmp/time.txt")
 echo "270 MB log: max RSS ${rss_kb} KiB, wall ${secs}"
-[ "$rss_kb" -lt 65536 ] || fail "max RSS ${rss_kb} KiB >= 64 MiB"
+# AddressSanitizer adds its shadow memory and quarantine (~100 MiB) to any process; there the
+# bound shows only that the 270 MB input is not held whole.
+limit_kb=65536
+[ "${GPURENT_SANITIZED:-OFF}" = ON ] && limit_kb=262144
+[ "$rss_kb" -lt "$limit_kb" ] || fail "max RSS ${rss_kb} KiB >= ${limit_kb} KiB"
 echo "ok"

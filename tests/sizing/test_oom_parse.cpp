@@ -29,7 +29,8 @@ std::vector<nlohmann::json> all_examples()
   for (const auto& e : load_oom_data("oom_public.json")) {
     out.push_back(e);
   }
-  for (const auto& e : load_oom_data("public_more.json")["reports"]) {
+  const auto more = load_oom_data("public_more.json");  // kept alive for the loop
+  for (const auto& e : more["reports"]) {
     out.push_back(e);
   }
   return out;
@@ -169,7 +170,8 @@ TEST_CASE("OomScanner: every public example is read with the expected numbers", 
 
 TEST_CASE("OomScanner: text that only looks like a report is not one", "[sizing][oom_parse]")
 {
-  for (const auto& example : load_oom_data("public_more.json")["not_reports"]) {
+  const auto more = load_oom_data("public_more.json");  // kept alive for the loop
+  for (const auto& example : more["not_reports"]) {
     INFO("example " << example["id"].get<std::string>());
     const auto report = parse_oom(example["message"].get<std::string>());
     REQUIRE_FALSE(report.has_value());
