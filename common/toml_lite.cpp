@@ -33,9 +33,20 @@ public:
   }
   void advance(std::size_t n = 1) { m_pos += n; }
 
+  // Errors are one line: control characters quoted from the input (a decoded "\n" in a key,
+  // say) are shown escaped.
   [[nodiscard]] std::unexpected<Error> error(const std::string& what) const
   {
-    return fail(Errc::invalid_input, "line " + std::to_string(m_line) + ": " + what);
+    std::string shown;
+    for (const char c : what) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        shown += c == '\n' ? std::string("\\n") : printable(c);
+      } else {
+        shown += c;
+      }
+    }
+    return fail(Errc::invalid_input, "line " + std::to_string(m_line) + ": " + shown);
   }
 
   // A bare key ([A-Za-z0-9_-]+) or a quoted one.
