@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
+#include "common/rounding.hpp"
 #include "providers/state_store.hpp"
 #include "sync/backup.hpp"
 
@@ -110,7 +111,7 @@ void print_json(Services& s, const BackupReport& r)
                       {"files_skipped", r.files_skipped},
                       {"bytes_copied", r.bytes_copied},
                       {"bytes_total", r.bytes_total},
-                      {"seconds", std::round(r.seconds * 1000) / 1000},
+                      {"seconds", round_to_places(r.seconds, 3)},
                       {"verified", r.verified},
                       {"manifest", nlohmann::json::parse(json_text(r.manifest.string()))},
                       {"failed", failed}};

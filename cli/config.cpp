@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/services.hpp"
+#include "common/rounding.hpp"
 #include "common/text.hpp"
 #include "common/toml_lite.hpp"
 #include "providers/offers.hpp"
@@ -96,7 +97,7 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
       if (*number < 0 || *number >= 1e9) {
         return fail(Errc::invalid_input, what + ": must be between 0 and 1e9 USD");
       }
-      c.budget = MicroUsd{static_cast<std::int64_t>(std::llround(*number * 1e6))};
+      c.budget = MicroUsd{round_to_i64(*number * 1e6)};
     } else {
       if (!(*number > 0) || *number > 8760) {
         return fail(Errc::invalid_input, what + ": must be > 0 and <= 8760 hours");

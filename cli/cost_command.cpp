@@ -12,6 +12,7 @@
 #include "cli/config.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
+#include "common/rounding.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
 #include "providers/cost.hpp"
@@ -45,7 +46,7 @@ Result<std::chrono::seconds> parse_hours(const std::string& text, const char* fl
   if (*h > k_max_hours) {
     return fail(Errc::usage, std::string(flag) + " " + text + ": absurd (more than 100000 hours); give hours, e.g. 1.5");
   }
-  return std::chrono::seconds{std::llround(*h * 3600.0)};
+  return std::chrono::seconds{round_to_i64(*h * 3600.0)};
 }
 
 std::string hms(std::chrono::seconds s)

@@ -13,6 +13,7 @@
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
+#include "common/rounding.hpp"
 #include "providers/ledger.hpp"
 #include "sync/backup.hpp"
 
@@ -200,7 +201,7 @@ void add_down_command(CLI::App& app, Services& s)
       s.out << r->dump(2) << '\n';
     } else {
       s.out << (*r)["name"].get<std::string>() << ": " << (*r)["state"].get<std::string>() << ", accrued "
-            << format_usd(MicroUsd{std::llround((*r)["accrued_cost"].get<double>() * 1e6)}) << "\n";
+            << format_usd(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)}) << "\n";
     }
     s.exit_code = 0;
   });

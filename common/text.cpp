@@ -2,8 +2,11 @@
 #include "common/text.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 namespace gpurent {
 
@@ -68,19 +71,79 @@ std::string normalize_key(std::string_view s)
   return out;
 }
 
+namespace {
+
+bool is_decimal_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+bool matches_decimal_grammar(std::string_view s) noexcept
+{
+  std::size_t p = 0;
+  if (p < s.size() && s[p] == '-') {
+    ++p;
+  }
+  std::size_t digits = 0;
+  while (p < s.size() && is_decimal_digit(s[p])) {
+    ++p;
+    ++digits;
+  }
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    while (p < s.size() && is_decimal_digit(s[p])) {
+      ++p;
+      ++digits;
+    }
+  }
+  if (digits == 0) {
+    return false;
+  }
+  if (p < s.size() && (s[p] == 'e' || s[p] == 'E')) {
+    ++p;
+    if (p < s.size() && (s[p] == '-' || s[p] == '+')) {
+      ++p;
+    }
+    const std::size_t exponent_start = p;
+    while (p < s.size() && is_decimal_digit(s[p])) {
+      ++p;
+    }
+    if (p == exponent_start) {
+      return false;
+    }
+  }
+  return p == s.size();
+}
+
+}  // namespace
+
+std::optional<Decimal> parse_decimal(std::string_view s) noexcept
+{
+  if (!matches_decimal_grammar(s)) {
+    return std::nullopt;
+  }
+  // strtod needs a terminated string; numbers longer than the buffer are not plausible input.
+  char buffer[128];
+  if (s.size() >= sizeof buffer) {
+    return std::nullopt;
+  }
+  std::memcpy(buffer, s.data(), s.size());
+  buffer[s.size()] = '\0';
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(buffer, &end);
+  if (end != buffer + s.size()) {
+    return std::nullopt;
+  }
+  // strtod also says ERANGE for a subnormal result; like std::from_chars, only overflow and an
+  // underflow to zero count as out of range.
+  return Decimal{v, errno == ERANGE && (std::isinf(v) || v == 0.0)};
+}
+
 std::optional<double> parse_double(std::string_view s) noexcept
 {
-  s = trim(s);
-  if (s.empty()) {
+  const auto d = parse_decimal(trim(s));
+  if (!d || d->out_of_range || !std::isfinite(d->value)) {
     return std::nullopt;
   }
-  double v = 0;
-  const auto* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc{} || ptr != end || !std::isfinite(v)) {
-    return std::nullopt;
-  }
-  return v;
+  return d->value;
 }
 
 std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "common/units.hpp"
 
+#include "common/rounding.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,14 +14,14 @@ Bytes gib_to_bytes(double gib) noexcept
   if (!(gib > 0.0)) {
     return Bytes{0};
   }
-  const double bytes = std::round(gib * static_cast<double>(k_gib));
+  const double bytes = round_half_away(gib * static_cast<double>(k_gib));
   if (bytes >= 1.8e19) {
     return Bytes{UINT64_MAX};
   }
   return Bytes{static_cast<std::uint64_t>(bytes)};
 }
 
-double round2(double v) noexcept { return std::round(v * 100.0) / 100.0; }
+double round2(double v) noexcept { return round_to_places(v, 2); }
 
 MicroUsd round_to_cents(MicroUsd m) noexcept
 {
@@ -61,8 +63,7 @@ std::string format_usd(MicroUsd m, int decimals)
 double to_units(MicroUsd m, int decimals) noexcept
 {
   const double v = static_cast<double>(m.n) / static_cast<double>(k_micro_per_unit);
-  const double p = std::pow(10.0, decimals);
-  return std::round(v * p) / p;
+  return round_to_places(v, decimals);
 }
 
 }  // namespace gpurent

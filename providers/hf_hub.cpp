@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/rounding.hpp"
 #include "common/text.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/model_config.hpp"
@@ -224,7 +225,7 @@ Result<ResolvedModel> from_hub(HttpClient& http, const ResolveOptions& o, std::s
         meta["params"] = *exact;
       } else {
         r.warnings.push_back("the safetensors index of " + std::string(id) + " gives " + std::to_string(*exact) +
-                             " parameters, " + std::to_string(static_cast<long long>(std::lround((ratio - 1.0) * 100))) +
+                             " parameters, " + std::to_string(static_cast<long long>(round_to_i64((ratio - 1.0) * 100))) +
                              "% off the architecture (quantized or extra weights?); using the derived " +
                              std::to_string(derived));
       }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "common/rounding.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
 
@@ -55,7 +56,7 @@ Result<MicroUsd> usd_to_micro(double usd)
   if (usd >= 100000.0) {
     return fail(Errc::invalid_input, "price: absurd amount (>= $100000); give USD per hour, e.g. 2.49");
   }
-  return MicroUsd{static_cast<std::int64_t>(std::llround(usd * static_cast<double>(k_micro_per_unit)))};
+  return MicroUsd{round_to_i64(usd * static_cast<double>(k_micro_per_unit))};
 }
 
 Result<Offer> make_price_override(std::string_view provider, std::string_view key, double usd_per_hour)

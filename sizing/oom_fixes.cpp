@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/rounding.hpp"
+
 namespace gpurent::oom_detail {
 namespace {
 
@@ -66,7 +68,7 @@ void larger_card(FixList& out, const OomDiagnosis& d)
   if (!d.card_need) {
     return;
   }
-  const double min_gib = std::ceil(to_gib(*d.card_need) / 0.95 * 100.0) / 100.0;
+  const double min_gib = ceil_up(to_gib(*d.card_need) / 0.95 * 100.0) / 100.0;
   if (!d.card) {
     out.add("larger-card",
             fmt::format("No single card in the catalogue has {:.2f} GiB usable: split the job across GPUs (FSDP/ZeRO-3 for "
@@ -82,7 +84,7 @@ void larger_card(FixList& out, const OomDiagnosis& d)
           fmt::format("If it still does not fit: the smallest card with at least {:.2f} GiB usable ({} / 0.95) is the {} "
                       "({:.2f} GiB usable; {})",
                       min_gib, gib(*d.card_need), c.display.empty() ? c.card : c.display, to_gib(c.usable), where),
-          fmt::format("gpurent offers --min-vram {:.0f}", std::ceil(min_gib)));
+          fmt::format("gpurent offers --min-vram {:.0f}", ceil_up(min_gib)));
 }
 
 void job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)

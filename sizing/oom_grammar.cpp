@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <system_error>
 
+#include "common/text.hpp"
+
 namespace gpurent::oom_detail {
 namespace {
 
@@ -82,12 +84,12 @@ Piece read_size(std::string_view text, std::size_t pos, bool final)
       p = q;
     }
   }
-  double number = 0;
-  const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + p, number);
-  const bool range_error = ec == std::errc::result_out_of_range;
-  if ((ec != std::errc{} && !range_error) || ptr != text.data() + p) {
+  const auto parsed = parse_decimal(text.substr(start, p - start));
+  if (!parsed) {
     return out;  // "1.2.3": not a number, so not this message
   }
+  const double number = parsed->value;
+  const bool range_error = parsed->out_of_range;
   std::size_t unit_end = 0;
   std::uint64_t factor = 0;
   bool partial_unit = false;
@@ -122,7 +124,7 @@ Piece read_size(std::string_view text, std::size_t pos, bool final)
   }
   out.status = Status::ok;
   out.end = unit_end;
-  out.field.bytes = Bytes{static_cast<std::uint64_t>(std::llround(bytes))};
+  out.field.bytes = Bytes{static_cast<std::uint64_t>(bytes + 0.5L)};  // 0 <= bytes <= 1 PiB here
   return out;
 }
 

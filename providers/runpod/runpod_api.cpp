@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/rounding.hpp"
+
 namespace gpurent::runpod {
 namespace {
 
@@ -60,7 +62,7 @@ std::optional<MicroUsd> money(const json& j, const char* key)
   if (!std::isfinite(v) || v < 0 || v > 1e5) {
     return std::nullopt;
   }
-  return MicroUsd{std::llround(v * 1e6)};
+  return MicroUsd{round_to_i64(v * 1e6)};
 }
 
 Result<Instance> pod_from(const json& j)

@@ -6,6 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/rounding.hpp"
+
 namespace gpurent::vast {
 namespace {
 
@@ -43,7 +45,7 @@ std::optional<MicroUsd> money(const json& j, const char* key)
   if (!std::isfinite(v) || v < 0 || v > 1e5) {
     return std::nullopt;
   }
-  return MicroUsd{std::llround(v * 1e6)};
+  return MicroUsd{round_to_i64(v * 1e6)};
 }
 
 std::optional<std::uint64_t> port_of(const json& v)
