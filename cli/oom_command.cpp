@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/services.hpp"
+#include "common/rounding.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
 #include "sizing/oom_diagnose.hpp"
@@ -24,7 +25,9 @@
 namespace gpurent {
 namespace {
 
-constexpr std::size_t k_read_chunk = 1 << 20;  // 1 MiB reads: the log streams, never loaded whole
+// 64 KiB reads: the log streams, never loaded whole. The buffer is left uninitialised so that a
+// short log touches only the pages it fills (a zeroed 1 MiB cost 256 page faults per start).
+constexpr std::size_t k_read_chunk = 64 * 1024;
 
 struct OomOptions {
   std::string file = "-";
@@ -32,17 +35,17 @@ struct OomOptions {
 };
 
 // JSON sizes: GiB rounded to 6 decimals (1 byte ~ 1e-9 GiB, the message itself has 2 decimals).
-double gib6(Bytes b) { return std::round(to_gib(b) * 1e6) / 1e6; }
+double gib6(Bytes b) { return round_to_places(to_gib(b), 6); }
 std::string gib(Bytes b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
 
 Result<OomReport> scan_stream(std::istream& in, OomScanner& scanner, const std::string& name)
 {
-  std::vector<char> buffer(k_read_chunk);
+  const auto buffer = std::make_unique_for_overwrite<char[]>(k_read_chunk);
   while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    in.read(buffer.get(), static_cast<std::streamsize>(k_read_chunk));
     const auto got = in.gcount();
     if (got > 0) {
-      scanner.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
+      scanner.feed(std::string_view(buffer.get(), static_cast<std::size_t>(got)));
     }
   }
   if (in.bad()) {
@@ -136,7 +139,7 @@ nlohmann::json to_json(const OomReport& r, const OomDiagnosis& d)
     j["fixes"].push_back(std::move(fix));
   }
   if (d.card) {
-    nlohmann::json card{{"card", d.card->card}, {"vram_gib", std::round(to_gib(d.card->usable) * 100) / 100}, {"gpus", d.card->gpus}};
+    nlohmann::json card{{"card", d.card->card}, {"vram_gib", round2(to_gib(d.card->usable))}, {"gpus", d.card->gpus}};
     if (!d.card->provider.empty()) {
       card["provider"] = d.card->provider;
     }
