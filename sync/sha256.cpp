@@ -137,12 +137,17 @@ __attribute__((target("sha,sse4.1,ssse3"))) void compress_sha_ni(std::uint32_t* 
 }
 #endif
 
-const bool g_has_hardware =
+// Asked on first use, not at start-up: CPUID traps to the hypervisor on a virtual machine, and
+// commands that never hash should not pay for it.
+bool has_hardware() noexcept
+{
 #ifdef GPURENT_SHA_NI
-    cpu_has_sha_ni();
+  static const bool has = cpu_has_sha_ni();
+  return has;
 #else
-    false;
+  return false;
 #endif
+}
 
 }  // namespace
 
@@ -150,13 +155,13 @@ Sha256::Sha256() noexcept : m_state(k_initial) {}
 
 bool Sha256::hardware_available() noexcept
 {
-  return g_has_hardware;
+  return has_hardware();
 }
 
 void Sha256::compress(const std::uint8_t* blocks, std::size_t count) noexcept
 {
 #ifdef GPURENT_SHA_NI
-  if (g_has_hardware && !m_portable) {
+  if (!m_portable && has_hardware()) {
     compress_sha_ni(m_state.data(), blocks, count);
     return;
   }
