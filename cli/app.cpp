@@ -21,14 +21,17 @@ int run_app(const std::vector<std::string>& args, Services& s)
   app.add_flag("--no-color", s.global.no_color, "never colour the output");
   app.add_flag("-y,--yes", s.global.yes, "skip confirmations");
   app.add_flag("-v,--verbose", s.global.verbose, "log more on stderr (never secrets)");
-  add_all_commands(app, s);
 
-  // An unknown first word is a mistyped command: name it instead of CLI11's "subcommand required".
+  // The first word that is not an option names the command; only that one is built. Without
+  // one (`gpurent --help`, `gpurent --version`), all are, so the help lists them.
   const auto first = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.empty() || a[0] != '-'; });
-  if (first != args.end() && app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(*first); }).empty()) {
+  if (first == args.end()) {
+    add_all_commands(app, s);
+  } else if (!add_command(app, s, *first)) {
+    // An unknown first word is a mistyped command: name it instead of CLI11's "subcommand required".
     std::string names;
-    for (const auto* sub : app.get_subcommands({})) {
-      names += (names.empty() ? "" : ", ") + sub->get_name();
+    for (const auto name : command_names()) {
+      names += (names.empty() ? "" : ", ") + std::string(name);
     }
     return report_error(s, Error{Errc::usage, "unknown command '" + *first + "'; commands: " + names});
   }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // One file per subcommand; each registers itself with a typed options struct.
+#include <string_view>
+#include <vector>
+
 namespace CLI {
 class App;
 }
@@ -23,7 +26,14 @@ void add_ssh_command(CLI::App& app, Services& s);
 void add_backup_command(CLI::App& app, Services& s);
 void add_doctor_command(CLI::App& app, Services& s);
 
-// Registers every subcommand above on `app` (cli/commands.cpp).
+// Registers every subcommand above on `app` (cli/commands.cpp), for `gpurent --help`.
 void add_all_commands(CLI::App& app, Services& s);
+
+// Registers only the subcommand called `name`; false when there is none. Building one
+// subcommand instead of fourteen keeps start-up cheap (docs/benchmarks.md, "Start-up").
+bool add_command(CLI::App& app, Services& s, std::string_view name);
+
+// Every subcommand's name, in help order.
+std::vector<std::string_view> command_names();
 
 }  // namespace gpurent
