@@ -126,11 +126,15 @@ void print_text(Services& s, const std::string& who, const std::filesystem::path
                        r.failed.size());
   s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", human_bytes(r.bytes_copied),
                        human_bytes(r.bytes_total), r.seconds, mbps);
-  s.out << "  verified  "
-        << (r.verified ? "yes, SHA-256 computed on the server (" + r.verify_method + ") matches every copy"
-                       : (r.verify_method == "size-only" ? std::string("by size only (no sha256sum or shasum on the server)")
-                                                         : std::string("no, see the failures below")))
-        << "\n";
+  std::string verified = "no, see the failures below";
+  if (r.verified && r.files_copied == 0) {
+    verified = "yes, nothing changed since the last verified copy";
+  } else if (r.verified) {
+    verified = "yes, SHA-256 computed on the server (" + r.verify_method + ") matches every copy";
+  } else if (r.verify_method == "size-only") {
+    verified = "by size only (no openssl, sha256sum or shasum on the server)";
+  }
+  s.out << "  verified  " << verified << "\n";
   s.out << "  manifest  " << r.manifest.string() << "\n";
   for (const auto& f : r.failed) {
     s.out << "  FAILED    " << json_text(f.path) << ": " << f.error << "\n";

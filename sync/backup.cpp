@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -24,8 +25,9 @@ struct Source {
 };
 
 struct Copied {
-  RemoteEntry entry;  // as listed before the copy
+  RemoteEntry entry;        // as listed before the copy
   std::string sha256;
+  std::uint64_t bytes = 0;  // size of the local copy
 };
 
 std::string join_remote(const std::string& root, const std::string& rel)
@@ -143,7 +145,16 @@ Result<std::string> hash_prefix(int fd, std::uint64_t size, Sha256& h)
   return std::string{};
 }
 
-constexpr std::uint64_t k_stream_max = 4 * 1024 * 1024;  // files up to this size travel in one tar stream
+// Size of a partial copy left by an interrupted run that a new copy can resume from; 0: none.
+std::uint64_t resumable_bytes(const std::filesystem::path& dest, const RemoteEntry& e)
+{
+  const std::string partial = (dest / e.path).string() + std::string(k_partial_suffix);
+  struct stat st {};
+  if (::lstat(partial.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > e.size) {
+    return 0;
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
 
 class Runner {
 public:
@@ -153,7 +164,7 @@ public:
 
 private:
   class StreamSink;
-  Result<void> stream_small(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied);
+  Result<void> stream_whole_files(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied, bool allow_resume);
   Result<std::vector<RemoteEntry>> list_all();
   Result<Copied> copy_one(const RemoteEntry& e, bool allow_resume);
   void warn(std::string msg)
@@ -170,6 +181,7 @@ private:
   std::map<std::string, Source> m_sources;  // destination-relative path -> where it comes from
   BackupProgress m_progress;
   bool m_use_stream = true;
+  bool m_recheck = false;  // list again after the copy: the server saw changes, or SFTP was used
 };
 
 // Writes the files of a tar stream to their partial names, hashing as it goes.
@@ -199,6 +211,7 @@ public:
       return std::unexpected(disk_error(m_partial, errno));
     }
     m_hash = Sha256{};
+    m_bytes = 0;
     m_r.m_progress.current = m_entry->path;
     return {};
   }
@@ -225,6 +238,7 @@ public:
       done += static_cast<std::size_t>(w);
     }
     m_hash.update(data, n);
+    m_bytes += n;
     m_r.m_progress.bytes_done += n;
     m_r.m_report.bytes_copied += n;
     m_r.m_obs.on_progress(m_r.m_progress);
@@ -237,7 +251,7 @@ public:
     }
     ::close(m_fd);
     m_fd = -1;
-    copied.push_back(Copied{*m_entry, m_hash.finish_hex()});
+    copied.push_back(Copied{*m_entry, m_hash.finish_hex(), m_bytes});
     delivered.insert(m_entry->path);
     ++m_r.m_progress.files_done;
     m_r.m_obs.on_progress(m_r.m_progress);
@@ -255,26 +269,26 @@ private:
   std::string m_partial;
   int m_fd = -1;
   Sha256 m_hash;
+  std::uint64_t m_bytes = 0;
 };
 
-// Small files go in one tar stream per root; what was delivered leaves `to_copy`.
-Result<void> Runner::stream_small(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied)
+// Whole files travel in one tar stream per root: one channel, no per-file round trips, and no
+// SFTP subsystem to start. Files with a partial copy to resume go by SFTP from their offset
+// instead. What was delivered leaves `to_copy`.
+Result<void> Runner::stream_whole_files(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied, bool allow_resume)
 {
   if (!m_use_stream) {
     return {};
   }
   std::map<std::string, std::map<std::string, const RemoteEntry*>> by_root;
   for (const auto& e : to_copy) {
-    if (e.size <= k_stream_max) {
+    if (!allow_resume || resumable_bytes(m_req.dest, e) == 0) {
       const auto& src = m_sources.at(e.path);
       by_root[src.root][src.rel] = &e;
     }
   }
   std::set<std::string> delivered;
   for (auto& [root, files] : by_root) {
-    if (files.size() < 2) {
-      continue;  // one file: SFTP is as good
-    }
     std::vector<std::string> rels;
     for (const auto& [rel, e] : files) {
       rels.push_back(rel);
@@ -293,6 +307,7 @@ Result<void> Runner::stream_small(std::vector<RemoteEntry>& to_copy, std::vector
     if (!r) {
       return std::unexpected(r.error());
     }
+    m_recheck = m_recheck || r->changed_while_read;
   }
   std::erase_if(to_copy, [&](const RemoteEntry& e) { return delivered.contains(e.path); });
   return {};
@@ -390,7 +405,7 @@ Result<Copied> Runner::copy_one(const RemoteEntry& e, bool allow_resume)
   m_report.bytes_copied += *got;
   ++m_progress.files_done;
   m_obs.on_progress(m_progress);
-  return Copied{e, h.finish_hex()};
+  return Copied{e, h.finish_hex(), offset + *got};
 }
 
 // Publishes a verified partial: mode, mtime, then an atomic rename over the old copy.
@@ -477,7 +492,8 @@ Result<BackupReport> Runner::run()
     }
   }
 
-  std::string method = "sha256sum";
+  std::set<std::string> tools;  // the servers' hashing tools used
+  bool size_only = false;
   bool allow_resume = true;
   for (int round = 0; round < 3 && !to_copy.empty(); ++round) {
     // Start the server-side hashes first so they run while the data flows.
@@ -492,7 +508,8 @@ Result<BackupReport> Runner::run()
       jobs.emplace_back(root, std::move(job));
     }
     std::vector<Copied> copied;
-    TRY(stream_small(to_copy, copied));
+    TRY(stream_whole_files(to_copy, copied, allow_resume));
+    m_recheck = m_recheck || !to_copy.empty();  // a file read by SFTP has no check of its own for changes
     for (const auto& e : to_copy) {
       auto c = copy_one(e, allow_resume);
       if (!c) {
@@ -507,20 +524,33 @@ Result<BackupReport> Runner::run()
     std::map<std::string, std::string> remote_sums;  // root + '\0' + rel -> hex
     bool have_sums = true;
     for (auto& [root, job] : jobs) {
-      TRY_ASSIGN(const auto sums, job->wait());
-      if (!sums) {
+      TRY_ASSIGN(const auto hashes, job->wait());
+      if (hashes.tool == "none") {
         have_sums = false;
         continue;
       }
-      for (const auto& [rel, hex] : *sums) {
+      tools.insert(hashes.tool);
+      for (const auto& [rel, hex] : hashes.sums) {
         remote_sums[root + '\0' + rel] = hex;
       }
     }
-    if (!have_sums) {
-      method = "size-only";
+    size_only = size_only || !have_sums;
+    const auto hash_ok = [&](const Copied& c) {
+      const auto& s = m_sources.at(c.entry.path);
+      const auto sum = remote_sums.find(s.root + '\0' + s.rel);
+      return have_sums && sum != remote_sums.end() && sum->second == c.sha256;
+    };
+    // One more listing tells whether a file changed on the server while it was copied. It is
+    // skipped only when it cannot tell anything new: every file came through the tar stream,
+    // tar saw no file change while reading it, and every copy has the listed size and the
+    // SHA-256 the server computed. That spares a clean run one channel and one remote shell.
+    const bool need_listing = !have_sums || m_recheck || std::any_of(copied.begin(), copied.end(), [&](const Copied& c) {
+      return !hash_ok(c) || c.bytes != c.entry.size;
+    });
+    std::vector<RemoteEntry> after;
+    if (need_listing) {
+      TRY_ASSIGN(after, list_all());
     }
-    // One more listing tells whether a file changed on the server while it was copied.
-    TRY_ASSIGN(const auto after, list_all());
     std::map<std::string, const RemoteEntry*> after_by_path;
     for (const auto& e : after) {
       after_by_path[e.path] = &e;
@@ -528,16 +558,22 @@ Result<BackupReport> Runner::run()
     std::vector<RemoteEntry> again;
     for (const auto& c : copied) {
       const auto& e = c.entry;
-      const auto& s = m_sources.at(e.path);
+      if (!need_listing) {
+        if (auto r = publish(m_req.dest, e); !r) {
+          m_report.failed.push_back(FailedFile{e.path, r.error().message});
+          continue;
+        }
+        ++m_report.files_copied;
+        next.entries[e.path] = ManifestEntry{EntryKind::file, e.size, e.mtime_ns, e.mode, c.sha256, {}};
+        continue;
+      }
       const auto now = after_by_path.find(e.path);
       if (now == after_by_path.end()) {
         m_report.failed.push_back(FailedFile{e.path, "removed on the server during the backup"});
         continue;
       }
-      const bool changed = now->second->size != e.size || now->second->mtime_ns != e.mtime_ns;
-      const auto sum = remote_sums.find(s.root + '\0' + s.rel);
-      const bool hash_ok = have_sums && sum != remote_sums.end() && sum->second == c.sha256;
-      if (changed || (have_sums && !hash_ok)) {
+      const bool changed = now->second->size != e.size || now->second->mtime_ns != e.mtime_ns || c.bytes != e.size;
+      if (changed || (have_sums && !hash_ok(c))) {
         if (round == 2) {
           m_report.failed.push_back(FailedFile{e.path, changed ? "kept changing on the server during the backup; re-run when it is idle"
                                                                : "SHA-256 differs from the server's after 3 tries"});
@@ -563,10 +599,14 @@ Result<BackupReport> Runner::run()
   }
   next.finished_unix = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   TRY(save_manifest(m_report.manifest, next));
-  m_report.verify_method = method;
-  m_report.verified = method != "size-only" && m_report.failed.empty();
-  if (method == "size-only") {
-    warn("no sha256sum or shasum on the server: copies were checked by size only");
+  std::string method = size_only ? "size-only" : "";
+  for (const auto& t : size_only ? std::set<std::string>{} : tools) {
+    method += (method.empty() ? "" : "+") + t;
+  }
+  m_report.verify_method = method.empty() ? "nothing copied" : method;
+  m_report.verified = !size_only && m_report.failed.empty();
+  if (size_only) {
+    warn("no openssl, sha256sum or shasum on the server: copies were checked by size only");
   }
   m_report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m_report;

@@ -36,7 +36,7 @@ struct BackupReport {
   std::uint64_t bytes_total = 0;   // size of all selected files
   double seconds = 0;
   bool verified = false;           // every copied file matched a SHA-256 computed on the server
-  std::string verify_method;       // "sha256sum", "shasum", "size-only"
+  std::string verify_method;       // the server's tool: "openssl", "sha256sum", "shasum"; or "size-only"
   std::filesystem::path manifest;
   std::vector<FailedFile> failed;  // non-empty: exit 4
   std::vector<std::string> warnings;

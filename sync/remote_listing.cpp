@@ -179,12 +179,68 @@ std::string hash_command(std::string_view root)
 {
   return "cd -- " + remote_shell_path(root) +
          " || exit 3\n"
-         "if printf '' | sha256sum -z >/dev/null 2>&1; then printf 'sha256sum\\0'; exec xargs -0 sha256sum -z --\n"
+         "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then printf 'openssl\\0'; exec xargs -0 openssl dgst -sha256 -r --\n"
+         "elif printf '' | sha256sum -z >/dev/null 2>&1; then printf 'sha256sum\\0'; exec xargs -0 sha256sum -z --\n"
          "elif command -v shasum >/dev/null 2>&1; then printf 'shasum\\0'; exec xargs -0 shasum -a 256 --\n"
          "else printf 'none\\0'; cat >/dev/null; fi\n";
 }
 
-Result<HashOutput> parse_hash_output(std::string_view out)
+namespace {
+
+bool is_hex_digest(std::string_view s) noexcept
+{
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// The length of `name`'s record at the start of `rest` ("<64 hex> *<name>\n"), 0 when it is not
+// there. OpenSSL 3 writes a name holding a newline as coreutils does (the record starts with a
+// backslash and each newline is written "\\n"); OpenSSL 1.1 writes it raw. Both are accepted.
+std::size_t openssl_record_length(std::string_view rest, const std::string& name)
+{
+  std::string shown = name;
+  std::size_t skip = 0;
+  if (name.find('\n') != std::string::npos && rest.starts_with('\\')) {
+    skip = 1;
+    shown.clear();
+    for (const char c : name) {
+      shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+  }
+  rest.remove_prefix(skip);
+  const std::size_t len = 64 + 2 + shown.size() + 1;
+  if (rest.size() >= len && is_hex_digest(rest.substr(0, 64)) && rest.substr(64, 2) == " *" &&
+      rest.substr(66, shown.size()) == shown && rest[66 + shown.size()] == '\n') {
+    return skip + len;
+  }
+  return 0;
+}
+
+// One record per file, in the order asked; files openssl could not read are missing.
+void parse_openssl_records(std::string_view rest, const std::vector<std::string>& asked, HashOutput& h)
+{
+  std::size_t next = 0;
+  while (!rest.empty() && next < asked.size()) {
+    bool matched = false;
+    for (std::size_t k = next; k < asked.size(); ++k) {
+      const std::size_t len = openssl_record_length(rest, asked[k]);
+      if (len > 0) {
+        const std::size_t skip = rest.starts_with('\\') ? 1 : 0;
+        h.sums[asked[k]] = std::string(rest.substr(skip, 64));
+        rest.remove_prefix(len);
+        next = k + 1;
+        matched = true;
+        break;
+      }
+    }
+    if (!matched) {
+      return;  // not openssl's format: what was matched so far stands, the rest fails verification
+    }
+  }
+}
+
+}  // namespace
+
+Result<HashOutput> parse_hash_output(std::string_view out, const std::vector<std::string>& asked)
 {
   const auto nul = out.find('\0');
   if (nul == std::string_view::npos) {
@@ -192,11 +248,15 @@ Result<HashOutput> parse_hash_output(std::string_view out)
   }
   HashOutput h;
   h.tool = std::string(out.substr(0, nul));
-  if (h.tool != "sha256sum" && h.tool != "shasum" && h.tool != "none") {
+  if (h.tool != "openssl" && h.tool != "sha256sum" && h.tool != "shasum" && h.tool != "none") {
     return fail(Errc::invalid_input, "remote hashing: unexpected output; is a POSIX shell the login shell on the server?");
   }
-  const char sep = h.tool == "sha256sum" ? '\0' : '\n';
   std::string_view rest = out.substr(nul + 1);
+  if (h.tool == "openssl") {
+    parse_openssl_records(rest, asked, h);
+    return h;
+  }
+  const char sep = h.tool == "sha256sum" ? '\0' : '\n';
   while (!rest.empty()) {
     const auto end = rest.find(sep);
     const auto record = rest.substr(0, end);

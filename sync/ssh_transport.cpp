@@ -168,20 +168,21 @@ private:
 
 class LibsshHashJob final : public RemoteHashJob {
 public:
-  explicit LibsshHashJob(std::unique_ptr<ExecChannel> ch) : m_channel(std::move(ch)) {}
-  Result<std::optional<std::map<std::string, std::string>>> wait() override
+  LibsshHashJob(std::unique_ptr<ExecChannel> ch, std::vector<std::string> rel_paths)
+      : m_channel(std::move(ch)), m_rel_paths(std::move(rel_paths))
+  {
+  }
+  Result<RemoteHashes> wait() override
   {
     TRY_ASSIGN(const auto r, m_channel->finish());
     m_channel.reset();
-    TRY_ASSIGN(auto parsed, parse_hash_output(r.out));
-    if (parsed.tool == "none") {
-      return std::optional<std::map<std::string, std::string>>{};
-    }
-    return std::optional<std::map<std::string, std::string>>{std::move(parsed.sums)};
+    TRY_ASSIGN(auto parsed, parse_hash_output(r.out, m_rel_paths));
+    return RemoteHashes{std::move(parsed.tool), std::move(parsed.sums)};
   }
 
 private:
   std::unique_ptr<ExecChannel> m_channel;
+  std::vector<std::string> m_rel_paths;
 };
 
 class LibsshSession final : public SshSession {
@@ -274,7 +275,8 @@ public:
     return out;
   }
 
-  Result<void> stream_files(const std::string& root, const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+  Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
+                                    FileStreamHandler& handler) override
   {
     std::string list;
     for (const auto& p : rel_paths) {
@@ -287,14 +289,16 @@ public:
     TarReader reader(handler);
     TRY_ASSIGN(const auto r, ch->finish([&](const char* p, std::size_t n) { return reader.feed(p, n); }));
     if (reader.finished()) {
-      return {};  // exit 1/2 only say some files changed or vanished: they are checked later
+      // GNU tar exits 1 when a file changed, shrank or vanished while it was read ("file changed
+      // as we read it"); the caller then lists the files again. The archive itself is complete.
+      return StreamReport{r.exit_status != 0};
     }
     if (r.exit_status == 127 || r.err.find("unrecognized option") != std::string::npos ||
         r.err.find("invalid option") != std::string::npos) {
       return fail(Errc::unsupported, "no GNU tar on " + to_string(m_target));
     }
-    return fail(Errc::unavailable, "tar stream from " + to_string(m_target) + " ended early: " + r.err.substr(0, 200) +
-                                       "; re-run the backup");
+    return fail(Errc::unavailable, "tar stream from " + to_string(m_target) + " ended early (the connection or the remote tar stopped): " +
+                                       r.err.substr(0, 200) + "; re-run the backup (it resumes)");
   }
 
   Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel_paths) override
@@ -306,7 +310,7 @@ public:
     }
     TRY_ASSIGN(auto ch, start_exec(hash_command(root), std::move(list)));
     TRY(ch->send_input_now());
-    return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch)));
+    return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch), rel_paths));
   }
 
   Result<int> run_interactive(const std::string& command, const InteractiveIo& io) override;

@@ -76,13 +76,25 @@ public:
   [[nodiscard]] virtual Result<void> end_file() = 0;
 };
 
+// What a remote hashing run found.
+struct RemoteHashes {
+  std::string tool;                         // "openssl", "sha256sum", "shasum"; "none": no tool on the server
+  std::map<std::string, std::string> sums;  // path (as given to start_sha256) -> lowercase hex digest;
+                                            // files the tool could not read are absent
+};
+
+// What the sending side noticed while streaming files.
+struct StreamReport {
+  // The server's tar said a file changed, shrank or vanished while it was read (exit status 1),
+  // or could not say (another non-zero status): the caller must check the files again.
+  bool changed_while_read = false;
+};
+
 // A remote SHA-256 run started before the transfer so that it overlaps with it.
 class RemoteHashJob {
 public:
   virtual ~RemoteHashJob() = default;
-  // path (as given to start_sha256) -> lowercase hex digest. nullopt: no hashing tool on the
-  // server (sha256sum, shasum); files it could not read are absent from the map.
-  [[nodiscard]] virtual Result<std::optional<std::map<std::string, std::string>>> wait() = 0;
+  [[nodiscard]] virtual Result<RemoteHashes> wait() = 0;
 };
 
 // Terminal hooks for an interactive session (gpurent ssh); all fds belong to the caller.
@@ -111,11 +123,12 @@ public:
   // Sends the bytes of `path` from `offset` to the end to `sink` (pipelined); returns the
   // number of bytes delivered.
   [[nodiscard]] virtual Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) = 0;
-  // Streams many regular files root/rel in one exec channel (a remote `tar -cf -`), for small
-  // files where per-file round trips dominate. Files that cannot be read are not delivered.
-  // Errc::unsupported when the server cannot do it (the caller falls back to read_file).
-  [[nodiscard]] virtual Result<void> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
-                                                  FileStreamHandler& handler) = 0;
+  // Streams many regular files root/rel in one exec channel (a remote `tar -cf -`): one
+  // channel for any number of files, no per-file round trips. Files that cannot be read are
+  // not delivered. Errc::unsupported when the server cannot do it (the caller falls back to
+  // read_file).
+  [[nodiscard]] virtual Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
+                                                          FileStreamHandler& handler) = 0;
   // Starts SHA-256 of root/rel for each rel, on the server, without waiting for it.
   [[nodiscard]] virtual Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root,
                                                                            const std::vector<std::string>& rel_paths) = 0;

@@ -124,12 +124,14 @@ public:
     return sent;
   }
 
-  Result<void> stream_files(const std::string& root, const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+  Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
+                                    FileStreamHandler& handler) override
   {
     if (!have_tar) {
       return std::unexpected(Error{Errc::unsupported, "memory transport: no tar"});
     }
     ++stream_calls;
+    StreamReport report;
     for (const auto& rel : rel_paths) {
       const auto it = nodes.find(root + "/" + rel);
       if (it == nodes.end() || it->second.entry.kind != EntryKind::file) {
@@ -137,32 +139,40 @@ public:
       }
       const std::string& data = it->second.content;
       if (auto r = handler.begin_file(rel, data.size()); !r) {
-        return r;
+        return std::unexpected(r.error());
       }
       if (auto r = handler.file_data(data.data(), data.size()); !r) {
-        return r;
+        return std::unexpected(r.error());
       }
       if (auto r = handler.end_file(); !r) {
-        return r;
+        return std::unexpected(r.error());
+      }
+      // A change "during the read" is what GNU tar reports with exit status 1.
+      if (const auto c = change_after_read.find(root + "/" + rel); c != change_after_read.end()) {
+        it->second.content = c->second;
+        it->second.entry.size = c->second.size();
+        it->second.entry.mtime_ns += 1'000'000'000LL;
+        change_after_read.erase(c);
+        report.changed_while_read = true;
       }
     }
-    return {};
+    return report;
   }
 
   class Job final : public RemoteHashJob {
   public:
-    explicit Job(std::optional<std::map<std::string, std::string>> sums) : m_sums(std::move(sums)) {}
-    Result<std::optional<std::map<std::string, std::string>>> wait() override { return m_sums; }
+    explicit Job(RemoteHashes hashes) : m_hashes(std::move(hashes)) {}
+    Result<RemoteHashes> wait() override { return m_hashes; }
 
   private:
-    std::optional<std::map<std::string, std::string>> m_sums;
+    RemoteHashes m_hashes;
   };
 
   // Hashes are taken when the job starts, as a real server reads the files while they are copied.
   Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel_paths) override
   {
     if (!have_hash_tool) {
-      return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(std::nullopt));
+      return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(RemoteHashes{"none", {}}));
     }
     std::map<std::string, std::string> sums;
     for (const auto& rel : rel_paths) {
@@ -174,7 +184,7 @@ public:
       const auto w = wrong_hash.find(full);
       sums[rel] = w != wrong_hash.end() ? w->second : sha256_hex(it->second.content);
     }
-    return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(std::move(sums)));
+    return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(RemoteHashes{"sha256sum", std::move(sums)}));
   }
 
   Result<int> run_interactive(const std::string&, const InteractiveIo&) override

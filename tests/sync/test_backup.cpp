@@ -238,6 +238,47 @@ TEST_CASE("run_backup: a missing remote path is an error", "[sync][backup]")
   CHECK(r.error().code == Errc::not_found);
 }
 
+TEST_CASE("run_backup: through the tar stream a file that changes while read is copied again", "[sync][backup]")
+{
+  TempDir tmp;
+  auto t = sample_server();
+  t.change_after_read["/data/a.txt"] = "newer content\n";
+  const auto r = run(t, tmp.path);
+  CHECK(r.failed.empty());
+  CHECK(slurp(tmp.path / "a.txt") == "newer content\n");
+  CHECK(r.verified);
+  CHECK(t.list_calls >= 3);  // the first listing, the check after tar's warning, and the retry's
+}
+
+TEST_CASE("run_backup: a clean streamed run lists the server once; a resume goes by SFTP from its offset", "[sync][backup]")
+{
+  TempDir tmp;
+  auto t = sample_server();
+  const auto clean = run(t, tmp.path);
+  CHECK(clean.verified);
+  CHECK(clean.verify_method == "sha256sum");
+  CHECK(t.list_calls == 1);  // tar saw no change and every hash matched: no second listing
+  CHECK(t.reads.empty());
+
+  // A partial copy left by an interrupted run: only that file is read by SFTP, from its end.
+  TempDir again;
+  const std::string content = t.nodes["/data/ckpt/model.bin"].content;
+  std::filesystem::create_directories(again.path / "ckpt");
+  {
+    std::ofstream partial(again.path / ("ckpt/model.bin" + std::string(k_partial_suffix)), std::ios::binary);
+    partial << content.substr(0, 30'000);
+  }
+  t.reads.clear();
+  t.list_calls = 0;
+  const auto resumed = run(t, again.path);
+  CHECK(resumed.verified);
+  REQUIRE(t.reads.size() == 1);
+  CHECK(t.reads[0].path == "/data/ckpt/model.bin");
+  CHECK(t.reads[0].offset == 30'000);
+  CHECK(t.list_calls == 2);  // an SFTP read has no change check of its own: list again
+  CHECK(slurp(again.path / "ckpt/model.bin") == content);
+}
+
 TEST_CASE("run_backup: small files travel in one stream; without tar each is read alone", "[sync][backup]")
 {
   TempDir tmp;

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "sync/manifest.hpp"
 #include "sync/remote_listing.hpp"
+#include "sync/sha256.hpp"
 
 using namespace gpurent;
 
@@ -90,17 +97,49 @@ TEST_CASE("parse_hash_output: sha256sum -z, shasum and none", "[sync][listing]")
   using namespace std::string_literals;
   const std::string h1(64, 'a');
   const std::string h2(64, 'b');
-  auto z = parse_hash_output("sha256sum\0"s + h1 + "  a\nb\0"s + h2 + "  c d\0"s);
+  auto z = parse_hash_output("sha256sum\0"s + h1 + "  a\nb\0"s + h2 + "  c d\0"s, {});
   REQUIRE(z.has_value());
   CHECK(z->sums.at("a\nb") == h1);
   CHECK(z->sums.at("c d") == h2);
-  auto s = parse_hash_output("shasum\0"s + h1 + "  x\n" + h2 + " *y\n");
+  auto s = parse_hash_output("shasum\0"s + h1 + "  x\n" + h2 + " *y\n", {});
   REQUIRE(s.has_value());
   CHECK(s->sums.size() == 2);
-  CHECK(parse_hash_output("none\0"s)->tool == "none");
-  CHECK_FALSE(parse_hash_output("").has_value());
-  CHECK_FALSE(parse_hash_output("bash: bad\0"s).has_value());
-  CHECK(parse_hash_output("sha256sum\0garbage\0"s)->sums.empty());
+  CHECK(parse_hash_output("none\0"s, {})->tool == "none");
+  CHECK_FALSE(parse_hash_output("", {}).has_value());
+  CHECK_FALSE(parse_hash_output("bash: bad\0"s, {}).has_value());
+  CHECK(parse_hash_output("sha256sum\0garbage\0"s, {})->sums.empty());
+}
+
+TEST_CASE("parse_hash_output: openssl dgst -r records matched against the names asked, in order", "[sync][listing]")
+{
+  using namespace std::string_literals;
+  const std::string h1(64, '1');
+  const std::string h2(64, '2');
+  const std::string h3(64, '3');
+  const std::vector<std::string> asked{"-dash", "gone", "two\nlines", "back\\slash", "last"};
+  // openssl prints names raw and skips a file it cannot open ("gone"), reporting it on stderr.
+  auto h = parse_hash_output("openssl\0"s + h1 + " *-dash\n" + h2 + " *two\nlines\n" + h3 + " *back\\slash\n", asked);
+  REQUIRE(h.has_value());
+  CHECK(h->tool == "openssl");
+  CHECK(h->sums.size() == 3);
+  CHECK(h->sums.at("-dash") == h1);
+  CHECK(h->sums.at("two\nlines") == h2);
+  CHECK(h->sums.at("back\\slash") == h3);
+  CHECK_FALSE(h->sums.contains("gone"));
+  CHECK_FALSE(h->sums.contains("last"));
+  // OpenSSL 3 escapes a newline in a name the way coreutils does.
+  auto e = parse_hash_output("openssl\0"s + h1 + " *-dash\n\\" + h2 + " *two\\nlines\n", asked);
+  REQUIRE(e.has_value());
+  CHECK(e->sums.at("two\nlines") == h2);
+  CHECK(e->sums.size() == 2);
+  // Garbage stops the matching: what came before stands, nothing after is believed.
+  auto g = parse_hash_output("openssl\0"s + h1 + " *-dash\nnot a record\n" + h3 + " *last\n", asked);
+  REQUIRE(g.has_value());
+  CHECK(g->sums.size() == 1);
+  // A record for a name that was not asked is never taken.
+  CHECK(parse_hash_output("openssl\0"s + h1 + " *other\n", asked)->sums.empty());
+  // Upper-case or short digests are not digests.
+  CHECK(parse_hash_output("openssl\0"s + std::string(64, 'A') + " *last\n", {"last"})->sums.empty());
 }
 
 TEST_CASE("shell_quote: the shell reads back exactly the original bytes", "[sync][listing]")
@@ -155,4 +194,104 @@ TEST_CASE("manifest: render/parse round trip, including names that are not UTF-8
   CHECK_FALSE(is_valid_utf8("\xff"));
   CHECK_FALSE(is_valid_utf8("\xc0\x80"));      // overlong
   CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));  // surrogate
+}
+
+TEST_CASE("parse_hash_output: openssl records round-trip for random names and unreadable files", "[sync][listing][property]")
+{
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> asked;
+    std::map<std::string, std::string> expected;
+    std::string out = std::string("openssl") + '\0';
+    const int n = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) {
+      const std::string name = random_name(rng) + std::to_string(i);  // distinct
+      asked.push_back(name);
+      if (rng() % 4 == 0) {
+        continue;  // unreadable on the server: no record
+      }
+      std::string hex;
+      for (int k = 0; k < 64; ++k) {
+        hex.push_back("0123456789abcdef"[rng() % 16]);
+      }
+      expected[name] = hex;
+      out += hex + " *" + name + "\n";
+    }
+    INFO(round);
+    const auto h = parse_hash_output(out, asked);
+    REQUIRE(h.has_value());
+    CHECK(h->sums == expected);
+  }
+}
+
+namespace {
+
+// Runs hash_command(dir) with /bin/sh locally, with only the named tools on PATH.
+std::string run_hash_script(const std::filesystem::path& work, const std::filesystem::path& dir,
+                            const std::vector<std::string>& tools, const std::string& names)
+{
+  const auto bin = work / "bin";
+  std::filesystem::remove_all(bin);
+  std::filesystem::create_directories(bin);
+  for (const auto& tool : tools) {
+    for (const char* d : {"/usr/bin/", "/bin/"}) {
+      if (std::filesystem::exists(std::string(d) + tool)) {
+        std::filesystem::create_symlink(std::string(d) + tool, bin / tool);
+        break;
+      }
+    }
+  }
+  std::ofstream(work / "script.sh") << hash_command(dir.string());
+  std::ofstream(work / "names", std::ios::binary) << names;
+  const std::string cmd = "PATH='" + bin.string() + "' /bin/sh '" + (work / "script.sh").string() + "' < '" +
+                          (work / "names").string() + "' > '" + (work / "out").string() + "' 2>/dev/null";
+  REQUIRE(std::system(cmd.c_str()) != -1);
+  std::ifstream in(work / "out", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("hash_command: openssl first, then sha256sum, shasum, none; odd names survive each", "[sync][listing]")
+{
+  const auto work = std::filesystem::temp_directory_path() / ("gpurent-hash-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(work);
+  const auto dir = work / "tree dir";
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "a.bin") << "alpha";
+  std::ofstream(dir / "two\nlines") << "beta";
+  std::ofstream(dir / "-dash") << "gamma";
+  const std::vector<std::string> asked{"sub/a.bin", "two\nlines", "missing", "-dash"};
+  std::string names;
+  for (const auto& n : asked) {
+    names += n;
+    names.push_back('\0');
+  }
+  const std::map<std::string, std::string> expected{
+      {"sub/a.bin", sha256_hex("alpha")}, {"two\nlines", sha256_hex("beta")}, {"-dash", sha256_hex("gamma")}};
+
+  SECTION("openssl")
+  {
+    const auto h = parse_hash_output(run_hash_script(work, dir, {"openssl", "xargs", "sha256sum", "cat"}, names), asked);
+    REQUIRE(h.has_value());
+    CHECK(h->tool == "openssl");
+    CHECK(h->sums == expected);
+  }
+  SECTION("sha256sum when there is no openssl")
+  {
+    const auto h = parse_hash_output(run_hash_script(work, dir, {"xargs", "sha256sum", "cat"}, names), asked);
+    REQUIRE(h.has_value());
+    CHECK(h->tool == "sha256sum");
+    CHECK(h->sums == expected);
+  }
+  SECTION("none: the names are read and nothing is claimed")
+  {
+    const auto h = parse_hash_output(run_hash_script(work, dir, {"xargs", "cat"}, names), asked);
+    REQUIRE(h.has_value());
+    CHECK(h->tool == "none");
+    CHECK(h->sums.empty());
+  }
+  std::filesystem::remove_all(work);
 }
