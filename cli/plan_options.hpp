@@ -14,6 +14,10 @@
 #include "sizing/job.hpp"
 #include "sizing/model.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace gpurent {
 
 // As typed on the command line; empty = not given.
@@ -39,6 +43,11 @@ struct PlanArgs {
   std::string params;
   bool offline = false;
 };
+
+// Registers the options that size the job (--task, --engine, --weights, --kv-cache, --context,
+// --batch, --optimizer, --grad-checkpointing, --lora-rank, --shard, --gpu-util, --offline) on
+// `sub`: `plan` and `up --from-plan` share them. Defined in plan_command.cpp (the CLI11 unit).
+void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);
 
 inline constexpr std::uint32_t k_default_context = 4096;
 

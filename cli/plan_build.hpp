@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What `gpurent plan` computes, shared with `gpurent up --from-plan`: the model resolved, the
+// job sized, the offers ranked among the given providers, the fixes when nothing fits.
+#include <span>
+#include <string>
+
+#include "cli/plan_options.hpp"
+#include "cli/plan_report.hpp"
+#include "common/result.hpp"
+#include "providers/catalog.hpp"
+
+namespace gpurent {
+
+struct Services;
+
+// Sizes the job of `opts` and ranks the current offers (built-in, config, fetched) of
+// `providers` only (plan: the whole catalogue; up --from-plan: those with an API).
+[[nodiscard]] Result<PlanReport> build_plan_report(Services& s, const PlanOptions& opts,
+                                                   std::span<const ProviderInfo> providers);
+
+// Why a report does not fit, as one sentence ("the job needs 30.1 GiB per GPU on 1 x RTX 4090,
+// over the 22.4 GiB limit", "nothing fits within 8 GPUs of one server", ...).
+[[nodiscard]] std::string plan_misfit_reason(const PlanReport& report);
+
+}  // namespace gpurent
