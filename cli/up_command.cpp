@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `gpurent up`: rents a server from a provider with an API. The server is recorded (state
 // `creating`) BEFORE the create call; idempotent on --name; anything that fails after the
-// create call destroys what was created and says so.
+// create call destroys what was created and says so. With --from-plan MODEL, the provider,
+// card and GPU count are the cheapest fit that `plan` finds among the providers with an API.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,31 +13,48 @@
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/lifecycle_support.hpp"
+#include "cli/plan_build.hpp"
+#include "cli/plan_json.hpp"
+#include "cli/plan_options.hpp"
+#include "cli/plan_text.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 #include "common/text.hpp"
+#include "providers/card.hpp"
 #include "providers/cost.hpp"
 #include "providers/ledger.hpp"
 #include "providers/offers.hpp"
+#include "providers/plan.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/precision.hpp"
 
 namespace gpurent {
 namespace {
 
 struct UpOptions {
+  std::string from_plan;  // --from-plan MODEL
+  PlanArgs sizing;        // --task, --context, ... (only with --from-plan)
   std::string provider;
   std::string card;
-  std::uint32_t gpus = 1;
+  std::string gpus;       // "" = 1, or with --from-plan the cheapest count that fits
   bool spot = false;
   std::string name;
   std::string ssh_key;
   bool wait = false;
   bool no_wait = false;
   std::string max_price;
-  double hours = 1;
+  std::string hours;      // "" = 1
   std::string region;
   std::string image;
   SshFlags ssh;
+};
+
+// What to rent: an offer, its GPU count and, with --from-plan, what plan chose and why.
+struct UpChoice {
+  PricedOffer priced;
+  std::uint32_t gpus = 1;
+  nlohmann::json plan;  // null without --from-plan
 };
 
 Result<std::string> read_public_key(const std::filesystem::path& path)
@@ -79,6 +98,153 @@ nlohmann::json server_view(const ServerRecord& r)
           {"host", r.host},          {"port", r.port},         {"user", r.user},
           {"host_key", r.host_key},  {"price_per_hour", to_units(r.terms.price_per_hour)},
           {"currency", r.terms.currency}, {"spot", r.spot}};
+}
+
+// Whether any option that sizes a job was given (they mean something only with --from-plan).
+bool sizing_given(const PlanArgs& a)
+{
+  return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
+         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || !a.lora_rank.empty() || !a.shard.empty() ||
+         !a.gpu_util.empty() || a.offline;
+}
+
+// --provider/--card/--gpus as given: built-in or configured price, else a fetched offer, else
+// the price the provider reports once the server exists.
+Result<UpChoice> choose_given(Services& s, const Config& cfg, const UpOptions& o)
+{
+  if (o.provider.empty() || o.card.empty()) {
+    return fail(Errc::usage, "up: give --provider and --card, or --from-plan MODEL to let `plan` choose them");
+  }
+  if (sizing_given(o.sizing)) {
+    return fail(Errc::usage, "up: --task, --engine, --weights, --context and the other sizing options need "
+                             "--from-plan MODEL");
+  }
+  UpChoice c;
+  if (!o.gpus.empty()) {
+    TRY_ASSIGN(c.gpus, parse_count(o.gpus, "--gpus", 1, k_max_gpus_per_server));
+  }
+  auto resolved = resolve_offer(cfg, o.provider, o.card, c.gpus, "", o.spot);
+  if (!resolved && resolved.error().code == Errc::not_found) {
+    // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
+    TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));
+    TRY_ASSIGN(Card card, find_card(o.card));
+    PricedOffer po{pi, card, Offer{pi.name, card.id, c.gpus, MicroUsd{0}, std::nullopt, o.region, "provider"},
+                   "price as the provider reports it once the server exists"};
+    if (auto cached = cached_offers(s, cfg)) {
+      if (const Offer* f = find_offer(*cached, pi.name, card.id, c.gpus)) {
+        po.offer = *f;
+        po.origin_text = f->price_origin;
+      }
+    }
+    resolved = po;
+  }
+  TRY_ASSIGN(c.priced, std::move(resolved));
+  return c;
+}
+
+std::string gib_text(double gib) { return fmt::format("{:.2f} GiB", round2(gib)); }
+
+std::string provider_names(std::span<const ProviderInfo> providers)
+{
+  std::string names;
+  for (const auto& p : providers) {
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  return names;
+}
+
+// --from-plan MODEL: sizes the job as `plan` does and takes the cheapest option that fits among
+// the providers with an API (with --spot: those that sell spot servers). When nothing fits, the
+// plan (with its fixes) goes to stdout, as `plan` prints it, and the answer is Errc::refused.
+Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOptions& o)
+{
+  PlanArgs args = o.sizing;
+  args.model = o.from_plan;
+  args.provider = o.provider;
+  args.card = o.card;
+  args.gpus = o.gpus;
+  args.hours = o.hours;
+  args.spot = o.spot;
+  args.max_price = o.max_price;
+  TRY_ASSIGN(const PlanOptions opts, validate_plan_args(args));
+  if (opts.request.provider) {
+    TRY_ASSIGN(const ProviderInfo pi, find_provider(*opts.request.provider));
+    if (!pi.has_api) {
+      return fail(Errc::refused, pi.name + " has no public API: `gpurent plan " + o.from_plan + " --provider " + pi.name +
+                                     "` sizes the job; rent the server in its console, then `gpurent attach` it");
+    }
+  }
+  std::vector<ProviderInfo> rentable;
+  for (const auto& p : provider_catalog()) {
+    if (p.has_api && (!o.spot || p.spot_available)) {
+      rentable.push_back(p);
+    }
+  }
+  TRY_ASSIGN(const PlanReport report, build_plan_report(s, opts, rentable));
+  const PlanResult& res = report.result;
+  if (!res.choice) {
+    if (s.global.json) {
+      s.out << plan_to_json(report).dump(2) << '\n';
+    } else {
+      s.out << render_plan_text(report, s.color_out());
+    }
+    const std::string why = report.fits() ? fmt::format("the job fits {} x {}, but no provider with an API ({}) offers "
+                                                        "it within the filters",
+                                                        res.job.gpus, res.card->display, provider_names(rentable))
+                                          : plan_misfit_reason(report);
+    return fail(Errc::refused,
+                fmt::format("up --from-plan: {}; {}; nothing was rented", why,
+                            report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
+                                                 : "see the fixes above"));
+  }
+  const PlanOption& pick = *res.choice;
+  TRY_ASSIGN(const ProviderInfo pi, find_provider(pick.provider));
+  TRY_ASSIGN(const Card card, find_card(pick.card));
+  UpChoice c;
+  c.gpus = pick.gpus;
+  Offer offer{pi.name, card.id, pick.gpus, pick.price_per_hour, std::nullopt, o.region, pick.price_origin};
+  if (pick.spot) {
+    offer.spot_price_per_hour = pick.price_per_hour;
+  }
+  c.priced = PricedOffer{pi, card, offer, describe_origin(offer, pi, cfg)};
+
+  const JobSpec& job = res.job;
+  const double total = to_gib(pick.total);
+  const double usable = to_gib(pick.usable);
+  const double limit = to_gib(pick.limit);
+  const double headroom = static_cast<double>(pick.headroom) / static_cast<double>(k_gib);
+  const std::string reason = "the cheapest option that fits among the providers with an API (" +
+                             provider_names(rentable) + ")";
+  s.err << "gpurent: plan: " << job.model.name << ", " << to_string(job.task) << " (" << to_string(job.engine) << ", "
+        << to_string(job.weights) << ", context " << job.context << ", batch " << job.batch << "): " << gib_text(total)
+        << " per GPU on " << pick.gpus << " GPU" << (pick.gpus > 1 ? "s" : "") << '\n'
+        << "gpurent: chosen: " << pi.name << " " << card.display << " x" << pick.gpus << ": " << gib_text(total)
+        << " per GPU of " << gib_text(usable) << " usable (limit " << gib_text(limit) << ", headroom "
+        << gib_text(headroom) << "), " << per_hour(pick.price_per_hour) << ", " << format_usd(pick.cost) << " for "
+        << hours_label(report.runtime) << "; " << reason << '\n';
+  // A cheaper fit at a provider without an API is worth knowing about.
+  const auto all = rank(job, current_offers(s, cfg), provider_catalog(), card_catalog(), opts.request,
+                        [](const JobSpec& j) { return estimate(j); });
+  if (all.choice && all.choice->cost < pick.cost) {
+    s.err << "gpurent: cheaper without an API: " << all.choice->provider << " " << all.choice->card_display << " x"
+          << all.choice->gpus << " at " << per_hour(all.choice->price_per_hour)
+          << "; rent it in its console and track it with `gpurent attach`\n";
+  }
+  c.plan = {{"model", job.model.name},
+            {"task", std::string(to_string(job.task))},
+            {"engine", std::string(to_string(job.engine))},
+            {"provider", pi.name},
+            {"card", card.id},
+            {"gpus", pick.gpus},
+            {"memory_per_gpu_gib", round2(total)},
+            {"usable_gib", round2(usable)},
+            {"limit_gib", round2(limit)},
+            {"headroom_gib", round2(headroom)},
+            {"price_per_hour", to_units(pick.price_per_hour)},
+            {"cost", to_units(pick.cost)},
+            {"hours", static_cast<double>(report.runtime.count()) / 3600.0},
+            {"reason", reason}};
+  return c;
 }
 
 // After the create call answered: wait for running + SSH, else destroy what was created.
@@ -140,25 +306,13 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
   return rec;
 }
 
-Result<ServerRecord> run_up(Services& s, const UpOptions& o)
+Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& plan)
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
-  auto resolved = resolve_offer(cfg, o.provider, o.card, o.gpus, "", o.spot);
-  if (!resolved && resolved.error().code == Errc::not_found) {
-    // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
-    TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));
-    TRY_ASSIGN(Card card, find_card(o.card));
-    PricedOffer po{pi, card, Offer{pi.name, card.id, o.gpus, MicroUsd{0}, std::nullopt, o.region, "provider"},
-                   "price as the provider reports it once the server exists"};
-    if (auto cached = cached_offers(s, cfg)) {
-      if (const Offer* f = find_offer(*cached, pi.name, card.id, o.gpus)) {
-        po.offer = *f;
-        po.origin_text = f->price_origin;
-      }
-    }
-    resolved = po;
-  }
-  TRY_ASSIGN(PricedOffer priced, std::move(resolved));
+  TRY_ASSIGN(UpChoice choice, o.from_plan.empty() ? choose_given(s, cfg, o) : choose_from_plan(s, cfg, o));
+  plan = std::move(choice.plan);
+  const PricedOffer& priced = choice.priced;
+  const std::uint32_t gpus = choice.gpus;
   const ProviderInfo& info = priced.provider;
   if (!info.has_api) {
     return fail(Errc::refused, info.name + " has no public API: rent the server in its console, then track it with "
@@ -168,16 +322,15 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o)
                                                                      : priced.offer.price_per_hour;
   std::optional<MicroUsd> max_price;
   if (!o.max_price.empty()) {
-    const auto v = parse_double(o.max_price);
-    if (!v) {
-      return fail(Errc::usage, "--max-price " + o.max_price + ": not a number of USD per hour");
+    const auto m = parse_usd_per_hour(o.max_price);
+    if (!m) {
+      return fail(Errc::usage, "--max-price: " + m.error().message);
     }
-    TRY_ASSIGN(MicroUsd m, usd_to_micro(*v));
-    max_price = m;
-    if (price.n > 0 && price > m) {
-      return fail(Errc::refused, info.name + " " + priced.card.id + " x" + std::to_string(o.gpus) + " costs " +
+    max_price = *m;
+    if (price.n > 0 && price > *m) {
+      return fail(Errc::refused, info.name + " " + priced.card.id + " x" + std::to_string(gpus) + " costs " +
                                      per_hour(price) + " (" + priced.origin_text + "), above --max-price " +
-                                     per_hour(m) + "; raise --max-price or pick a cheaper card");
+                                     per_hour(*m) + "; raise --max-price or pick a cheaper card");
     }
   }
   const std::string name = o.name.empty() ? info.name + "-" + priced.card.id : o.name;
@@ -206,7 +359,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o)
   ServerRecord rec;
   if (existing && !is_closed(existing->status)) {
     rec = *existing;
-    if (rec.provider != info.name || rec.card != priced.card.id || rec.gpus != o.gpus) {
+    if (rec.provider != info.name || rec.card != priced.card.id || rec.gpus != gpus) {
       return fail(Errc::refused, "a server named '" + name + "' is already tracked (" + rec.provider + " " + rec.card +
                                      " x" + std::to_string(rec.gpus) + "); pick another --name");
     }
@@ -217,9 +370,17 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o)
     s.err << "gpurent: resuming " << name << " (" << to_string(rec.status) << ")\n";
   } else {
     const BillingPolicy policy = o.spot ? info.spot_billing : info.billing;
-    const auto hours = std::chrono::seconds{static_cast<std::int64_t>(o.hours * 3600.0)};
+    std::chrono::seconds hours{3600};
+    if (!o.hours.empty()) {
+      // Qualified: cost_command.cpp, in the same unity unit, has its own parse_hours.
+      const auto given = gpurent::parse_hours(o.hours);
+      if (!given) {
+        return fail(Errc::usage, "--hours: " + given.error().message);
+      }
+      hours = *given;
+    }
     TRY(check_budget(*store, cfg, policy.charge(price, hours), s.clock.now()));
-    s.err << "gpurent: " << info.display << " " << priced.card.display << " x" << o.gpus << (o.spot ? " (spot)" : "")
+    s.err << "gpurent: " << info.display << " " << priced.card.display << " x" << gpus << (o.spot ? " (spot)" : "")
           << ": " << (price.n > 0 ? per_hour(price) : std::string("price unknown until the provider answers")) << ", "
           << info.billing_label << " billing (increment " << increment_label(policy.increment) << ", minimum "
           << increment_label(policy.minimum) << "); " << priced.origin_text << '\n';
@@ -227,7 +388,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o)
     rec.name = name;
     rec.provider = info.name;
     rec.card = priced.card.id;
-    rec.gpus = o.gpus;
+    rec.gpus = gpus;
     rec.spot = o.spot;
     rec.region = o.region;
     rec.terms = terms_for(info, price, o.spot);
@@ -277,27 +438,34 @@ void add_up_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<UpOptions>();
   auto* sub = app.add_subcommand("up", "rent a server from a provider with an API (recorded before the create call)");
-  sub->add_option("--provider", opts->provider, "lambda, runpod or vast")->required();
-  sub->add_option("--card", opts->card, "card, e.g. rtx-4090, a100-80gb")->required();
-  sub->add_option("--gpus", opts->gpus, "GPUs in the server")->check(CLI::Range(1, 8));
+  sub->add_option("--provider", opts->provider, "lambda, runpod or vast (with --from-plan: only this provider)");
+  sub->add_option("--card", opts->card, "card, e.g. rtx-4090, a100-80gb (with --from-plan: only this card)");
+  sub->add_option("--gpus", opts->gpus, "GPUs in the server, 1-8 (default 1; with --from-plan the cheapest count that fits)");
+  sub->add_option("--from-plan", opts->from_plan, "MODEL: let `plan` choose provider, card and GPUs for this job");
+  add_plan_sizing_options(*sub, opts->sizing);
   sub->add_flag("--spot", opts->spot, "an interruptible/spot server");
   sub->add_option("--name", opts->name, "name to track it by (idempotent: an existing one is resumed)");
   sub->add_option("--ssh-key", opts->ssh_key, "OpenSSH public key to install (default ~/.ssh/id_ed25519.pub)");
   sub->add_flag("--wait", opts->wait, "wait until SSH answers (the default)");
   sub->add_flag("--no-wait", opts->no_wait, "return once the provider reports it running, without checking SSH");
   sub->add_option("--max-price", opts->max_price, "refuse if the server costs more USD per hour");
-  sub->add_option("--hours", opts->hours, "expected run time, for the budget check (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--hours", opts->hours, "expected run time, for the budget check and the plan (default 1)");
   sub->add_option("--region", opts->region, "provider region");
   sub->add_option("--image", opts->image, "container or machine image");
   sub->add_option("--known-hosts", opts->ssh.known_hosts, "known-hosts file to record the host key in");
   sub->callback([&s, opts] {
-    auto r = run_up(s, *opts);
+    nlohmann::json plan;
+    auto r = run_up(s, *opts, plan);
     if (!r) {
       s.exit_code = report_error(s, r.error());
       return;
     }
     if (s.global.json) {
-      s.out << server_view(*r).dump(2) << '\n';
+      nlohmann::json view = server_view(*r);
+      if (!plan.is_null()) {
+        view["plan"] = plan;
+      }
+      s.out << view.dump(2) << '\n';
     } else {
       s.out << r->name << ": " << to_string(r->status) << " on " << r->provider << " (" << r->provider_id << "), "
             << r->user << "@" << r->host << ":" << r->port << ", " << per_hour(r->terms.price_per_hour) << "\n"

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -32,7 +33,10 @@ public:
   FakeClock clock;
   bool stdout_tty = false;
   bool stderr_tty = false;
+  bool stdin_tty = false;
   std::string stdin_text;
+  // Called on the Services before the run: installs fake ports (s.state, s.http, s.ssh_connect).
+  std::function<void(Services&)> setup;
 
   CliRun run(const std::vector<std::string>& args)
   {
@@ -42,6 +46,10 @@ public:
     Services s{out, err, in, env, clock};
     s.stdout_tty = stdout_tty;
     s.stderr_tty = stderr_tty;
+    s.stdin_tty = stdin_tty;
+    if (setup) {
+      setup(s);
+    }
     CliRun r;
     r.code = run_app(args, s);
     r.out = out.str();

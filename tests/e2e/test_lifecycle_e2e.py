@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """up -> status -> backup -> down --destroy against the local provider double, whose servers
-are real sshd processes; plus the safety rules (refusal without a TTY, idempotent --name,
+are real sshd processes; up --from-plan (plan picks provider, card and GPUs); plus the safety rules (refusal without a TTY, idempotent --name,
 dead ends destroyed, capacity errors, untracked servers, hung connections) and crash recovery
 (GPURENT_TEST_CRASH_AT). Hermetic: HOME, XDG_* and GPURENT_STATE_DIR live in a temp dir."""
 import json
@@ -136,6 +136,50 @@ def main():
         check(by_name(doc, "train") is None, "no open server left", p.stdout)
         p, doc = status(e, "train")
         check(doc.get("instances", [{}])[0].get("state") == "destroyed", "the ledger is closed as destroyed", p.stdout)
+
+        # up --from-plan: plan sizes the job and rents the cheapest fit among the providers with an
+        # API; a cheaper card at CloudGPU (no API) is named, not chosen.
+        cfg_dir = os.path.join(e.env["XDG_CONFIG_HOME"], "gpurent")
+        os.makedirs(cfg_dir, exist_ok=True)
+        with open(os.path.join(cfg_dir, "config.toml"), "w") as f:
+            f.write('[prices.cloudgpu]\n"rtx-4090" = 0.10\n')
+        p = e.run("up", "--from-plan", "llama-3.1-8b", "--name", "fp", "--yes", "--json")
+        check(p.returncode == 0, "up --from-plan succeeds", p.stderr)
+        fp = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(fp.get("provider") == "runpod" and fp.get("card") == "rtx-3090" and fp.get("gpus") == 1,
+              "up --from-plan rents the cheapest fit with an API (runpod rtx-3090 x1)", p.stdout)
+        check(fp.get("state") == "running" and fp.get("host_key", "").startswith("SHA256:"),
+              "the planned server is up with its host key recorded", p.stdout)
+        plan = fp.get("plan", {})
+        check(0 < plan.get("memory_per_gpu_gib", 0) <= plan.get("limit_gib", 0) < plan.get("usable_gib", 0),
+              "the plan's memory per GPU is within the card's limit", json.dumps(plan))
+        check("chosen: runpod RTX 3090" in p.stderr and "usable" in p.stderr, "up says what it chose and why", p.stderr)
+        check("cheaper without an API: cloudgpu" in p.stderr, "a cheaper card without an API is named", p.stderr)
+        at_double = [v for v in e.live().values() if v["name"] == "fp"]
+        check(len(at_double) == 1 and at_double[0]["provider"] == "runpod"
+              and at_double[0]["card"] == "NVIDIA GeForce RTX 3090", "the double created that card", json.dumps(at_double))
+        p, doc = status(e, "fp")
+        check(doc.get("instances", [{}])[0].get("state") == "running", "status tracks the planned server", p.stdout)
+        p = e.run("down", "fp", "--destroy", "--no-backup", "--yes")
+        check(p.returncode == 0, "the planned server is destroyed", p.stderr)
+        check(not any(v["name"] == "fp" for v in e.live().values()), "nothing left of fp at the provider")
+        # --provider and --card restrict the choice (the double's Lambda has no A10 capacity).
+        p = e.run("up", "--from-plan", "llama-3.1-8b", "--provider", "lambda", "--card", "a100-40gb", "--name", "fp-l",
+                  "--yes", "--json", "--no-wait")
+        check(p.returncode == 0, "up --from-plan --provider lambda --card a100-40gb", p.stderr)
+        fpl = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(fpl.get("provider") == "lambda" and fpl.get("card") == "a100-40gb",
+              "--provider and --card restrict the choice", p.stdout)
+        p = e.run("down", "fp-l", "--destroy", "--no-backup", "--yes")
+        check(p.returncode == 0, "fp-l destroyed", p.stderr)
+        # Nothing fits: exit 3 with the plan's fixes; nothing is recorded or created.
+        p = e.run("up", "--from-plan", "llama-3.1-405b", "--task", "train", "--name", "toobig", "--yes")
+        check(p.returncode == 3 and "Fixes" in p.stdout and "nothing was rented" in p.stderr,
+              "up --from-plan refuses a job that fits nowhere, with the fixes", p.stdout + p.stderr)
+        check(not any(v["name"] == "toobig" for v in e.live().values()), "nothing was created for toobig")
+        p, doc = status(e, "toobig")
+        check(p.returncode != 0 and not doc.get("instances"), "nothing was recorded for toobig", p.stdout + p.stderr)
+        os.remove(os.path.join(cfg_dir, "config.toml"))
 
         # Capacity errors are clear and leave nothing behind.
         p = e.run("up", "--provider", "lambda", "--card", "h100-80gb", "--gpus", "8", "--name", "big", "--yes")

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+// `gpurent up --from-plan MODEL`: plan's sizing and ranking among the providers with an API,
+// then the normal `up` (confirmation, recording before the create call). In-process, with a
+// real state database in a temp dir and a fake RunPod API.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli_harness.hpp"
+#include "fakes/fake_http_client.hpp"
+#include "providers/state_store.hpp"
+
+using gpurent::test::CliHarness;
+using gpurent::test::CliRun;
+using gpurent::test::FakeHttpClient;
+using gpurent::test::read_fixture;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string k_runpod = "http://runpod.test/v1";
+
+class UpHarness {
+public:
+  UpHarness()
+  {
+    std::string tmpl = (fs::temp_directory_path() / "gpurent-up-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    m_dir = tmpl;
+    std::ofstream(m_dir / "id_ed25519.pub") << "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpyZW50LXRlc3Qta2V5LW5vdC1yZWFs test\n";
+    fs::create_directories(m_dir / "config" / "gpurent");
+    h.env["XDG_CONFIG_HOME"] = (m_dir / "config").string();
+    h.env["GPURENT_STATE_DIR"] = (m_dir / "state").string();
+    h.env["RUNPOD_API_KEY"] = "rp-test-key";
+    h.env["LAMBDA_API_KEY"] = "lambda-test-key";
+    h.env["VAST_API_KEY"] = "vast-test-key";
+    h.env["GPURENT_RUNPOD_API_URL"] = k_runpod;
+    h.env["GPURENT_LAMBDA_API_URL"] = "http://lambda.test";
+    h.env["GPURENT_VAST_API_URL"] = "http://vast.test/api/v0";
+    h.env["GPURENT_POLL_MS"] = "10";
+    const fs::path db = m_dir / "state" / "state.db";
+    gpurent::Result<std::unique_ptr<gpurent::StateStore>> opened = std::unexpected(gpurent::Error{});
+    gpurent_open_state_store(&db, &opened);
+    REQUIRE(opened);
+    m_store = std::move(*opened);
+    h.setup = [this](gpurent::Services& s) {
+      s.state = [this]() -> gpurent::Result<gpurent::StateStore*> { return m_store.get(); };
+      s.http = [this]() -> gpurent::Result<gpurent::HttpClient*> { return &http; };
+    };
+  }
+  ~UpHarness()
+  {
+    m_store.reset();
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+  UpHarness(const UpHarness&) = delete;
+  UpHarness& operator=(const UpHarness&) = delete;
+
+  void config(const std::string& text) { std::ofstream(m_dir / "config" / "gpurent" / "config.toml") << text; }
+  CliRun up(std::vector<std::string> args)
+  {
+    args.insert(args.begin(), "up");
+    args.push_back("--ssh-key");
+    args.push_back((m_dir / "id_ed25519.pub").string());
+    return h.run(args);
+  }
+  std::vector<gpurent::ServerRecord> servers() { return *m_store->list_servers(true); }
+  gpurent::StateStore& store() { return *m_store; }
+
+  CliHarness h;
+  FakeHttpClient http;
+
+private:
+  fs::path m_dir;
+  std::unique_ptr<gpurent::StateStore> m_store;
+};
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rented, recorded first", "[cli][up]")
+{
+  UpHarness u;
+  // A cheaper card at a provider without an API: named, not chosen.
+  u.config("[prices.cloudgpu]\n\"rtx-4090\" = 0.10\n");
+  const std::string pod_id = "xedezhzb9la3ye";
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  Json running = Json::parse(read_fixture("runpod/pod_running.json"));
+  running["id"] = pod_id;
+  running["name"] = "fp";
+  running["costPerHr"] = 0.39;
+  u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
+  Json booting = Json::parse(read_fixture("runpod/pod_booting.json"));
+  INFO("the booting fixture's id must be the running one's: " << booting.value("id", ""));
+  REQUIRE(booting.value("id", "") == pod_id);
+
+  const auto r = u.up({"--from-plan", "llama-3.1-8b", "--name", "fp", "--yes", "--no-wait", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(j["provider"] == "runpod");
+  CHECK(j["card"] == "rtx-3090");
+  CHECK(j["gpus"] == 1);
+  CHECK(j["state"] == "running");
+  REQUIRE(j.contains("plan"));
+  const Json& plan = j["plan"];
+  CHECK(plan["model"] == "llama-3.1-8b");
+  CHECK(plan["provider"] == "runpod");
+  CHECK(plan["card"] == "rtx-3090");
+  CHECK(plan["memory_per_gpu_gib"].get<double>() > 15.0);
+  CHECK(plan["memory_per_gpu_gib"].get<double>() <= plan["limit_gib"].get<double>());
+  CHECK(plan["limit_gib"].get<double>() < plan["usable_gib"].get<double>());
+  CHECK(plan["price_per_hour"] == 0.39);
+  CHECK(has(plan["reason"].get<std::string>(), "lambda, runpod, vast"));
+  // What was chosen and why, on stderr.
+  CHECK(has(r.err, "chosen: runpod RTX 3090"));
+  CHECK(has(r.err, "GiB usable"));
+  CHECK(has(r.err, "cheaper without an API: cloudgpu RTX 4090"));
+
+  // Recorded with the plan's choice; the create call asked RunPod for that card.
+  const auto servers = u.servers();
+  REQUIRE(servers.size() == 1);
+  CHECK(servers[0].provider == "runpod");
+  CHECK(servers[0].card == "rtx-3090");
+  CHECK(servers[0].provider_id == pod_id);
+  const auto events = *u.store().events(servers[0].id);
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].status == gpurent::ServerStatus::creating);
+  CHECK(events[1].status == gpurent::ServerStatus::provisioning);
+  CHECK(events[2].status == gpurent::ServerStatus::running);
+  REQUIRE(u.http.count("POST " + k_runpod + "/pods") == 1);
+  for (const auto& req : u.http.requests()) {
+    if (req.method == "POST") {
+      CHECK(has(req.body, "RTX 3090"));
+    }
+  }
+}
+
+TEST_CASE("up --from-plan: nothing fits: exit 3 with the plan's fixes, nothing recorded or created", "[cli][up]")
+{
+  UpHarness u;
+  SECTION("text")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-405b", "--task", "train", "--yes"});
+    CHECK(r.code == 3);
+    CHECK(has(r.out, "Fixes"));
+    CHECK(has(r.err, "up --from-plan: nothing fits within 8 GPUs of one server; see the fixes above; nothing was rented"));
+  }
+  SECTION("json: the plan document, choice null, fixes not empty")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-405b", "--task", "train", "--yes", "--json"});
+    CHECK(r.code == 3);
+    const Json j = Json::parse(r.out);
+    CHECK(j["choice"].is_null());
+    CHECK_FALSE(j["fixes"].empty());
+  }
+  CHECK(u.servers().empty());
+  CHECK(u.http.requests().empty());
+}
+
+TEST_CASE("up --from-plan: a card that fits but no API provider offers is refused", "[cli][up]")
+{
+  UpHarness u;
+  const auto r = u.up({"--from-plan", "llama-3.1-8b", "--card", "l40s", "--provider", "lambda", "--yes"});
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "the job fits 1 x"));
+  CHECK(has(r.err, "no provider with an API (lambda, runpod, vast) offers it"));
+  CHECK(u.servers().empty());
+  CHECK(u.http.requests().empty());
+}
+
+TEST_CASE("up --from-plan: --provider and --card restrict the choice; the usual confirmation applies", "[cli][up]")
+{
+  UpHarness u;
+  SECTION("--card")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--card", "rtx-4090"});
+    CHECK(r.code == 3);  // no --yes and no TTY: refused at the confirmation
+    CHECK(has(r.err, "chosen: runpod RTX 4090"));
+    CHECK(has(r.err, "re-run with --yes"));
+  }
+  SECTION("--provider")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--provider", "lambda"});
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "chosen: lambda "));
+  }
+  SECTION("--gpus")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--gpus", "2", "--provider", "runpod"});
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "chosen: runpod RTX 3090"));
+    CHECK(has(r.err, " x2: "));
+  }
+  SECTION("a provider without an API")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--provider", "gpucloud", "--yes"});
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "gpucloud has no public API"));
+  }
+  SECTION("--max-price below every fit")
+  {
+    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--max-price", "0.05", "--yes"});
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "no offer matches the filters"));
+  }
+  CHECK(u.servers().empty());
+  CHECK(u.http.requests().empty());
+}
+
+TEST_CASE("up: usage errors for the options of --from-plan", "[cli][up]")
+{
+  UpHarness u;
+  auto r = u.up({"--yes"});
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "give --provider and --card, or --from-plan MODEL"));
+  r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--task", "lora", "--yes"});
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "need --from-plan MODEL"));
+  r = u.up({"--from-plan", "llama-3.1-8b", "--task", "bake", "--yes"});
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "--task"));
+  r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--gpus", "9", "--yes"});
+  CHECK(r.code == 2);
+  r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--hours", "-1", "--yes"});
+  CHECK(r.code == 2);
+  CHECK(u.servers().empty());
+  CHECK(u.http.requests().empty());
+}
