@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// StateStore port: the record of rented servers, their billing ledger and their backups.
+// StateStore port: the record of rented servers, their billing ledger, their backups and what
+// `gpurent doctor` saw on them.
 // One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
 // rest of gpurent speaks only these structs.
 #include <chrono>
@@ -92,6 +93,26 @@ struct BackupRecord {
   Bytes bytes;
 };
 
+// One GPU as `gpurent doctor` saw it.
+struct GpuSample {
+  int index = 0;
+  std::uint64_t memory_used_mib = 0;
+  std::uint64_t memory_total_mib = 0;
+  std::optional<std::uint32_t> utilization_pct;  // nvidia-smi utilization.gpu; nullopt when not reported
+  auto operator<=>(const GpuSample&) const = default;
+};
+
+// What one `gpurent doctor NAME` run saw on a tracked server: the input of the idle warning.
+struct DoctorObservation {
+  std::int64_t id = 0;
+  std::int64_t server_id = 0;
+  TimePoint at{};
+  std::vector<GpuSample> gpus;
+  // Processes nvidia-smi lists as holding GPU memory (--query-compute-apps); nullopt when that
+  // query failed.
+  std::optional<std::uint32_t> compute_processes;
+};
+
 class StateStore {
 public:
   virtual ~StateStore() = default;
@@ -116,6 +137,11 @@ public:
   [[nodiscard]] virtual Result<std::vector<LedgerEvent>> events(std::int64_t id) = 0;
   [[nodiscard]] virtual Result<BackupRecord> add_backup(const BackupRecord& backup) = 0;
   [[nodiscard]] virtual Result<std::optional<BackupRecord>> latest_backup(std::int64_t server_id) = 0;
+  // Records what `gpurent doctor` saw on a tracked server (the id is assigned by the store).
+  [[nodiscard]] virtual Result<DoctorObservation> add_doctor_observation(const DoctorObservation& observation) = 0;
+  // The server's doctor observations taken at or after `since`, oldest first.
+  [[nodiscard]] virtual Result<std::vector<DoctorObservation>> doctor_observations(std::int64_t server_id,
+                                                                                   TimePoint since) = 0;
 };
 
 // $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.

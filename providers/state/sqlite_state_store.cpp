@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The one StateStore implementation, and the only file that includes <sqlite3.h>.
 // WAL journal, a busy timeout, BEGIN IMMEDIATE around every read-modify-write, and a schema
-// version table with forward-only migrations.
+// version table with forward-only migrations (1: servers, events, backups; 2: doctor observations).
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -23,7 +23,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 1> k_migrations{{
+constexpr std::array<const char*, 2> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -71,6 +71,17 @@ CREATE TABLE backups(
 );
 CREATE INDEX backups_server ON backups(server_id, at);
 )sql",
+    // 1 -> 2: what `gpurent doctor NAME` saw (for the idle-GPU warning of `status`).
+    R"sql(
+CREATE TABLE doctor_observations(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  server_id INTEGER NOT NULL REFERENCES servers(id),
+  at INTEGER NOT NULL,
+  compute_processes INTEGER,
+  gpus_json TEXT NOT NULL
+);
+CREATE INDEX doctor_observations_server ON doctor_observations(server_id, at);
+)sql",
 }};
 
 struct DbClose {
@@ -110,9 +121,19 @@ public:
     sqlite3_bind_text(m_stmt.get(), i, v.data(), static_cast<int>(v.size()), nullptr);
     return *this;
   }
+  Stmt& bind(int i, std::optional<std::int64_t> v)
+  {
+    if (v) {
+      sqlite3_bind_int64(m_stmt.get(), i, *v);
+    } else {
+      sqlite3_bind_null(m_stmt.get(), i);
+    }
+    return *this;
+  }
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int step() { return sqlite3_step(m_stmt.get()); }
   [[nodiscard]] std::int64_t i64(int col) const { return sqlite3_column_int64(m_stmt.get(), col); }
+  [[nodiscard]] bool is_null(int col) const { return sqlite3_column_type(m_stmt.get(), col) == SQLITE_NULL; }
   [[nodiscard]] std::string text(int col) const
   {
     const unsigned char* p = sqlite3_column_text(m_stmt.get(), col);
@@ -147,6 +168,48 @@ StateRule rule_from_json(const nlohmann::json& j)
   r.spot_reason = j.value("spot_reason", "");
   r.storage_note = j.value("storage_note", "");
   return r;
+}
+
+nlohmann::json gpus_to_json(const std::vector<GpuSample>& gpus)
+{
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : gpus) {
+    out.push_back({{"index", g.index},
+                   {"used_mib", g.memory_used_mib},
+                   {"total_mib", g.memory_total_mib},
+                   {"util_pct", g.utilization_pct ? nlohmann::json(*g.utilization_pct) : nlohmann::json(nullptr)}});
+  }
+  return out;
+}
+
+Result<std::vector<GpuSample>> gpus_from_json(const std::string& text)
+{
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  const auto bad = [] {
+    return fail(Errc::internal, "state database: a doctor observation has unreadable GPU data; the database was "
+                                "edited or damaged");
+  };
+  if (j.is_discarded() || !j.is_array()) {
+    return bad();
+  }
+  std::vector<GpuSample> out;
+  for (const auto& g : j) {
+    if (!g.is_object() || !g.value("index", nlohmann::json()).is_number_integer() ||
+        !g.value("used_mib", nlohmann::json()).is_number_unsigned() ||
+        !g.value("total_mib", nlohmann::json()).is_number_unsigned()) {
+      return bad();
+    }
+    GpuSample s;
+    s.index = g["index"].get<int>();
+    s.memory_used_mib = g["used_mib"].get<std::uint64_t>();
+    s.memory_total_mib = g["total_mib"].get<std::uint64_t>();
+    const auto util = g.value("util_pct", nlohmann::json());
+    if (util.is_number_unsigned() && util.get<std::uint64_t>() <= 100) {
+      s.utilization_pct = util.get<std::uint32_t>();
+    }
+    out.push_back(s);
+  }
+  return out;
 }
 
 constexpr const char* k_server_columns =
@@ -379,6 +442,47 @@ public:
     return std::optional<BackupRecord>{BackupRecord{st.i64(0), st.i64(1), from_unix(st.i64(2)), st.text(3), st.i64(4) != 0,
                                                     static_cast<std::uint64_t>(st.i64(5)),
                                                     Bytes{static_cast<std::uint64_t>(st.i64(6))}}};
+  }
+
+  Result<DoctorObservation> add_doctor_observation(const DoctorObservation& o) override
+  {
+    TRY(begin());
+    const std::string gpus = gpus_to_json(o.gpus).dump();
+    const std::optional<std::int64_t> procs =
+        o.compute_processes ? std::optional<std::int64_t>{*o.compute_processes} : std::nullopt;
+    Stmt st(db(), "INSERT INTO doctor_observations(server_id, at, compute_processes, gpus_json) VALUES(?,?,?,?)");
+    st.bind(1, o.server_id).bind(2, to_unix(o.at)).bind(3, procs).bind(4, gpus);
+    if (st.step() != SQLITE_DONE) {
+      return rollback_with(db_error(db(), "record doctor observation"));
+    }
+    DoctorObservation out = o;
+    out.id = sqlite3_last_insert_rowid(db());
+    TRY(commit());
+    return out;
+  }
+
+  Result<std::vector<DoctorObservation>> doctor_observations(std::int64_t server_id, TimePoint since) override
+  {
+    Stmt st(db(), "SELECT id, server_id, at, compute_processes, gpus_json FROM doctor_observations "
+                  "WHERE server_id=? AND at>=? ORDER BY at, id");
+    st.bind(1, server_id).bind(2, to_unix(since));
+    std::vector<DoctorObservation> out;
+    int rc = SQLITE_ROW;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      DoctorObservation o;
+      o.id = st.i64(0);
+      o.server_id = st.i64(1);
+      o.at = from_unix(st.i64(2));
+      if (!st.is_null(3) && st.i64(3) >= 0) {
+        o.compute_processes = static_cast<std::uint32_t>(st.i64(3));
+      }
+      TRY_ASSIGN(o.gpus, gpus_from_json(st.text(4)));
+      out.push_back(std::move(o));
+    }
+    if (rc != SQLITE_DONE) {
+      return std::unexpected(db_error(db(), "read doctor observations"));
+    }
+    return out;
   }
 
 private:

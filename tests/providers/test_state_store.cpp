@@ -69,7 +69,7 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
 {
   TempDir dir;
   auto store = open_store(dir.path / "sub" / "state.db");
-  CHECK(store->schema_version() == 1);
+  CHECK(store->schema_version() == 2);
   CHECK((std::filesystem::status(dir.path / "sub").permissions() & std::filesystem::perms::all) ==
         std::filesystem::perms::owner_all);
 
@@ -132,11 +132,32 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
     CHECK_FALSE((*latest)->verified);
     CHECK((*latest)->bytes.n == 20);
   }
+  SECTION("doctor observations: round trip, oldest first, from a time on")
+  {
+    CHECK(store->doctor_observations(rec->id, k_t0)->empty());
+    DoctorObservation busy{0, rec->id, k_t0 + 200s, {GpuSample{0, 30'010, 81'559, 87}, GpuSample{1, 5, 81'559, 0}}, 2};
+    DoctorObservation idle{0, rec->id, k_t0 + 100s, {GpuSample{0, 3, 81'559, std::nullopt}}, std::nullopt};
+    auto saved = store->add_doctor_observation(busy);
+    REQUIRE(saved);
+    CHECK(saved->id > 0);
+    REQUIRE(store->add_doctor_observation(idle));
+    auto all = store->doctor_observations(rec->id, k_t0);
+    REQUIRE(all);
+    REQUIRE(all->size() == 2);
+    CHECK((*all)[0].at == k_t0 + 100s);
+    CHECK((*all)[0].gpus == idle.gpus);
+    CHECK_FALSE((*all)[0].compute_processes.has_value());
+    CHECK((*all)[1].gpus == busy.gpus);
+    CHECK((*all)[1].compute_processes == std::optional<std::uint32_t>(2));
+    CHECK((*all)[1].server_id == rec->id);
+    CHECK(store->doctor_observations(rec->id, k_t0 + 150s)->size() == 1);
+    CHECK(store->doctor_observations(rec->id + 1, k_t0)->empty());
+  }
   SECTION("reopening keeps everything")
   {
     store.reset();
     auto again = open_store(dir.path / "sub" / "state.db");
-    CHECK(again->schema_version() == 1);
+    CHECK(again->schema_version() == 2);
     CHECK((*again->find_server("train-1"))->status == ServerStatus::stopped);
   }
 }
