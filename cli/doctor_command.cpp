@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `gpurent doctor (NAME | --host USER@HOST[:PORT]) [--json]`: GPUs, what holds their memory,
-// PyTorch/CUDA versions, and what to stop. One connection, one remote script.
+// PyTorch/CUDA versions, and what to stop. One connection, one remote script. For a tracked
+// server (NAME), what it saw is recorded for the idle warning of `gpurent status`.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
+#include "providers/state_store.hpp"
 #include "sync/doctor_parse.hpp"
 
 namespace gpurent {
@@ -28,6 +30,7 @@ nlohmann::json to_json(const DoctorReport& r)
                     {"memory_total_mib", g.memory_total_mib},
                     {"memory_used_mib", g.memory_used_mib},
                     {"memory_free_mib", g.memory_free_mib},
+                    {"utilization_pct", g.utilization_pct ? nlohmann::json(*g.utilization_pct) : nlohmann::json(nullptr)},
                     {"driver", g.driver}});
   }
   nlohmann::json procs = nlohmann::json::array();
@@ -59,8 +62,9 @@ void print_text(Services& s, const std::string& who, const DoctorReport& r)
     s.out << "  none: " << r.gpu_problem << "\n";
   }
   for (const auto& g : r.gpus) {
-    s.out << fmt::format("  {}  {}  {:.1f} GiB: {:.1f} used, {:.1f} free  (driver {})\n", g.index, g.name, gib(g.memory_total_mib),
-                         gib(g.memory_used_mib), gib(g.memory_free_mib), g.driver);
+    const std::string busy = g.utilization_pct ? fmt::format(", {}% busy", *g.utilization_pct) : std::string();
+    s.out << fmt::format("  {}  {}  {:.1f} GiB: {:.1f} used, {:.1f} free{}  (driver {})\n", g.index, g.name,
+                         gib(g.memory_total_mib), gib(g.memory_used_mib), gib(g.memory_free_mib), busy, g.driver);
   }
   if (r.nvidia_smi) {
     s.out << "\nProcesses holding GPU memory\n";
@@ -93,6 +97,21 @@ void print_text(Services& s, const std::string& who, const DoctorReport& r)
   }
 }
 
+// Keeps what doctor saw on a tracked server for `gpurent status`; a failure is only a warning.
+void record_observation(Services& s, const DoctorReport& report, std::int64_t server_id)
+{
+  const auto observation = to_observation(report, server_id, s.clock.now());
+  if (!observation) {
+    return;
+  }
+  auto store = s.state();
+  auto saved = store ? (*store)->add_doctor_observation(*observation)
+                     : Result<DoctorObservation>(std::unexpected(store.error()));
+  if (!saved) {
+    report_warning(s, "this check was not recorded for `gpurent status`: " + saved.error().message);
+  }
+}
+
 Result<int> run(Services& s, DoctorOptions& o)
 {
   TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
@@ -105,6 +124,9 @@ Result<int> run(Services& s, DoctorOptions& o)
                                        result.err.substr(0, 200) + "); is the login shell a POSIX shell?");
   }
   const DoctorReport report = diagnose(sections);
+  if (dest.server_id != 0) {
+    record_observation(s, report, dest.server_id);
+  }
   if (s.global.json) {
     s.out << to_json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {

@@ -2,6 +2,7 @@
 // `gpurent status [NAME] [--refresh] [--json]`: every tracked server with its accrued cost from
 // the ledger, its cost per hour now, last backup and warnings. --refresh asks each provider:
 // servers it bills that gpurent does not track are listed; ones it no longer has are marked gone.
+// A running server whose GPUs `gpurent doctor NAME` saw idle gets the idle warning.
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -12,6 +13,7 @@
 #include "cli/config.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
+#include "providers/idle.hpp"
 #include "providers/ledger.hpp"
 
 namespace gpurent {
@@ -125,6 +127,18 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
       warnings.push_back(backup && backup->has_value() ? "no backup since the last change" : "no backup yet");
     }
   }
+  nlohmann::json idle = nullptr;
+  if (r.status == ServerStatus::running) {
+    auto observed = store.doctor_observations(r.id, r.status_since);
+    const auto span = observed ? idle_span(r.status, r.status_since, *observed, now) : std::nullopt;
+    if (span) {
+      warnings.push_back(idle_warning(*span));
+      idle = {{"since", iso_time(span->since)},
+              {"minutes", span->minutes},
+              {"last_check", iso_time(span->last_seen)},
+              {"checks", span->observations}};
+    }
+  }
   if (r.status == ServerStatus::creating) {
     warnings.push_back("the create call was not confirmed: it may exist and bill; run `gpurent status --refresh`");
   }
@@ -147,6 +161,7 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
           {"currency", r.terms.currency},
           {"last_backup", last_backup},
           {"attached", r.attached},
+          {"idle", idle},
           {"warnings", warnings}};
 }
 

@@ -69,8 +69,9 @@ Result<std::vector<GpuInfo>> parse_gpu_csv(std::string_view out)
   std::vector<GpuInfo> gpus;
   for (const auto line : lines_of(out)) {
     const auto f = split(line, ',');
-    if (f.size() != 6) {
-      return fail(Errc::invalid_input, "nvidia-smi: expected 6 fields per GPU, got '" + std::string(line) + "'");
+    if (f.size() != 6 && f.size() != 7) {
+      return fail(Errc::invalid_input, "nvidia-smi: expected 7 fields per GPU (or 6 without utilization), got '" +
+                                           std::string(line) + "'");
     }
     GpuInfo g;
     const auto index = to_int<int>(f[0]);
@@ -86,6 +87,15 @@ Result<std::vector<GpuInfo>> parse_gpu_csv(std::string_view out)
     g.memory_used_mib = used.value_or(0);
     g.memory_free_mib = free.value_or(0);
     g.driver = std::string(trim(f[5]));
+    if (f.size() == 7) {
+      TRY_ASSIGN(const auto util, mib_field(f[6], "utilization.gpu"));
+      if (util && *util > 100) {
+        return fail(Errc::invalid_input, "nvidia-smi: bad utilization.gpu value '" + std::string(trim(f[6])) + "'");
+      }
+      if (util) {
+        g.utilization_pct = static_cast<std::uint32_t>(*util);
+      }
+    }
     gpus.push_back(std::move(g));
   }
   return gpus;
@@ -186,7 +196,7 @@ std::string doctor_script()
     return "printf '" + std::string(k_begin) + "%s\\n' " + std::string(name) + "; { " + std::string(cmd) +
            "; } 2>&1; printf '\\n@@gpurent:end %s\\n' $?\n";
   };
-  return section("gpus", "nvidia-smi --query-gpu=index,name,memory.total,memory.used,memory.free,driver_version --format=csv,noheader,nounits") +
+  return section("gpus", "nvidia-smi --query-gpu=index,name,memory.total,memory.used,memory.free,driver_version,utilization.gpu --format=csv,noheader,nounits") +
          section("apps", "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits") +
          section("ps", "ps -eo pid,ppid,stat,etimes,args") +
          section("torch", "python3 -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\"") +
@@ -293,6 +303,7 @@ DoctorReport diagnose(const std::map<std::string, SectionOutput>& sections)
   }
   if (const auto* a = get("apps"); a != nullptr && a->status == 0 && r.nvidia_smi) {
     if (auto apps = parse_compute_apps_csv(a->text)) {
+      r.apps_listed = true;
       for (const auto& app : *apps) {
         GpuProcess gp;
         gp.pid = app.pid;
@@ -368,6 +379,23 @@ DoctorReport diagnose(const std::map<std::string, SectionOutput>& sections)
     r.nvcc = parse_nvcc_version(n->text);
   }
   return r;
+}
+
+std::optional<DoctorObservation> to_observation(const DoctorReport& report, std::int64_t server_id, TimePoint at)
+{
+  if (report.gpus.empty()) {
+    return std::nullopt;
+  }
+  DoctorObservation o;
+  o.server_id = server_id;
+  o.at = at;
+  for (const auto& g : report.gpus) {
+    o.gpus.push_back(GpuSample{g.index, g.memory_used_mib, g.memory_total_mib, g.utilization_pct});
+  }
+  if (report.apps_listed) {
+    o.compute_processes = static_cast<std::uint32_t>(report.processes.size());
+  }
+  return o;
 }
 
 }  // namespace gpurent

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "providers/state_store.hpp"
 
 namespace gpurent {
 
@@ -20,6 +21,7 @@ struct GpuInfo {
   std::uint64_t memory_used_mib = 0;
   std::uint64_t memory_free_mib = 0;
   std::string driver;
+  std::optional<std::uint32_t> utilization_pct;  // utilization.gpu; nullopt when not reported
   auto operator<=>(const GpuInfo&) const = default;
 };
 
@@ -45,7 +47,8 @@ struct TorchInfo {
   bool available = false;
 };
 
-// `nvidia-smi --query-gpu=index,name,memory.total,memory.used,memory.free,driver_version --format=csv,noheader,nounits`
+// `nvidia-smi --query-gpu=index,name,memory.total,memory.used,memory.free,driver_version,utilization.gpu --format=csv,noheader,nounits`
+// Also the older 6-field form without utilization.gpu (utilization_pct stays nullopt).
 [[nodiscard]] Result<std::vector<GpuInfo>> parse_gpu_csv(std::string_view out);
 // `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits`
 [[nodiscard]] Result<std::vector<GpuApp>> parse_compute_apps_csv(std::string_view out);
@@ -81,6 +84,7 @@ struct GpuProcess {
 
 struct DoctorReport {
   bool nvidia_smi = false;  // nvidia-smi ran
+  bool apps_listed = false; // nvidia-smi --query-compute-apps answered (an empty list included)
   std::string gpu_problem;  // why there is no GPU list, when there is none
   std::vector<GpuInfo> gpus;
   std::vector<GpuProcess> processes;
@@ -91,5 +95,11 @@ struct DoctorReport {
 };
 
 [[nodiscard]] DoctorReport diagnose(const std::map<std::string, SectionOutput>& sections);
+
+// What `gpurent status` keeps of a report for the idle warning: per-GPU memory and utilization
+// and how many processes hold GPU memory (nullopt when the process query failed). nullopt when
+// the report has no GPU list (nothing to say about idleness).
+[[nodiscard]] std::optional<DoctorObservation> to_observation(const DoctorReport& report, std::int64_t server_id,
+                                                              TimePoint at);
 
 }  // namespace gpurent

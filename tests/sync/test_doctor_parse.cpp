@@ -27,6 +27,29 @@ TEST_CASE("parse_gpu_csv: nvidia-smi rows, N/A values, and rejects", "[sync][doc
   CHECK(parse_gpu_csv("")->empty());
 }
 
+TEST_CASE("parse_gpu_csv: utilization.gpu as a 7th field, optional and checked", "[sync][doctor]")
+{
+  const auto g = parse_gpu_csv("0, NVIDIA H100 80GB HBM3, 81559, 3, 81556, 550.54.15, 0\n"
+                               "1, NVIDIA H100 80GB HBM3, 81559, 70000, 11559, 550.54.15, 97\n"
+                               "2, NVIDIA H100 80GB HBM3, 81559, 0, 81559, 550.54.15, [N/A]\n"
+                               "3, NVIDIA H100 80GB HBM3, 81559, 0, 81559, 550.54.15, [Not Supported]\n");
+  REQUIRE(g.has_value());
+  REQUIRE(g->size() == 4);
+  CHECK((*g)[0].utilization_pct == std::optional<std::uint32_t>(0));
+  CHECK((*g)[1].utilization_pct == std::optional<std::uint32_t>(97));
+  CHECK((*g)[1].driver == "550.54.15");
+  CHECK_FALSE((*g)[2].utilization_pct.has_value());
+  CHECK_FALSE((*g)[3].utilization_pct.has_value());
+  // The older 6-field form (without utilization.gpu) still parses, utilization unknown.
+  const auto old = parse_gpu_csv("0, NVIDIA H100 80GB HBM3, 81559, 3, 81556, 550.54.15\n");
+  REQUIRE(old.has_value());
+  CHECK_FALSE((*old)[0].utilization_pct.has_value());
+  CHECK_FALSE(parse_gpu_csv("0, x, 1, 2, 3, d, 101\n").has_value());
+  CHECK_FALSE(parse_gpu_csv("0, x, 1, 2, 3, d, busy\n").has_value());
+  CHECK_FALSE(parse_gpu_csv("0, x, 1, 2, 3, d, 5, extra\n").has_value());
+  CHECK(doctor_script().find("driver_version,utilization.gpu --format=csv,noheader,nounits") != std::string::npos);
+}
+
 TEST_CASE("parse_gpu_csv: property: rendered rows parse back", "[sync][doctor]")
 {
   std::mt19937 rng(1);
@@ -37,7 +60,12 @@ TEST_CASE("parse_gpu_csv: property: rendered rows parse back", "[sync][doctor]")
       GpuInfo g{i, "NVIDIA RTX " + std::to_string(rng() % 10000), rng() % 200000, rng() % 200000, rng() % 200000,
                 std::to_string(rng() % 600) + "." + std::to_string(rng() % 100)};
       text += std::to_string(g.index) + ", " + g.name + ", " + std::to_string(g.memory_total_mib) + ", " +
-              std::to_string(g.memory_used_mib) + ", " + std::to_string(g.memory_free_mib) + ", " + g.driver + "\n";
+              std::to_string(g.memory_used_mib) + ", " + std::to_string(g.memory_free_mib) + ", " + g.driver;
+      if (rng() % 2 == 0) {  // the current 7-field form; else the older 6-field one
+        g.utilization_pct = static_cast<std::uint32_t>(rng() % 101);
+        text += ", " + std::to_string(*g.utilization_pct);
+      }
+      text += "\n";
       gpus.push_back(g);
     }
     const auto back = parse_gpu_csv(text);
@@ -153,5 +181,41 @@ TEST_CASE("diagnose: leftovers, what to kill, and servers without GPU or torch",
       said |= a.find("CPU-only") != std::string::npos;
     }
     CHECK(said);
+  }
+}
+
+TEST_CASE("to_observation: what status keeps of a doctor report", "[sync][doctor]")
+{
+  const gpurent::TimePoint at{std::chrono::seconds{1'790'000'000}};
+  SECTION("GPUs and the processes holding memory")
+  {
+    const auto r = diagnose(split_sections(section("gpus", 0, "0, H100, 81559, 30010, 51549, 550.1, 87\n1, H100, 81559, 2, 81557, 550.1, 0") +
+                                           section("apps", 0, "100, python, 30000") +
+                                           section("ps", 0, "PID PPID STAT ELAPSED COMMAND\n100 50 Rl 60 python train.py")));
+    CHECK(r.apps_listed);
+    const auto o = to_observation(r, 7, at);
+    REQUIRE(o.has_value());
+    CHECK(o->server_id == 7);
+    CHECK(o->at == at);
+    REQUIRE(o->gpus.size() == 2);
+    CHECK(o->gpus[0] == GpuSample{0, 30010, 81559, 87});
+    CHECK(o->gpus[1] == GpuSample{1, 2, 81559, 0});
+    CHECK(o->compute_processes == std::optional<std::uint32_t>(1));
+  }
+  SECTION("an empty process list is zero processes; a failed query is unknown")
+  {
+    const auto idle = diagnose(split_sections(section("gpus", 0, "0, H100, 81559, 3, 81556, 550.1, 0") + section("apps", 0, "")));
+    CHECK(to_observation(idle, 1, at)->compute_processes == std::optional<std::uint32_t>(0));
+    const auto failed = diagnose(split_sections(section("gpus", 0, "0, H100, 81559, 3, 81556, 550.1") + section("apps", 6, "error")));
+    CHECK_FALSE(failed.apps_listed);
+    const auto o = to_observation(failed, 1, at);
+    REQUIRE(o.has_value());
+    CHECK_FALSE(o->compute_processes.has_value());
+    CHECK_FALSE(o->gpus[0].utilization_pct.has_value());
+  }
+  SECTION("no GPU list: nothing to record")
+  {
+    const auto r = diagnose(split_sections(section("gpus", 127, "sh: nvidia-smi: not found")));
+    CHECK_FALSE(to_observation(r, 1, at).has_value());
   }
 }
