@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gpurent attach against a real OpenSSH sshd on 127.0.0.1: host keys (unknown and changed keys
+# refused without recording anything, trust on first use recorded), the ledger from --since,
+# duplicate names, then `down --destroy` of an attached server: a verified backup over SSH first
+# (refused when it fails or the server's key is not the recorded one), the user destroys it in
+# the console and confirms, the ledger closes.
+set -euo pipefail
+: "${GPURENT_BIN:?}" "${GPURENT_SOURCE_DIR:?}"
+T=$(mktemp -d /tmp/gpurent-attach-test.XXXXXX)
+export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config GPURENT_STATE_DIR=$T/state/gpurent
+unset SSH_AUTH_SOCK
+mkdir -p "$HOME"
+source "$GPURENT_SOURCE_DIR/tests/e2e/sshd.sh"
+cleanup() {
+  sshd_stop
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+jq_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+G() { "$GPURENT_BIN" "$@"; }
+# Runs gpurent, keeping stdout in $T/o and stderr in $T/e; sets RC.
+R() {
+  set +e
+  "$GPURENT_BIN" "$@" > "$T/o" 2> "$T/e"
+  RC=$?
+  set -e
+}
+open_count() { G status --json | python3 -c "import json,sys; print(len(json.load(sys.stdin)['instances']))"; }
+
+sshd_start "$T/sshd"
+SINCE=$(date -u -d '-90 minutes' +%Y-%m-%dT%H:%M:%SZ)
+ATTACH=(attach --provider gpucloud --card rtx-pro-6000 --price 1.60 --host "$SSHD_TARGET" --identity "$SSHD_KEY")
+
+echo "== an unknown host key is refused (no --accept-new-host-key) and nothing is recorded"
+R "${ATTACH[@]}" --name box
+[ $RC -eq 3 ] && grep -q "unknown" "$T/e" || fail "unknown key: rc=$RC $(cat "$T/e")"
+grep -q "$SSHD_FINGERPRINT" "$T/e" || fail "the refusal names the key it saw: $(cat "$T/e")"
+[ "$(open_count)" = 0 ] || fail "nothing may be recorded for an unknown key"
+[ ! -s "$GPURENT_STATE_DIR/known_hosts" ] || fail "an unknown key must not be recorded in known_hosts"
+
+echo "== a changed host key is refused and nothing is recorded"
+R "${ATTACH[@]}" --name box --known-hosts "$SSHD_WRONG_KNOWN_HOSTS"
+[ $RC -eq 3 ] && grep -q "CHANGED" "$T/e" || fail "changed key: rc=$RC $(cat "$T/e")"
+[ "$(open_count)" = 0 ] || fail "nothing may be recorded for a changed key"
+
+echo "== trust on first use: the key is recorded, the ledger starts at --since"
+R --json "${ATTACH[@]}" --name box --accept-new-host-key --since "$SINCE"
+[ $RC -eq 0 ] || fail "attach: rc=$RC $(cat "$T/e")"
+[ "$(jq_get "$T/o" 'd["host_key"]')" = "$SSHD_FINGERPRINT" ] || fail "host key: $(cat "$T/o")"
+[ "$(jq_get "$T/o" 'd["since"]')" = "$SINCE" ] || fail "since: $(cat "$T/o")"
+[ "$(jq_get "$T/o" 'd["provider"], d["card"], d["state"]')" = "('gpucloud', 'rtx-pro-6000', 'running')" ] || fail "attach json: $(cat "$T/o")"
+grep -q "^\[127.0.0.1\]:$SSHD_PORT ssh-ed25519 " "$GPURENT_STATE_DIR/known_hosts" || fail "known_hosts: $(cat "$GPURENT_STATE_DIR/known_hosts")"
+
+echo "== status shows it, running since --since, billed from then"
+G status --json > "$T/s.json"
+[ "$(jq_get "$T/s.json" 'len(d["instances"])')" = 1 ] || fail "status: $(cat "$T/s.json")"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["name"], d["instances"][0]["state"], d["instances"][0]["since"]')" = "('box', 'running', '$SINCE')" ] \
+  || fail "status row: $(cat "$T/s.json")"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["attached"]')" = True ] || fail "attached flag"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["host"]')" = "$SSHD_TARGET" ] || fail "host: $(cat "$T/s.json")"
+# 90 minutes at $1.60/h under gpucloud's hourly billing: at least 1.5 h, never more than 2 h.
+python3 - "$T/s.json" <<'PY' || fail "accrued cost: $(cat "$T/s.json")"
+import json, sys
+i = json.load(open(sys.argv[1]))["instances"][0]
+assert 1.6 * 1.5 <= i["accrued_cost"] <= 1.6 * 2 + 1e-9, i
+assert i["cost_per_hour_now"] == 1.6, i
+assert "no backup yet" in i["warnings"], i
+PY
+
+echo "== a second attach with the same name is refused"
+R "${ATTACH[@]}" --name box --accept-new-host-key
+[ $RC -eq 3 ] && grep -q "already tracked" "$T/e" || fail "duplicate: rc=$RC $(cat "$T/e")"
+[ "$(open_count)" = 1 ] || fail "still one server"
+
+mkdir -p "$T/ws/ckpt"
+head -c 300000 /dev/urandom > "$T/ws/ckpt/step-200.pt"
+echo '{"lr": 0.0001}' > "$T/ws/config.json"
+echo "== the server presents a key other than the recorded one: the backup and the destroy are refused"
+set_key() {
+  python3 - "$GPURENT_STATE_DIR/state.db" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE servers SET host_key=? WHERE name='box' AND closed=0", (sys.argv[2],))
+db.commit()
+PY
+}
+set_key "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+R down box --destroy --yes --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup-wrong"
+[ $RC -eq 3 ] && grep -q "CHANGED" "$T/e" || fail "a changed key must refuse: rc=$RC $(cat "$T/e")"
+[ ! -e "$T/backup-wrong/ckpt/step-200.pt" ] || fail "nothing may be copied from a server with a changed key"
+[ "$(open_count)" = 1 ] || fail "the ledger stays open"
+set_key "$SSHD_FINGERPRINT"
+
+echo "== down --destroy: a failing backup refuses, and the ledger stays open"
+R down box --destroy --yes --identity "$SSHD_KEY" --path "$T/no-such-dir" --to "$T/backup-bad"
+[ $RC -eq 3 ] && grep -q "refusing to destroy box" "$T/e" || fail "a failed backup must refuse: rc=$RC $(cat "$T/e")"
+[ "$(open_count)" = 1 ] || fail "the ledger stays open"
+
+echo "== down --destroy without --yes and without a TTY: refused after the backup"
+R down box --destroy --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup"
+[ $RC -eq 3 ] && grep -q "re-run with --yes" "$T/e" || fail "no TTY: rc=$RC $(cat "$T/e")"
+[ "$(open_count)" = 1 ] || fail "not confirmed: still open"
+
+echo "== down --destroy --yes: verified backup over SSH, the user destroys it in the console, the ledger closes"
+R --json down box --destroy --yes --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup"
+[ $RC -eq 0 ] || fail "down --destroy: rc=$RC $(cat "$T/e")"
+grep -q "backing up box" "$T/e" || fail "backup first: $(cat "$T/e")"
+grep -q "console" "$T/e" || fail "asks the user to destroy it in the console: $(cat "$T/e")"
+cmp "$T/ws/ckpt/step-200.pt" "$T/backup/ckpt/step-200.pt" || fail "the checkpoint was not backed up"
+cmp "$T/ws/config.json" "$T/backup/config.json" || fail "config.json was not backed up"
+[ "$(jq_get "$T/o" 'd["state"]')" = destroyed ] || fail "down json: $(cat "$T/o")"
+[ "$(open_count)" = 0 ] || fail "no open server after destroy"
+G status box --json > "$T/s.json"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["state"]')" = destroyed ] || fail "closed as destroyed: $(cat "$T/s.json")"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["last_backup"]["verified"]')" = True ] || fail "verified backup recorded"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["cost_per_hour_now"]')" = 0.0 ] || fail "no cost after destroy"
+
+echo "== the name is free again; --no-backup destroys without a backup (still confirmed)"
+R "${ATTACH[@]}" --name box
+[ $RC -eq 0 ] || fail "re-attach with the recorded key: rc=$RC $(cat "$T/e")"
+R down box --destroy --no-backup
+[ $RC -eq 3 ] || fail "--no-backup still needs confirming: rc=$RC"
+R down box --destroy --no-backup --yes
+[ $RC -eq 0 ] && grep -q "without a verified backup" "$T/e" || fail "--no-backup: rc=$RC $(cat "$T/e")"
+[ "$(open_count)" = 0 ] || fail "closed"
+echo "test_attach: all passed"
