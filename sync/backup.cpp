@@ -20,8 +20,9 @@ namespace gpurent {
 namespace {
 
 struct Source {
-  std::string root;  // as the user gave it
-  std::string rel;   // relative to root
+  std::string root;       // the directory `rel` is relative to (the parent, for a single-file root)
+  std::string rel;        // relative to root
+  std::string user_root;  // the remote path as the user gave it (keys the backup channel)
 };
 
 struct Copied {
@@ -165,7 +166,16 @@ public:
 private:
   class StreamSink;
   Result<void> stream_whole_files(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied, bool allow_resume);
-  Result<std::vector<RemoteEntry>> list_all();
+  // Lists every root; with `open_channels`, through one backup channel per root where the
+  // server can run it (kept open in m_channels for the copy), else with list_tree.
+  Result<std::vector<RemoteEntry>> list_all(bool open_channels);
+  Result<void> add_root(const std::string& root, std::vector<RemoteEntry> entries, bool root_is_file,
+                        std::vector<RemoteEntry>& all);
+  // The first round's copy through the open channels: files stream and the server hashes them
+  // in the same channel. Closes every channel. What was delivered leaves `to_copy`.
+  Result<void> copy_through_channels(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied,
+                                     std::map<std::string, std::string>& remote_sums, std::set<std::string>& tools,
+                                     bool& have_sums);
   Result<Copied> copy_one(const RemoteEntry& e, bool allow_resume);
   void warn(std::string msg)
   {
@@ -179,6 +189,7 @@ private:
   BackupReport m_report;
   std::vector<std::string> m_roots;
   std::map<std::string, Source> m_sources;  // destination-relative path -> where it comes from
+  std::map<std::string, std::unique_ptr<BackupChannel>> m_channels;  // user root -> open channel
   BackupProgress m_progress;
   bool m_use_stream = true;
   bool m_recheck = false;  // list again after the copy: the server saw changes, or SFTP was used
@@ -313,37 +324,114 @@ Result<void> Runner::stream_whole_files(std::vector<RemoteEntry>& to_copy, std::
   return {};
 }
 
-Result<std::vector<RemoteEntry>> Runner::list_all()
+Result<std::vector<RemoteEntry>> Runner::list_all(bool open_channels)
 {
   std::vector<RemoteEntry> all;
   m_sources.clear();
+  m_channels.clear();
   for (const auto& root : m_roots) {
-    const std::string prefix = m_roots.size() == 1 ? std::string{} : last_component(root);
+    if (open_channels) {
+      auto channel = m_session.open_backup_channel(root);
+      if (channel) {
+        TRY_ASSIGN(auto entries, (*channel)->listing());
+        const bool is_file = (*channel)->root_is_file();
+        m_channels[root] = std::move(*channel);
+        TRY(add_root(root, std::move(entries), is_file, all));
+        continue;
+      }
+      if (channel.error().code != Errc::unsupported) {
+        return std::unexpected(channel.error());
+      }
+    }
     TRY_ASSIGN(auto entries, m_session.list_tree(root));
+    bool is_file = false;
     if (entries.empty()) {
       // Nothing below it: an empty directory, or a single file given as the remote path.
       TRY_ASSIGN(auto st, m_session.stat(root));
       if (st.kind == EntryKind::file) {
-        const std::string name = last_component(root);
-        const auto slash = root.find_last_of('/');
-        const std::string parent = slash == std::string::npos ? std::string(".") : (slash == 0 ? "/" : root.substr(0, slash));
-        st.path = name;
-        m_sources[name] = Source{parent, name};
-        all.push_back(std::move(st));
-        continue;
+        st.path = last_component(root);
+        entries.push_back(std::move(st));
+        is_file = true;
       }
     }
-    if (!prefix.empty()) {
-      all.push_back(RemoteEntry{prefix, EntryKind::directory, 0, 0, 0755, {}});
-    }
-    for (auto& e : entries) {
-      const std::string rel = e.path;
-      e.path = prefix.empty() ? rel : prefix + "/" + rel;
-      m_sources[e.path] = Source{root, rel};
-      all.push_back(std::move(e));
-    }
+    TRY(add_root(root, std::move(entries), is_file, all));
   }
   return all;
+}
+
+Result<void> Runner::add_root(const std::string& root, std::vector<RemoteEntry> entries, bool root_is_file,
+                              std::vector<RemoteEntry>& all)
+{
+  if (root_is_file) {
+    if (entries.size() != 1) {
+      return fail(Errc::invalid_input, "remote path " + root + ": expected one file, the server listed " + std::to_string(entries.size()));
+    }
+    const std::string name = last_component(root);
+    const auto slash = root.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? std::string(".") : (slash == 0 ? "/" : root.substr(0, slash));
+    entries[0].path = name;
+    m_sources[name] = Source{parent, name, root};
+    all.push_back(std::move(entries[0]));
+    return {};
+  }
+  const std::string prefix = m_roots.size() == 1 ? std::string{} : last_component(root);
+  if (!prefix.empty()) {
+    all.push_back(RemoteEntry{prefix, EntryKind::directory, 0, 0, 0755, {}});
+  }
+  for (auto& e : entries) {
+    const std::string rel = e.path;
+    e.path = prefix.empty() ? rel : prefix + "/" + rel;
+    m_sources[e.path] = Source{root, rel, root};
+    all.push_back(std::move(e));
+  }
+  return {};
+}
+
+Result<void> Runner::copy_through_channels(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied,
+                                           std::map<std::string, std::string>& remote_sums, std::set<std::string>& tools,
+                                           bool& have_sums)
+{
+  std::map<std::string, std::map<std::string, const RemoteEntry*>> by_root;  // user root -> rel -> entry
+  for (const auto& e : to_copy) {
+    const auto& src = m_sources.at(e.path);
+    if (m_channels.contains(src.user_root) && resumable_bytes(m_req.dest, e) == 0) {
+      by_root[src.user_root][src.rel] = &e;
+    }
+  }
+  std::set<std::string> delivered;
+  auto channels = std::move(m_channels);
+  m_channels.clear();
+  for (auto& [root, channel] : channels) {
+    const auto& files = by_root[root];
+    std::vector<std::string> rels;
+    for (const auto& [rel, e] : files) {
+      rels.push_back(rel);
+    }
+    StreamSink sink(*this, files);
+    auto r = channel->copy(rels, sink);
+    for (auto& c : sink.copied) {  // keep what arrived complete, even when the stream broke
+      copied.push_back(std::move(c));
+    }
+    delivered.insert(sink.delivered.begin(), sink.delivered.end());
+    if (!r) {
+      return std::unexpected(r.error());
+    }
+    if (rels.empty()) {
+      continue;
+    }
+    m_recheck = m_recheck || r->stream.changed_while_read;
+    if (r->hashes.tool == "none") {
+      have_sums = false;
+      continue;
+    }
+    tools.insert(r->hashes.tool);
+    const std::string dir = files.begin()->second != nullptr ? m_sources.at(files.begin()->second->path).root : root;
+    for (const auto& [rel, hex] : r->hashes.sums) {
+      remote_sums[dir + '\0' + rel] = hex;
+    }
+  }
+  std::erase_if(to_copy, [&](const RemoteEntry& e) { return delivered.contains(e.path); });
+  return {};
 }
 
 Result<Copied> Runner::copy_one(const RemoteEntry& e, bool allow_resume)
@@ -439,7 +527,7 @@ Result<BackupReport> Runner::run()
   }
   m_report.manifest = m_req.dest / k_manifest_name;
   TRY_ASSIGN(const Manifest old, load_manifest(m_report.manifest));
-  TRY_ASSIGN(const auto remote, list_all());
+  TRY_ASSIGN(const auto remote, list_all(true));
 
   std::map<std::string, LocalFile> local;
   for (const auto& [path, entry] : old.entries) {
@@ -495,8 +583,17 @@ Result<BackupReport> Runner::run()
   std::set<std::string> tools;  // the servers' hashing tools used
   bool size_only = false;
   bool allow_resume = true;
-  for (int round = 0; round < 3 && !to_copy.empty(); ++round) {
-    // Start the server-side hashes first so they run while the data flows.
+  for (int round = 0; round < 3 && (round == 0 || !to_copy.empty()); ++round) {
+    std::vector<Copied> copied;
+    std::map<std::string, std::string> remote_sums;  // root + '\0' + rel -> hex
+    bool have_sums = true;
+    if (round == 0) {
+      // The channels the listing opened carry the first copy and its hashes (and are closed
+      // even when there is nothing to copy).
+      TRY(copy_through_channels(to_copy, copied, remote_sums, tools, have_sums));
+    }
+    // What is left (servers without GNU tar or find, partial files to resume, retries): start
+    // the server-side hashes first so they run while the data flows.
     std::map<std::string, std::vector<std::string>> by_root;
     for (const auto& e : to_copy) {
       const auto& s = m_sources.at(e.path);
@@ -507,7 +604,6 @@ Result<BackupReport> Runner::run()
       TRY_ASSIGN(auto job, m_session.start_sha256(root, rels));
       jobs.emplace_back(root, std::move(job));
     }
-    std::vector<Copied> copied;
     TRY(stream_whole_files(to_copy, copied, allow_resume));
     m_recheck = m_recheck || !to_copy.empty();  // a file read by SFTP has no check of its own for changes
     for (const auto& e : to_copy) {
@@ -521,8 +617,6 @@ Result<BackupReport> Runner::run()
       }
       copied.push_back(std::move(*c));
     }
-    std::map<std::string, std::string> remote_sums;  // root + '\0' + rel -> hex
-    bool have_sums = true;
     for (auto& [root, job] : jobs) {
       TRY_ASSIGN(const auto hashes, job->wait());
       if (hashes.tool == "none") {
@@ -549,7 +643,7 @@ Result<BackupReport> Runner::run()
     });
     std::vector<RemoteEntry> after;
     if (need_listing) {
-      TRY_ASSIGN(after, list_all());
+      TRY_ASSIGN(after, list_all(false));
     }
     std::map<std::string, const RemoteEntry*> after_by_path;
     for (const auto& e : after) {

@@ -177,9 +177,12 @@ std::string render_find_listing(const std::vector<RemoteEntry>& entries)
 
 std::string hash_command(std::string_view root)
 {
-  return "cd -- " + remote_shell_path(root) +
-         " || exit 3\n"
-         "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then printf 'openssl\\0'; exec xargs -0 openssl dgst -sha256 -r --\n"
+  return "cd -- " + remote_shell_path(root) + " || exit 3\n" + hash_script();
+}
+
+std::string hash_script()
+{
+  return "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then printf 'openssl\\0'; exec xargs -0 openssl dgst -sha256 -r --\n"
          "elif printf '' | sha256sum -z >/dev/null 2>&1; then printf 'sha256sum\\0'; exec xargs -0 sha256sum -z --\n"
          "elif command -v shasum >/dev/null 2>&1; then printf 'shasum\\0'; exec xargs -0 shasum -a 256 --\n"
          "else printf 'none\\0'; cat >/dev/null; fi\n";

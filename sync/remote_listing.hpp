@@ -32,6 +32,8 @@ namespace gpurent {
 // faster than coreutils' sha256sum (docs/backup.md), which matters when the server's CPU is
 // also busy encrypting the transfer.
 [[nodiscard]] std::string hash_command(std::string_view root);
+// The same without the `cd`: hashes the paths on stdin relative to the current directory.
+[[nodiscard]] std::string hash_script();
 struct HashOutput {
   std::string tool;                          // "none": no tool on the server
   std::map<std::string, std::string> sums;   // relative path -> hex

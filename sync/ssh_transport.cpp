@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sync/base64.hpp"
+#include "sync/backup_agent.hpp"
 #include "sync/remote_listing.hpp"
 #include "sync/tar_reader.hpp"
 #include "sync/transport.hpp"
@@ -156,8 +157,16 @@ public:
   [[nodiscard]] Result<ExecResult> finish(const DataSink& on_out = {});
   // Writes all of stdin and EOF now (blocking), so the command starts working at once.
   [[nodiscard]] Result<void> send_input_now();
+  // Reads stdout into `on_out` (stderr is kept) without writing stdin, until `done()` or the end
+  // of the output; for a command that answers before it reads its input.
+  [[nodiscard]] Result<void> read_until(const DataSink& on_out, const std::function<bool()>& done);
+  // What finish() writes to stdin (then EOF); set after read_until().
+  void set_input(std::string input) { m_input = std::move(input); }
 
 private:
+  // One non-blocking read of stdout and stderr; `progressed` tells whether anything came.
+  [[nodiscard]] Result<void> read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed);
+
   LibsshSession& m_owner;
   LIBSSH2_CHANNEL* m_channel;
   std::string m_input;
@@ -183,6 +192,58 @@ public:
 private:
   std::unique_ptr<ExecChannel> m_channel;
   std::vector<std::string> m_rel_paths;
+};
+
+// The one-channel backup (sync/backup_agent.hpp) over an exec channel.
+class LibsshBackupChannel final : public BackupChannel {
+public:
+  explicit LibsshBackupChannel(std::unique_ptr<ExecChannel> ch) : m_channel(std::move(ch)) {}
+
+  // Reads the agent's greeting and listing; Errc::unsupported when the server lacks a tool.
+  Result<void> start()
+  {
+    const auto read = m_channel->read_until([this](const char* p, std::size_t n) { return m_listing.feed(std::string_view(p, n)); },
+                                            [this] { return m_listing.done(); });
+    if (!read && read.error().code == Errc::invalid_input) {
+      // Something else on stdout (a noisy .bashrc): the per-step commands may still work.
+      return fail(Errc::unsupported, "backup agent: " + read.error().message);
+    }
+    TRY(read);
+    if (!m_listing.done()) {
+      // The shell printed something else or stopped: a server we cannot drive this way.
+      return fail(Errc::unsupported, "backup agent: no listing from the server");
+    }
+    m_entries = m_listing.result();
+    if (!m_entries && m_entries.error().code == Errc::unsupported) {
+      return std::unexpected(m_entries.error());
+    }
+    return {};
+  }
+
+  Result<std::vector<RemoteEntry>> listing() override { return m_entries; }
+  bool root_is_file() const override { return m_listing.root_is_file(); }
+
+  Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+  {
+    std::string list;
+    for (const auto& p : rel_paths) {
+      list += p;
+      list.push_back('\0');
+    }
+    m_channel->set_input(std::move(list));
+    AgentCopyReader reader(handler);
+    TRY(m_channel->finish([&](const char* p, std::size_t n) { return reader.feed(p, n); }));
+    m_channel.reset();
+    if (rel_paths.empty()) {
+      return BulkCopyReport{};
+    }
+    return reader.finish(rel_paths);
+  }
+
+private:
+  std::unique_ptr<ExecChannel> m_channel;
+  AgentListingReader m_listing;
+  Result<std::vector<RemoteEntry>> m_entries = std::vector<RemoteEntry>{};
 };
 
 class LibsshSession final : public SshSession {
@@ -299,6 +360,14 @@ public:
     }
     return fail(Errc::unavailable, "tar stream from " + to_string(m_target) + " ended early (the connection or the remote tar stopped): " +
                                        r.err.substr(0, 200) + "; re-run the backup (it resumes)");
+  }
+
+  Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override
+  {
+    TRY_ASSIGN(auto ch, start_exec(backup_agent_command(root), {}));
+    auto channel = std::make_unique<LibsshBackupChannel>(std::move(ch));
+    TRY(channel->start());
+    return std::unique_ptr<BackupChannel>(std::move(channel));
   }
 
   Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel_paths) override
@@ -476,6 +545,44 @@ Result<void> ExecChannel::send_input_now()
   return {};
 }
 
+Result<void> ExecChannel::read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed)
+{
+  for (int stream = 0; stream < 2; ++stream) {
+    const auto n = libssh2_channel_read_ex(m_channel, stream, buf.data(), buf.size());
+    if (n > 0) {
+      if (stream == 0 && on_out) {
+        TRY(on_out(buf.data(), static_cast<std::size_t>(n)));
+      } else {
+        (stream == 0 ? m_result.out : m_result.err).append(buf.data(), static_cast<std::size_t>(n));
+      }
+      progressed = true;
+    } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+      return std::unexpected(session_error(m_owner.raw(), to_string(m_owner.target()), "read a command's output"));
+    }
+  }
+  return {};
+}
+
+Result<void> ExecChannel::read_until(const DataSink& on_out, const std::function<bool()>& done)
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
+  libssh2_session_set_blocking(s, 0);
+  std::vector<char> buf(256 * 1024);
+  Result<void> out;
+  while (!done()) {
+    bool progressed = false;
+    out = read_streams(on_out, buf, progressed);
+    if (!out || (libssh2_channel_eof(m_channel) != 0 && !progressed)) {
+      break;
+    }
+    if (!progressed) {
+      m_owner.wait_socket();
+    }
+  }
+  libssh2_session_set_blocking(s, 1);
+  return out;
+}
+
 Result<ExecResult> ExecChannel::finish(const DataSink& on_out)
 {
   LIBSSH2_SESSION* s = m_owner.raw();
@@ -504,22 +611,9 @@ Result<ExecResult> ExecChannel::finish(const DataSink& on_out)
         }
       }
     }
-    for (int stream = 0; stream < 2; ++stream) {
-      const auto n = libssh2_channel_read_ex(m_channel, stream, buf.data(), buf.size());
-      if (n > 0) {
-        if (stream == 0 && on_out) {
-          if (auto r = on_out(buf.data(), static_cast<std::size_t>(n)); !r) {
-            libssh2_session_set_blocking(s, 1);
-            return std::unexpected(r.error());
-          }
-        } else {
-          (stream == 0 ? m_result.out : m_result.err).append(buf.data(), static_cast<std::size_t>(n));
-        }
-        progressed = true;
-      } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-        libssh2_session_set_blocking(s, 1);
-        return std::unexpected(session_error(s, to_string(m_owner.target()), "read a command's output"));
-      }
+    if (auto r = read_streams(on_out, buf, progressed); !r) {
+      libssh2_session_set_blocking(s, 1);
+      return std::unexpected(r.error());
     }
     if (libssh2_channel_eof(m_channel) != 0 && !progressed) {
       break;

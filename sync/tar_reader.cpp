@@ -176,7 +176,11 @@ Result<void> TarReader::feed(const char* data, std::size_t size)
 {
   while (size > 0) {
     if (m_finished) {
-      return {};  // trailing zero blocks after the end marker
+      // Zero padding to tar's record size, then what the remote command printed after tar.
+      const std::size_t room = m_after_end_limit - std::min(m_after_end_limit, m_after_end.size());
+      m_after_end.append(data, std::min(size, room));
+      m_after_end_truncated = m_after_end_truncated || size > room;
+      return {};
     }
     switch (m_state) {
     case State::header: {

@@ -26,6 +26,11 @@ public:
   [[nodiscard]] bool finished() const noexcept { return m_finished; }
   // The stream ended: true when it ended on a member boundary.
   [[nodiscard]] bool complete() const noexcept { return m_state == State::header && m_header_fill == 0; }
+  // What followed the end-of-archive blocks (tar's zero padding to its record size, then
+  // whatever the remote command printed after tar), kept up to `limit` bytes.
+  [[nodiscard]] const std::string& after_end() const noexcept { return m_after_end; }
+  void keep_after_end(std::size_t limit) noexcept { m_after_end_limit = limit; }
+  [[nodiscard]] bool after_end_truncated() const noexcept { return m_after_end_truncated; }
 
 private:
   enum class State { header, data, padding, meta };
@@ -45,6 +50,9 @@ private:
   bool m_has_pax_size = false;
   int m_zero_blocks = 0;
   bool m_finished = false;
+  std::string m_after_end;
+  std::size_t m_after_end_limit = 0;
+  bool m_after_end_truncated = false;
 };
 
 // Size fields: octal (NUL/space terminated) or GNU base-256 (high bit set).

@@ -90,6 +90,28 @@ struct StreamReport {
   bool changed_while_read = false;
 };
 
+// What a one-channel copy (BackupChannel::copy) brought back besides the files.
+struct BulkCopyReport {
+  StreamReport stream;
+  RemoteHashes hashes;
+};
+
+// A whole backup of one source root in one exec channel, so one remote shell start
+// (sync/backup_agent.hpp): the server lists the tree, then streams the files it is asked for
+// through tar while it hashes them.
+class BackupChannel {
+public:
+  virtual ~BackupChannel() = default;
+  // The entries under the root as list_tree() gives them; for a root that is a single file, one
+  // entry named after it (root_is_file()). Called once, first.
+  [[nodiscard]] virtual Result<std::vector<RemoteEntry>> listing() = 0;
+  [[nodiscard]] virtual bool root_is_file() const = 0;
+  // Streams the files at these paths (relative to the root, or the file's name) to `handler`,
+  // and returns what the server's tar saw and the SHA-256 it computed of each. Called once,
+  // after listing(); with no paths it only closes the channel.
+  [[nodiscard]] virtual Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) = 0;
+};
+
 // A remote SHA-256 run started before the transfer so that it overlaps with it.
 class RemoteHashJob {
 public:
@@ -129,6 +151,9 @@ public:
   // read_file).
   [[nodiscard]] virtual Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
                                                           FileStreamHandler& handler) = 0;
+  // A one-channel backup of `root`. Errc::unsupported when the server lacks what it needs
+  // (GNU find and tar, mktemp): the caller then uses list_tree, stream_files and start_sha256.
+  [[nodiscard]] virtual Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) = 0;
   // Starts SHA-256 of root/rel for each rel, on the server, without waiting for it.
   [[nodiscard]] virtual Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root,
                                                                            const std::vector<std::string>& rel_paths) = 0;

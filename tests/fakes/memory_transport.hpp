@@ -32,6 +32,8 @@ public:
   std::map<std::string, std::string> wrong_hash;         // path -> hash the "server" reports
   bool have_hash_tool = true;
   bool have_tar = true;
+  bool have_agent = true;  // the one-channel backup (needs tar too)
+  int agent_calls = 0;
   int stream_calls = 0;
   std::size_t chunk = 4096;
   int list_calls = 0;
@@ -157,6 +159,60 @@ public:
       }
     }
     return report;
+  }
+
+  // The one-channel backup: the listing, then the stream and the hashes (taken before the
+  // stream, as the server's hashing reads the files while they are copied).
+  class Agent final : public BackupChannel {
+  public:
+    Agent(MemoryTransport& t, std::string root) : m_t(t), m_root(std::move(root)) {}
+    Result<std::vector<RemoteEntry>> listing() override
+    {
+      const auto it = m_t.nodes.find(m_root);
+      if (it != m_t.nodes.end() && it->second.entry.kind == EntryKind::file) {
+        ++m_t.list_calls;
+        m_file = true;
+        RemoteEntry e = it->second.entry;
+        e.path = m_root.substr(m_root.rfind('/') + 1);
+        return std::vector<RemoteEntry>{e};
+      }
+      return m_t.list_tree(m_root);
+    }
+    bool root_is_file() const override { return m_file; }
+    Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+    {
+      if (rel_paths.empty()) {
+        return BulkCopyReport{};
+      }
+      const std::string dir = m_file ? m_root.substr(0, m_root.rfind('/')) : m_root;
+      auto job = m_t.start_sha256(dir, rel_paths);
+      if (!job) {
+        return std::unexpected(job.error());
+      }
+      auto hashes = (*job)->wait();
+      if (!hashes) {
+        return std::unexpected(hashes.error());
+      }
+      auto stream = m_t.stream_files(dir, rel_paths, handler);
+      if (!stream) {
+        return std::unexpected(stream.error());
+      }
+      return BulkCopyReport{*stream, *hashes};
+    }
+
+  private:
+    MemoryTransport& m_t;
+    std::string m_root;
+    bool m_file = false;
+  };
+
+  Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override
+  {
+    if (!have_agent || !have_tar) {
+      return std::unexpected(Error{Errc::unsupported, "memory transport: no backup agent"});
+    }
+    ++agent_calls;
+    return std::unique_ptr<BackupChannel>(std::make_unique<Agent>(*this, root));
   }
 
   class Job final : public RemoteHashJob {
