@@ -19,7 +19,7 @@ TEST_CASE("parse_gpu_csv: nvidia-smi rows, N/A values, and rejects", "[sync][doc
   const auto g = parse_gpu_csv("0, NVIDIA H100 80GB HBM3, 81559, 20480, 61079, 550.54.15\n1, NVIDIA A100-SXM4-80GB, 81920, [N/A], 81000, 535.1\n");
   REQUIRE(g.has_value());
   REQUIRE(g->size() == 2);
-  CHECK((*g)[0] == GpuInfo{0, "NVIDIA H100 80GB HBM3", 81559, 20480, 61079, "550.54.15"});
+  CHECK((*g)[0] == GpuInfo{0, "NVIDIA H100 80GB HBM3", 81559, 20480, 61079, "550.54.15", std::nullopt});
   CHECK((*g)[1].memory_used_mib == 0);
   CHECK_FALSE(parse_gpu_csv("0, x, 1, 2\n").has_value());
   CHECK_FALSE(parse_gpu_csv("a, x, 1, 2, 3, d\n").has_value());
@@ -58,7 +58,7 @@ TEST_CASE("parse_gpu_csv: property: rendered rows parse back", "[sync][doctor]")
     std::string text;
     for (int i = 0; i < std::uniform_int_distribution<int>(0, 8)(rng); ++i) {
       GpuInfo g{i, "NVIDIA RTX " + std::to_string(rng() % 10000), rng() % 200000, rng() % 200000, rng() % 200000,
-                std::to_string(rng() % 600) + "." + std::to_string(rng() % 100)};
+                std::to_string(rng() % 600) + "." + std::to_string(rng() % 100), std::nullopt};
       text += std::to_string(g.index) + ", " + g.name + ", " + std::to_string(g.memory_total_mib) + ", " +
               std::to_string(g.memory_used_mib) + ", " + std::to_string(g.memory_free_mib) + ", " + g.driver;
       if (rng() % 2 == 0) {  // the current 7-field form; else the older 6-field one
