@@ -17,7 +17,11 @@ namespace gpurent {
 namespace {
 
 struct SshCommandOptions {
-  std::vector<std::string> args;  // NAME then CMD..., or only CMD... with --host
+  // CLI11 2.1 does not append words after `--` to a positional list that already took a word
+  // before it (`ssh NAME -- ls` failed), so NAME and the command are two positionals; with
+  // --host the first word of the command lands in `name` and is moved back.
+  std::string name;
+  std::vector<std::string> command;
   SshFlags ssh;
 };
 
@@ -59,11 +63,11 @@ std::pair<int, int> window_size()
 Result<int> run(Services& s, SshCommandOptions& o)
 {
   TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
-  std::string name;
-  std::vector<std::string> cmd = o.args;
-  if (o.ssh.host.empty() && !cmd.empty()) {
-    name = cmd.front();
-    cmd.erase(cmd.begin());
+  std::string name = o.name;
+  std::vector<std::string> cmd = o.command;
+  if (!o.ssh.host.empty() && !name.empty()) {
+    cmd.insert(cmd.begin(), name);
+    name.clear();
   }
   TRY_ASSIGN(const SshDestination dest, resolve_destination(s, name, o.ssh, options));
   TRY_ASSIGN(auto session, connect_ssh(s, dest.target, options));
@@ -97,7 +101,8 @@ void add_ssh_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<SshCommandOptions>();
   auto* sub = app.add_subcommand("ssh", "a shell or a command on a server, checking its recorded host key");
-  sub->add_option("args", opts->args, "NAME (a tracked server), then after -- the command to run; with --host only the command");
+  sub->add_option("name", opts->name, "NAME of a tracked server (omit with --host)");
+  sub->add_option("command", opts->command, "after --, the command to run (none: an interactive shell)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
     auto r = run(s, *opts);

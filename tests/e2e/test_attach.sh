@@ -69,6 +69,15 @@ assert i["cost_per_hour_now"] == 1.6, i
 assert "no backup yet" in i["warnings"], i
 PY
 
+echo "== gpurent ssh NAME -- CMD runs on the tracked server with its recorded key"
+# Several words are passed as quoted words; one word is a command line for the remote shell.
+out=$(G ssh box --identity "$SSHD_KEY" -- echo "hello  from" '$((40+2))' 2>&1) || fail "ssh NAME -- CMD: $out"
+[ "$out" = 'hello  from $((40+2))' ] || fail "ssh NAME -- words output: $out"
+out=$(G ssh box --identity "$SSHD_KEY" -- 'echo "hello from" $((40+2))' 2>&1) || fail "ssh NAME -- 'CMD': $out"
+[ "$out" = "hello from 42" ] || fail "ssh NAME -- command line output: $out"
+R ssh box --identity "$SSHD_KEY" -- 'exit 6'
+[ $RC -eq 6 ] || fail "ssh NAME -- CMD exit status: $RC $(cat "$T/e")"
+
 echo "== a second attach with the same name is refused"
 R "${ATTACH[@]}" --name box --accept-new-host-key
 [ $RC -eq 3 ] && grep -q "already tracked" "$T/e" || fail "duplicate: rc=$RC $(cat "$T/e")"
