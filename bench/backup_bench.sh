@@ -7,7 +7,9 @@
 #
 #   bash bench/backup_bench.sh [BUILD_DIR]      (default build/)
 # Env: BENCH_ROUNDS (default 3; the median is reported), BENCH_BIG_MIB (1024), BENCH_DIR
-# (default a temp dir under /tmp; needs ~3x the tree size free), BENCH_NO_DOC=1 (print only).
+# (default a temp dir under /tmp; needs ~3x the tree size free), BENCH_NO_DOC=1 (print only),
+# BENCH_RTT_MS (default 50; 0 skips the WAN part): the same tools through bench/delay_proxy.py,
+# which adds that round-trip time, on a 256 MiB file and 100 small files.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
@@ -21,7 +23,8 @@ export HOME=$B/home XDG_STATE_HOME=$B/state GPURENT_STATE_DIR=$B/state/gpurent N
 mkdir -p "$HOME"
 unset SSH_AUTH_SOCK
 source "$ROOT/tests/e2e/sshd.sh"
-cleanup() { sshd_stop; rm -rf "$B"; }
+PROXY_PID=
+cleanup() { [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null; sshd_stop; rm -rf "$B"; }
 trap cleanup EXIT
 sshd_start "$B/sshd"
 
@@ -81,6 +84,51 @@ for r in $(seq 1 "$ROUNDS"); do
   t rsync -a -e "ssh $SSHO" "$U@$H:$B/src/" "$B/dst/r/" >> "$B/noop.rsync.times"
 done
 
+# WAN latency: the same sshd behind a proxy that adds BENCH_RTT_MS of round trip.
+RTT=${BENCH_RTT_MS:-50}
+WAN_TABLE=""
+if [ "$RTT" != 0 ]; then
+  echo "WAN part: ${RTT} ms RTT ..." >&2
+  mkdir -p "$B/wan/small"
+  openssl rand -out "$B/wan/model.safetensors" $((256 * 1024 * 1024))
+  for i in $(seq -w 1 100); do head -c 4096 /dev/urandom > "$B/wan/small/part-$i.txt"; done
+  cat "$B/wan/model.safetensors" "$B/wan/small/"* > /dev/null
+  PP=$(sshd_free_port)
+  python3 "$ROOT/bench/delay_proxy.py" "$PP" "$SSHD_PORT" "$RTT" &
+  PROXY_PID=$!
+  for i in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PP") 2>/dev/null && break; sleep 0.05; done
+  sed "s/^\[127.0.0.1\]:$SSHD_PORT /[127.0.0.1]:$PP /" "$SSHD_KNOWN_HOSTS" > "$B/known_hosts_wan"
+  WSSHO="-p $PP -i $SSHD_KEY -o IdentitiesOnly=yes -o UserKnownHostsFile=$B/known_hosts_wan -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes -o LogLevel=ERROR $ALG"
+  WSCPO="-P $PP -i $SSHD_KEY -o IdentitiesOnly=yes -o UserKnownHostsFile=$B/known_hosts_wan -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes -o LogLevel=ERROR $ALG"
+  WG="$GPURENT backup --host $U@$H:$PP --identity $SSHD_KEY --known-hosts $B/known_hosts_wan --json"
+  wan_case() {  # wan_case NAME REMOTE_PATH
+    local name=$1 src=$2
+    measure "wan$name.gpurent" fresh $WG "$src" --to "$B/dst/$(basename "$src")"
+    measure "wan$name.scp" fresh scp -q -r $WSCPO "$U@$H:$src" "$B/dst/"
+    measure "wan$name.rsync" fresh rsync -a -e "ssh $WSSHO" "$U@$H:$src" "$B/dst/"
+  }
+  wan_case big "$B/wan/model.safetensors"
+  wan_case small "$B/wan/small"
+  wrow() {  # wrow LABEL KEY
+    local g s r
+    g=$(median < "$B/$2.gpurent.times"); s=$(median < "$B/$2.scp.times"); r=$(median < "$B/$2.rsync.times")
+    printf '| %s | %.2f s | %.2f s (%s) | %.2f s (%s) |\n' "$1" "$g" "$s" "$(echo "scale=2; $s / $g" | bc)" "$r" "$(echo "scale=2; $r / $g" | bc)"
+  }
+  WAN_TABLE=$(cat <<MD
+
+At ${RTT} ms round-trip time (\`bench/delay_proxy.py\`: each chunk held ${RTT}/2 ms each way, at
+most 6 MiB in flight per direction, Linux's default TCP receive-buffer ceiling), one run each:
+
+| case | gpurent backup | scp -r | rsync -a |
+|---|---|---|---|
+$(wrow "one 256 MiB file" wanbig)
+$(wrow "100 x 4 KiB files" wansmall)
+MD
+)
+  kill "$PROXY_PID" 2>/dev/null || true
+  PROXY_PID=
+fi
+
 # Peak memory of one full gpurent run (KiB of max RSS).
 fresh
 RSS=$(python3 -c 'import resource,subprocess,sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' $G "$B/src" --to "$B/dst/m")
@@ -117,6 +165,7 @@ $(row "whole tree" tree)
 | time | $(printf '%.2f' "$(med noop.gpurent)") s | $(printf '%.2f' "$(med noop.rsync)") s ($(ratio "$(med noop.rsync)" "$(med noop.gpurent)")) |
 
 Peak RSS of gpurent for the whole tree: $((RSS / 1024)) MiB.
+$WAN_TABLE
 
 Command: \`bash bench/backup_bench.sh build\` (BENCH_ROUNDS=$ROUNDS, BENCH_BIG_MIB=$BIG_MIB).
 MD
