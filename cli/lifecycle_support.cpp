@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/services.hpp"
+#include "common/clock.hpp"
 #include "common/text.hpp"
 #include "providers/offer_cache.hpp"
 #include "providers/registry.hpp"
@@ -167,15 +168,7 @@ RentTerms terms_for(const ProviderInfo& info, MicroUsd price, bool spot)
   return t;
 }
 
-std::string iso_time(TimePoint t)
-{
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string iso_time(TimePoint t) { return utc_iso8601(t); }
 
 std::optional<TimePoint> parse_time(std::string_view text)
 {

@@ -5,18 +5,10 @@
 #include <ctime>
 #include <vector>
 
+#include "common/clock.hpp"
+
 namespace gpurent {
 namespace {
-
-std::string utc_text(TimePoint t)
-{
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool gpu_idle(const GpuSample& g) noexcept
 {
@@ -68,9 +60,9 @@ std::string idle_warning(const IdleSpan& span)
                   " (no GPU work at ";
   w += span.observations == 1 ? std::string("the doctor check of ")
                               : std::to_string(span.observations) + " doctor checks since ";
-  w += utc_text(span.since);
+  w += utc_iso8601(span.since);
   if (span.observations > 1) {
-    w += "; last check " + utc_text(span.last_seen);
+    w += "; last check " + utc_iso8601(span.last_seen);
   }
   return w + "): stop or destroy it if nothing will run";
 }

@@ -9,20 +9,13 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/clock.hpp"
+
 namespace gpurent {
 namespace {
 
 using nlohmann::json;
 
-std::string iso(TimePoint t)
-{
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Error bad(std::string_view why)
 {
@@ -107,7 +100,7 @@ Result<OfferCache> offer_cache_from_json(std::string_view text)
         offer.spot_price_per_hour = MicroUsd{o["spot_price_micro"].get<std::int64_t>()};
       }
       offer.region = o.value("region", "");
-      offer.price_origin = "fetched " + iso(c.fetched_at);
+      offer.price_origin = "fetched " + utc_iso8601(c.fetched_at);
       c.offers.push_back(std::move(offer));
     }
     out.emplace(name, std::move(c));
@@ -153,7 +146,7 @@ Result<std::vector<Offer>> refresh_offers(Provider& provider, const std::filesys
   std::map<std::pair<std::string, std::uint32_t>, Offer> best;
   for (auto& o : fetched) {
     o.provider = std::string(provider.name());
-    o.price_origin = "fetched " + iso(now);
+    o.price_origin = "fetched " + utc_iso8601(now);
     const auto key = std::make_pair(o.card, o.gpus);
     auto it = best.find(key);
     if (it == best.end() || o.price_per_hour < it->second.price_per_hour) {

@@ -10,7 +10,7 @@ T=$(mktemp -d /tmp/gpurent-startup-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export HOME=$T XDG_CONFIG_HOME=$T/config XDG_CACHE_HOME=$T/cache XDG_STATE_HOME=$T/state NO_COLOR=1
 
-if [ "${GPURENT_SANITIZED:-0}" != 1 ]; then  # the sanitizer runtimes add their own libraries
+if [ "${GPURENT_SANITIZED:-OFF}" != ON ]; then  # the sanitizer runtimes add their own libraries
   needed=$(readelf -d "$GPURENT_BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | paste -sd' ' -)
   for lib in $needed; do
     case "$lib" in
