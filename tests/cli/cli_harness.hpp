@@ -58,6 +58,14 @@ public:
   }
 };
 
+// One run with exactly this environment (empty: no HOME, no XDG dirs) and no terminal.
+inline CliRun run_cli(const std::vector<std::string>& args, std::map<std::string, std::string> env = {})
+{
+  CliHarness h;
+  h.env = std::move(env);
+  return h.run(args);
+}
+
 // Compares `actual` with tests/data/golden/<name>; GPURENT_UPDATE_GOLDEN=1 rewrites the file
 // instead (and the check then passes). A missing file fails.
 inline void check_golden(const std::string& name, const std::string& actual)

@@ -8,10 +8,8 @@
 
 #include <unistd.h>
 
-#include "cli/app.hpp"
 #include "cli/config.hpp"
-#include "cli/services.hpp"
-#include "fakes/fake_clock.hpp"
+#include "cli_harness.hpp"
 
 using namespace gpurent;
 namespace fs = std::filesystem;
@@ -39,21 +37,6 @@ struct TempDir {
   [[nodiscard]] std::map<std::string, std::string> env() const
   {
     return {{"HOME", path.string()}, {"XDG_CONFIG_HOME", (path / "xdg").string()}};
-  }
-};
-
-struct Run {
-  std::ostringstream out;
-  std::ostringstream err;
-  std::istringstream in;
-  test::FakeClock clock;
-  Services s;
-  int rc = 0;
-  explicit Run(std::map<std::string, std::string> env) : s(out, err, in, std::move(env), clock) {}
-  Run& operator()(const std::vector<std::string>& args)
-  {
-    rc = run_app(args, s);
-    return *this;
   }
 };
 
@@ -149,25 +132,22 @@ TEST_CASE("Config: a file holding a secret must be mode 0600", "[cli][config]")
 {
   TempDir t;
   t.write("runpod_api_key = \"rp-secret-value\"\n", k_0644);
-  Run bad(t.env());
-  bad({"config", "show"});
-  CHECK(bad.rc == 3);
-  CHECK_THAT(bad.err.str(), Catch::Contains("chmod 600"));
-  CHECK(bad.err.str().find("rp-secret-value") == std::string::npos);
-  CHECK(bad.out.str().empty());
+  const auto bad = test::run_cli({"config", "show"}, t.env());
+  CHECK(bad.code == 3);
+  CHECK_THAT(bad.err, Catch::Contains("chmod 600"));
+  CHECK(bad.err.find("rp-secret-value") == std::string::npos);
+  CHECK(bad.out.empty());
 
   fs::permissions(t.config(), k_0600);
-  Run ok(t.env());
-  ok({"config", "show"});
-  CHECK(ok.rc == 0);
-  CHECK_THAT(ok.out.str(), Catch::Contains("***set***"));
-  CHECK(ok.out.str().find("rp-secret-value") == std::string::npos);
+  const auto ok = test::run_cli({"config", "show"}, t.env());
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("***set***"));
+  CHECK(ok.out.find("rp-secret-value") == std::string::npos);
 
   // without secrets, a world-readable file is fine
   t.write("budget_usd = 5\n", k_0644);
-  Run plain(t.env());
-  plain({"config", "show"});
-  CHECK(plain.rc == 0);
+  const auto plain = test::run_cli({"config", "show"}, t.env());
+  CHECK(plain.code == 0);
 }
 
 TEST_CASE("Config: show --json lists every key with value, origin and no secret", "[cli][config]")
@@ -176,13 +156,12 @@ TEST_CASE("Config: show --json lists every key with value, origin and no secret"
   t.write("budget_usd = 99.5\nvast_api_key = \"vast-secret\"\n[prices.runpod]\n\"l4x2\" = 1.5\n", k_0600);
   auto env = t.env();
   env["LAMBDA_API_KEY"] = "lambda-secret";
-  Run r(env);
-  r({"config", "show", "--json"});
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.str().find("secret\"") != std::string::npos);  // the "secret" field exists
-  CHECK(r.out.str().find("vast-secret") == std::string::npos);
-  CHECK(r.out.str().find("lambda-secret") == std::string::npos);
-  const auto j = nlohmann::json::parse(r.out.str());
+  const auto r = test::run_cli({"config", "show", "--json"}, env);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("secret\"") != std::string::npos);  // the "secret" field exists
+  CHECK(r.out.find("vast-secret") == std::string::npos);
+  CHECK(r.out.find("lambda-secret") == std::string::npos);
+  const auto j = nlohmann::json::parse(r.out);
   CHECK(j["path"] == t.config().string());
   CHECK(j["file_found"] == true);
   std::map<std::string, nlohmann::json> by_key;
@@ -209,20 +188,18 @@ TEST_CASE("Config: path honours GPURENT_CONFIG, XDG_CONFIG_HOME, HOME", "[cli][c
   CHECK(config_path({{"HOME", "/h"}, {"XDG_CONFIG_HOME", "/x"}}) == "/x/gpurent/config.toml");
   CHECK(config_path({{"HOME", "/h"}, {"GPURENT_CONFIG", "/c.toml"}}) == "/c.toml");
   CHECK(config_path({}).empty());
-  Run r(std::map<std::string, std::string>{{"HOME", "/h"}});
-  r({"config", "path"});
-  CHECK(r.rc == 0);
-  CHECK(r.out.str() == "/h/.config/gpurent/config.toml\n");
-  Run missing(std::map<std::string, std::string>{{"GPURENT_CONFIG", "/nonexistent/gpurent.toml"}});
-  missing({"config", "show"});
-  CHECK(missing.rc == 1);
-  CHECK_THAT(missing.err.str(), Catch::Contains("does not exist"));
+  const auto r = test::run_cli({"config", "path"}, std::map<std::string, std::string>{{"HOME", "/h"}});
+  CHECK(r.code == 0);
+  CHECK(r.out == "/h/.config/gpurent/config.toml\n");
+  const auto missing = test::run_cli({"config", "show"}, std::map<std::string, std::string>{{"GPURENT_CONFIG",
+                                      "/nonexistent/gpurent.toml"}});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("does not exist"));
   TempDir t;
   t.write("nonsense here\n", k_0600);
-  Run broken(t.env());
-  broken({"config", "show"});
-  CHECK(broken.rc == 1);
-  CHECK_THAT(broken.err.str(), Catch::Contains("config.toml: line 1"));
+  const auto broken = test::run_cli({"config", "show"}, t.env());
+  CHECK(broken.code == 1);
+  CHECK_THAT(broken.err, Catch::Contains("config.toml: line 1"));
 }
 
 TEST_CASE("Config: the full example file in tests/data/config parses", "[cli][config]")

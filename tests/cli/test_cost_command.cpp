@@ -8,29 +8,12 @@
 
 #include <unistd.h>
 
-#include "cli/app.hpp"
-#include "cli/services.hpp"
-#include "fakes/fake_clock.hpp"
+#include "cli_harness.hpp"
 
 using namespace gpurent;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Run {
-  std::ostringstream out;
-  std::ostringstream err;
-  std::istringstream in;
-  test::FakeClock clock;
-  Services s;
-  int rc = 0;
-  explicit Run(std::map<std::string, std::string> env = {}) : s(out, err, in, std::move(env), clock) {}
-  Run& operator()(const std::vector<std::string>& args)
-  {
-    rc = run_app(args, s);
-    return *this;
-  }
-};
 
 std::string golden(const std::string& name)
 {
@@ -43,35 +26,33 @@ std::string golden(const std::string& name)
 
 nlohmann::json json_of(const std::vector<std::string>& args, std::map<std::string, std::string> env = {})
 {
-  Run r(std::move(env));
   auto all = args;
   all.emplace_back("--json");
-  r(all);
-  INFO(r.err.str());
-  REQUIRE(r.rc == 0);
-  return nlohmann::json::parse(r.out.str());
+  const auto r = test::run_cli(all, std::move(env));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
 }
 
 }  // namespace
 
 TEST_CASE("CostCommand: gpucloud text view (golden)", "[cli][cost]")
 {
-  Run r;
-  r({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--gpus", "8", "--hours", "1.5", "--stopped-hours",
-     "2", "--hibernated-hours", "10", "--price", "10"});
-  INFO(r.err.str());
-  CHECK(r.rc == 0);
-  CHECK(r.out.str() == golden("cost_gpucloud.txt"));
-  CHECK(r.err.str().empty());
+  const auto r = test::run_cli({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--gpus", "8", "--hours",
+                                "1.5", "--stopped-hours", "2", "--hibernated-hours", "10", "--price", "10"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out == golden("cost_gpucloud.txt"));
+  CHECK(r.err.empty());
 }
 
 TEST_CASE("CostCommand: runpod built-in price, text view (golden)", "[cli][cost]")
 {
-  Run r;
-  r({"cost", "--provider", "runpod", "--card", "RTX 4090", "--gpus", "2", "--hours", "1.25", "--stopped-hours", "3"});
-  INFO(r.err.str());
-  CHECK(r.rc == 0);
-  CHECK(r.out.str() == golden("cost_runpod.txt"));
+  const auto r = test::run_cli({"cost", "--provider", "runpod", "--card", "RTX 4090", "--gpus", "2", "--hours", "1.25",
+                                "--stopped-hours", "3"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out == golden("cost_runpod.txt"));
 }
 
 TEST_CASE("CostCommand: JSON keys and exact charges", "[cli][cost]")
@@ -125,53 +106,46 @@ TEST_CASE("CostCommand: config price overrides are used and named", "[cli][cost]
   CHECK(j["total"] == 14.4);
   const auto r = json_of({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"}, env);
   CHECK(r["total"] == 1.0);
-  Run text(env);
-  text({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"});
-  CHECK_THAT(text.out.str(), Catch::Contains("price: from the config file " + file.string()));
+  const auto text = test::run_cli({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"}, env);
+  CHECK_THAT(text.out, Catch::Contains("price: from the config file " + file.string()));
   fs::remove_all(dir);
 }
 
 TEST_CASE("CostCommand: refusals and usage errors", "[cli][cost]")
 {
-  Run hib;
-  hib({"cost", "--provider", "cloudgpu", "--card", "rtx-4090", "--hours", "1", "--hibernated-hours", "1", "--price", "0.5"});
-  CHECK(hib.rc == 3);
-  CHECK_THAT(hib.err.str(), Catch::Contains("cloudgpu has no hibernate state"));
-  CHECK(hib.out.str().empty());
-  Run spot;
-  spot({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1", "--hibernated-hours", "1", "--spot",
-        "--price", "1"});
-  CHECK(spot.rc == 3);
-  CHECK_THAT(spot.err.str(), Catch::Contains("Spot machine cannot be hibernated"));
-  Run stop;
-  stop({"cost", "--provider", "lambda", "--card", "a10", "--hours", "1", "--stopped-hours", "1"});
-  CHECK(stop.rc == 3);
+  const auto hib = test::run_cli({"cost", "--provider", "cloudgpu", "--card", "rtx-4090", "--hours", "1",
+                                  "--hibernated-hours", "1", "--price", "0.5"});
+  CHECK(hib.code == 3);
+  CHECK_THAT(hib.err, Catch::Contains("cloudgpu has no hibernate state"));
+  CHECK(hib.out.empty());
+  const auto spot = test::run_cli({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1",
+                                   "--hibernated-hours", "1", "--spot", "--price", "1"});
+  CHECK(spot.code == 3);
+  CHECK_THAT(spot.err, Catch::Contains("Spot machine cannot be hibernated"));
+  const auto stop = test::run_cli({"cost", "--provider", "lambda", "--card", "a10", "--hours", "1", "--stopped-hours",
+                                   "1"});
+  CHECK(stop.code == 3);
   for (const auto& hours : {"-1", "nan", "abc", "1e9", ""}) {
-    Run bad;
-    bad({"cost", "--provider", "runpod", "--card", "l4", "--hours", hours});
+    const auto bad = test::run_cli({"cost", "--provider", "runpod", "--card", "l4", "--hours", hours});
     INFO(hours);
-    CHECK(bad.rc == 2);
-    CHECK(bad.out.str().empty());
+    CHECK(bad.code == 2);
+    CHECK(bad.out.empty());
   }
-  Run gpus;
-  gpus({"cost", "--provider", "runpod", "--card", "l4", "--gpus", "9", "--hours", "1"});
-  CHECK(gpus.rc == 2);
-  Run card;
-  card({"cost", "--provider", "runpod", "--card", "a100", "--hours", "1"});
-  CHECK(card.rc == 2);
-  CHECK_THAT(card.err.str(), Catch::Contains("ambiguous"));
-  Run small;
-  small({"cost", "--provider", "gpucloud", "--card", "rtx-4090", "--hours", "1", "--price", "1"});
-  CHECK(small.rc == 1);
-  CHECK_THAT(small.err.str(), Catch::Contains("48 GB"));
-  Run noprice;
-  noprice({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1"});
-  CHECK(noprice.rc == 1);
-  CHECK_THAT(noprice.err.str(), Catch::Contains("--price"));
-  CHECK_THAT(noprice.err.str(), Catch::Contains("[prices.gpucloud]"));
-  Run missing;
-  missing({"cost", "--provider", "runpod", "--card", "l4"});
-  CHECK(missing.rc == 2);
+  const auto gpus = test::run_cli({"cost", "--provider", "runpod", "--card", "l4", "--gpus", "9", "--hours", "1"});
+  CHECK(gpus.code == 2);
+  const auto card = test::run_cli({"cost", "--provider", "runpod", "--card", "a100", "--hours", "1"});
+  CHECK(card.code == 2);
+  CHECK_THAT(card.err, Catch::Contains("ambiguous"));
+  const auto small = test::run_cli({"cost", "--provider", "gpucloud", "--card", "rtx-4090", "--hours", "1", "--price",
+                                    "1"});
+  CHECK(small.code == 1);
+  CHECK_THAT(small.err, Catch::Contains("48 GB"));
+  const auto noprice = test::run_cli({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1"});
+  CHECK(noprice.code == 1);
+  CHECK_THAT(noprice.err, Catch::Contains("--price"));
+  CHECK_THAT(noprice.err, Catch::Contains("[prices.gpucloud]"));
+  const auto missing = test::run_cli({"cost", "--provider", "runpod", "--card", "l4"});
+  CHECK(missing.code == 2);
 }
 
 TEST_CASE("OffersCommand: lists offers with origin, filters, JSON", "[cli][offers]")
@@ -202,16 +176,14 @@ TEST_CASE("OffersCommand: lists offers with origin, filters, JSON", "[cli][offer
   for (const auto& o : spot["offers"]) {
     CHECK_FALSE(o["spot_price_per_hour"].is_null());
   }
-  Run text;
-  text({"offers", "--provider", "cloudgpu"});
-  CHECK(text.rc == 0);
-  CHECK_THAT(text.out.str(), Catch::Contains("cloudgpu: per-minute (1 min increments, 1 min minimum)"));
-  CHECK_THAT(text.out.str(), Catch::Contains("no price"));
-  std::istringstream lines(text.out.str());
+  const auto text = test::run_cli({"offers", "--provider", "cloudgpu"});
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("cloudgpu: per-minute (1 min increments, 1 min minimum)"));
+  CHECK_THAT(text.out, Catch::Contains("no price"));
+  std::istringstream lines(text.out);
   for (std::string line; std::getline(lines, line);) {
     CHECK(line.size() <= 80);
   }
-  Run bad;
-  bad({"offers", "--provider", "aws"});
-  CHECK(bad.rc == 2);
+  const auto bad = test::run_cli({"offers", "--provider", "aws"});
+  CHECK(bad.code == 2);
 }
