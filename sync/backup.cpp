@@ -425,7 +425,7 @@ Result<void> Runner::copy_through_channels(std::vector<RemoteEntry>& to_copy, st
       continue;
     }
     tools.insert(r->hashes.tool);
-    const std::string dir = files.begin()->second != nullptr ? m_sources.at(files.begin()->second->path).root : root;
+    const std::string& dir = m_sources.at(files.begin()->second->path).root;  // where the channel's tar ran
     for (const auto& [rel, hex] : r->hashes.sums) {
       remote_sums[dir + '\0' + rel] = hex;
     }
