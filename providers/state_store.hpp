@@ -149,7 +149,8 @@ public:
 [[nodiscard]] Result<std::filesystem::path> state_dir(
     const std::function<std::optional<std::string>(const std::string&)>& env);
 
-// Seconds since the Unix epoch, as the store keeps times.
+// Seconds since the Unix epoch, as the store keeps times. from_unix saturates at the clock's ends
+// (TimePoint::min/max: the years 1677 and 2262).
 [[nodiscard]] std::int64_t to_unix(TimePoint t) noexcept;
 [[nodiscard]] TimePoint from_unix(std::int64_t s) noexcept;
 

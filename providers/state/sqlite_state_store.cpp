@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -155,6 +156,35 @@ nlohmann::json rule_to_json(const StateRule& r)
           {"storage_note", r.storage_note}};
 }
 
+// The stored terms must have the types insert_server writes (a hand edit or a damaged disk may
+// differ): nlohmann's value() throws on another type, and casts a float to an integer.
+bool has_types(const nlohmann::json& j, std::initializer_list<const char*> strings, std::initializer_list<const char*> bools,
+               std::initializer_list<const char*> integers)
+{
+  const auto ok = [&](std::initializer_list<const char*> keys, bool (nlohmann::json::*is)() const noexcept) {
+    for (const char* k : keys) {
+      const auto it = j.find(k);
+      if (it != j.end() && !((*it).*is)()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return j.is_object() && ok(strings, &nlohmann::json::is_string) && ok(bools, &nlohmann::json::is_boolean) &&
+         ok(integers, &nlohmann::json::is_number_integer);
+}
+
+bool terms_readable(const nlohmann::json& terms)
+{
+  const auto rule_ok = [&](const char* key) {
+    const auto it = terms.find(key);
+    return it == terms.end() ||
+           has_types(*it, {"unavailable_reason", "keeps", "loses", "spot_reason", "storage_note"},
+                     {"available", "bills_full_rate", "allowed_on_spot"}, {"fixed_per_hour"});
+  };
+  return has_types(terms, {"destroy_loses", "workspace_dir"}, {}, {}) && rule_ok("stopped") && rule_ok("hibernated");
+}
+
 StateRule rule_from_json(const nlohmann::json& j)
 {
   StateRule r;
@@ -234,7 +264,7 @@ Result<ServerRecord> read_server(const Stmt& st)
   r.terms.billing.minimum = std::chrono::seconds{st.i64(12)};
   r.terms.billing.charged_at_deploy = std::chrono::seconds{st.i64(13)};
   const auto terms = nlohmann::json::parse(st.text(14), nullptr, false);
-  if (terms.is_discarded() || !terms.is_object()) {
+  if (terms.is_discarded() || !terms_readable(terms)) {
     return fail(Errc::internal, "state database: server '" + r.name + "' has unreadable billing terms; "
                                 "the database was edited or damaged");
   }
