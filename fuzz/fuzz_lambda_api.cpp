@@ -1,32 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Fuzz target for the readers of Lambda Cloud's API answers (providers/lambda/lambda_api.hpp):
 // any body gives a value or an invalid_input error, never an escaping exception, a crash or a
-// sanitizer report; instances carry an id, offers a card, at least one GPU and a price >= 0.
+// sanitizer report; instances carry an id (a running one an address), offers a card, at least one
+// GPU and a price >= 0.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "fuzz/provider_checks.hpp"
 #include "providers/lambda/lambda_api.hpp"
 
-namespace {
-
-template <class T>
-void check_error(const gpurent::Result<T>& r)
-{
-  if (!r && (r.error().code != gpurent::Errc::invalid_input || r.error().message.empty())) {
-    std::abort();
-  }
-}
-
-void check_instance(const gpurent::Instance& in)
-{
-  if (in.id.empty() || in.port == 0) {
-    std::abort();
-  }
-}
-
-}  // namespace
+using gpurent::fuzz::check_error;
+using gpurent::fuzz::check_instance;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

@@ -8,29 +8,11 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "fuzz/provider_checks.hpp"
 #include "providers/runpod/runpod_api.hpp"
 
-namespace {
-
-template <class T>
-void check_error(const gpurent::Result<T>& r)
-{
-  if (!r && (r.error().code != gpurent::Errc::invalid_input || r.error().message.empty())) {
-    std::abort();
-  }
-}
-
-void check_pod(const gpurent::Instance& in)
-{
-  if (in.id.empty() || in.port == 0 || in.price_per_hour.n < 0) {
-    std::abort();
-  }
-  if (in.state == gpurent::InstanceState::running && in.host.empty()) {
-    std::abort();  // running means SSH can be reached
-  }
-}
-
-}  // namespace
+using gpurent::fuzz::check_error;
+using gpurent::fuzz::check_instance;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
@@ -39,13 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto pod = gpurent::runpod::parse_pod(body);
   check_error(pod);
   if (pod) {
-    check_pod(*pod);
+    check_instance(*pod);
   }
   const auto pods = gpurent::runpod::parse_pods(body);
   check_error(pods);
   if (pods) {
     for (const auto& p : *pods) {
-      check_pod(p);
+      check_instance(p);
     }
   }
   const auto offers = gpurent::runpod::parse_gpu_types(body);

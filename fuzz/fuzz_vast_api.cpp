@@ -12,29 +12,11 @@
 #include <string_view>
 #include <utility>
 
+#include "fuzz/provider_checks.hpp"
 #include "providers/vast/vast_api.hpp"
 
-namespace {
-
-template <class T>
-void check_error(const gpurent::Result<T>& r)
-{
-  if (!r && (r.error().code != gpurent::Errc::invalid_input || r.error().message.empty())) {
-    std::abort();
-  }
-}
-
-void check_instance(const gpurent::Instance& in)
-{
-  if (in.id.empty() || in.port == 0 || in.price_per_hour.n < 0) {
-    std::abort();
-  }
-  if (in.state == gpurent::InstanceState::running && in.host.empty()) {
-    std::abort();  // running means SSH can be reached
-  }
-}
-
-}  // namespace
+using gpurent::fuzz::check_error;
+using gpurent::fuzz::check_instance;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
