@@ -12,7 +12,7 @@ struct CommandEntry {
 };
 
 // In the order `gpurent --help` lists them.
-constexpr std::array<CommandEntry, 14> k_commands{{
+constexpr std::array<CommandEntry, 18> k_commands{{
     {"plan", add_plan_command},
     {"fits", add_fits_command},
     {"models", add_models_command},
@@ -27,6 +27,10 @@ constexpr std::array<CommandEntry, 14> k_commands{{
     {"ssh", add_ssh_command},
     {"backup", add_backup_command},
     {"doctor", add_doctor_command},
+    {"push", add_push_command},
+    {"run", add_run_command},
+    {"logs", add_logs_command},
+    {"jobs", add_jobs_command},
 }};
 
 }  // namespace

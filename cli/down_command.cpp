@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/down.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
@@ -177,6 +178,23 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
 }
 
 }  // namespace
+
+Result<nlohmann::json> down_server(Services& s, const DownRequest& r)
+{
+  DownOptions o;
+  o.name = r.name;
+  o.stop = r.mode == "stop";
+  o.hibernate = r.mode == "hibernate";
+  o.destroy = r.mode == "destroy";
+  o.paths = r.backup_paths;
+  o.to = r.backup_to;
+  o.ssh = r.ssh;
+  const bool yes = s.global.yes;
+  s.global.yes = true;
+  auto out = run_down(s, o);
+  s.global.yes = yes;
+  return out;
+}
 
 void add_down_command(CLI::App& app, Services& s)
 {

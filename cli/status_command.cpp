@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/job_support.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "providers/idle.hpp"
@@ -168,6 +169,7 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
 Result<void> run_status(Services& s, const StatusOptions& o)
 {
   TRY_ASSIGN(StateStore* store, s.state());
+  settle_pending_steps(s, *store);  // --then steps of jobs that ended since (cli/job_support.hpp)
   std::vector<ServerRecord> servers;
   if (!o.name.empty()) {
     TRY_ASSIGN(auto one, store->find_server(o.name));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// StateStore port: the record of rented servers, their billing ledger, their backups and what
-// `gpurent doctor` saw on them.
+// StateStore port: the record of rented servers, their billing ledger, their backups, what
+// `gpurent doctor` saw on them and the jobs `gpurent run` started.
 // One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
 // rest of gpurent speaks only these structs.
 #include <chrono>
@@ -113,6 +113,33 @@ struct DoctorObservation {
   std::optional<std::uint32_t> compute_processes;
 };
 
+// One `--then` step of a job and how far it got.
+struct JobStep {
+  std::string step;    // as given: "backup:REMOTE[:LOCAL]" (LOCAL made absolute), "down:destroy"
+  std::string state = "pending";  // pending, running, done, failed, skipped
+  std::string detail;  // what it did, or why it failed
+  auto operator<=>(const JobStep&) const = default;
+};
+
+// A job started by `gpurent run`. The server keeps the authoritative record (~/.gpurent/jobs);
+// this one remembers what the server cannot: the steps to carry out after it, and its OOM report.
+struct JobRecord {
+  std::int64_t id = 0;                    // local row id (assigned by the store)
+  std::string job_id;                     // the id on the server
+  std::optional<std::int64_t> server_id;  // the tracked server; nullopt for --host
+  std::string target;                     // user@host:port
+  std::string command;
+  std::string workdir;
+  std::string state = "starting";         // starting, running, succeeded, failed, lost
+  std::optional<int> exit_code;
+  TimePoint started{};
+  std::optional<TimePoint> ended;
+  std::string log;                        // the log's path on the server
+  std::optional<std::string> oom_json;    // `gpurent oom --json` of its log (a failed job that ran out of memory)
+  std::vector<JobStep> steps;
+  std::string steps_owner;                // the gpurent process carrying out the steps, empty when none
+};
+
 class StateStore {
 public:
   virtual ~StateStore() = default;
@@ -142,6 +169,20 @@ public:
   // The server's doctor observations taken at or after `since`, oldest first.
   [[nodiscard]] virtual Result<std::vector<DoctorObservation>> doctor_observations(std::int64_t server_id,
                                                                                    TimePoint since) = 0;
+  // Records a job before it is started (the id is assigned by the store). Errc::refused when
+  // the server already has a recorded job with that id.
+  [[nodiscard]] virtual Result<JobRecord> add_job(const JobRecord& job) = 0;
+  // Stores state, exit_code, ended, log, oom_json and steps of the job with job.id.
+  [[nodiscard]] virtual Result<void> update_job(const JobRecord& job) = 0;
+  // The jobs recorded for one server (user@host:port), oldest first.
+  [[nodiscard]] virtual Result<std::vector<JobRecord>> jobs(std::string_view target) = 0;
+  // Jobs with a step still pending, oldest first (what `status` checks on).
+  [[nodiscard]] virtual Result<std::vector<JobRecord>> jobs_with_pending_steps() = 0;
+  // Makes `owner` the one who carries out the job's steps, in one transaction: true when nobody
+  // held them or `holder_gone(holder)` says the holder is gone; false when someone else does.
+  [[nodiscard]] virtual Result<bool> claim_job_steps(std::int64_t id, std::string_view owner,
+                                                     const std::function<bool(std::string_view)>& holder_gone) = 0;
+  [[nodiscard]] virtual Result<void> release_job_steps(std::int64_t id, std::string_view owner) = 0;
 };
 
 // $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.

@@ -49,6 +49,18 @@ std::string shell_quote(std::string_view s)
   return out;
 }
 
+std::string command_line_text(const std::vector<std::string>& words)
+{
+  if (words.size() == 1) {
+    return words.front();
+  }
+  std::string out;
+  for (const auto& w : words) {
+    out += (out.empty() ? "" : " ") + shell_quote(w);
+  }
+  return out;
+}
+
 std::string remote_shell_path(std::string_view path)
 {
   if (path.empty() || path == "~" || path == "~/") {

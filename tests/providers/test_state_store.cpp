@@ -69,7 +69,7 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
 {
   TempDir dir;
   auto store = open_store(dir.path / "sub" / "state.db");
-  CHECK(store->schema_version() == 2);
+  CHECK(store->schema_version() >= 3);  // not pinned: other tables come in later migrations
   CHECK((std::filesystem::status(dir.path / "sub").permissions() & std::filesystem::perms::all) ==
         std::filesystem::perms::owner_all);
 
@@ -155,9 +155,10 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   }
   SECTION("reopening keeps everything")
   {
+    const int store_version = store->schema_version();
     store.reset();
     auto again = open_store(dir.path / "sub" / "state.db");
-    CHECK(again->schema_version() == 2);
+    CHECK(again->schema_version() == store_version);
     CHECK((*again->find_server("train-1"))->status == ServerStatus::stopped);
   }
 }
@@ -281,4 +282,76 @@ TEST_CASE("StateStore: a process killed mid-write leaves a consistent database",
   }
   // And it is still writable.
   CHECK(store->insert_server(sample("after", k_t0)));
+}
+
+TEST_CASE("StateStore: jobs with their --then steps; one owner carries the steps out", "[providers][state_store]")
+{
+  TempDir dir;
+  auto store = open_store(dir.path / "state.db");
+  auto server = store->insert_server(sample("train", k_t0));
+  REQUIRE(server);
+  JobRecord j;
+  j.job_id = "20260101-000000-0001";
+  j.server_id = server->id;
+  j.target = "root@10.0.0.1:22";
+  j.command = "python train.py";
+  j.workdir = "~/gpurent/proj";
+  j.started = k_t0 + 10s;
+  j.log = "~/.gpurent/jobs/20260101-000000-0001/log";
+  j.steps = {JobStep{"backup:out:/home/me/out", "pending", ""}, JobStep{"down:destroy", "pending", ""}};
+  auto added = store->add_job(j);
+  REQUIRE(added);
+  CHECK(added->id > 0);
+  CHECK(store->add_job(j).error().code == Errc::refused);  // the same job on the same server
+  JobRecord on_host = j;
+  on_host.server_id = std::nullopt;
+  on_host.target = "me@other:2222";
+  REQUIRE(store->add_job(on_host));
+
+  auto listed = store->jobs("root@10.0.0.1:22");
+  REQUIRE(listed);
+  REQUIRE(listed->size() == 1);
+  const JobRecord& got = listed->front();
+  CHECK(got.job_id == j.job_id);
+  CHECK(got.server_id == server->id);
+  CHECK(got.command == j.command);
+  CHECK(got.state == "starting");
+  CHECK_FALSE(got.exit_code.has_value());
+  CHECK(got.started == j.started);
+  CHECK_FALSE(got.ended.has_value());
+  CHECK_FALSE(got.oom_json.has_value());
+  CHECK(got.steps == j.steps);
+  CHECK(store->jobs("me@other:2222")->front().server_id == std::nullopt);
+  CHECK(store->jobs_with_pending_steps()->size() == 2);
+
+  // Only one gpurent carries the steps out; a holder that is gone can be replaced.
+  CHECK(*store->claim_job_steps(got.id, "pid:1", {}));
+  CHECK(*store->claim_job_steps(got.id, "pid:1", {}));  // the holder again
+  CHECK_FALSE(*store->claim_job_steps(got.id, "pid:2", [](std::string_view) { return false; }));
+  CHECK(*store->claim_job_steps(got.id, "pid:2", [](std::string_view h) { return h == "pid:1"; }));
+  REQUIRE(store->release_job_steps(got.id, "pid:1"));  // not the holder: no effect
+  CHECK_FALSE(*store->claim_job_steps(got.id, "pid:3", {}));
+  REQUIRE(store->release_job_steps(got.id, "pid:2"));
+  CHECK(*store->claim_job_steps(got.id, "pid:3", {}));
+
+  JobRecord done = got;
+  done.state = "failed";
+  done.exit_code = 1;
+  done.ended = k_t0 + 70s;
+  done.oom_json = R"({"engine":"pytorch"})";
+  done.steps[0].state = "done";
+  done.steps[1].state = "failed";
+  done.steps[1].detail = "refused: \"the backup\" failed";
+  REQUIRE(store->update_job(done));
+  const JobRecord again = store->jobs("root@10.0.0.1:22")->front();
+  CHECK(again.state == "failed");
+  CHECK(again.exit_code == 1);
+  CHECK(again.ended == done.ended);
+  CHECK(again.oom_json == done.oom_json);
+  CHECK(again.steps == done.steps);
+  CHECK(again.steps_owner == "pid:3");
+  CHECK(store->jobs_with_pending_steps()->size() == 1);  // only the --host job still has pending steps
+  JobRecord ghost = done;
+  ghost.id = 999;
+  CHECK(store->update_job(ghost).error().code == Errc::not_found);
 }
