@@ -301,16 +301,17 @@ bool pattern_matches(const IgnorePattern& p, std::string_view path, bool is_dir)
   if (p.dir_only && !is_dir) {
     return false;
   }
-  if (p.basename_only) {
-    const auto slash = path.rfind('/');
-    return wildmatch(p.pattern, slash == std::string_view::npos ? path : path.substr(slash + 1), false);
-  }
+  // Only paths below the directory of the pattern's file.
   std::string_view name = path;
   if (!p.base.empty()) {
     if (path.size() <= p.base.size() || !path.starts_with(p.base) || path[p.base.size()] != '/') {
       return false;
     }
     name.remove_prefix(p.base.size() + 1);
+  }
+  if (p.basename_only) {
+    const auto slash = name.rfind('/');
+    return wildmatch(p.pattern, slash == std::string_view::npos ? name : name.substr(slash + 1), false);
   }
   std::string_view pat = p.pattern;
   if (pat.starts_with('/')) {

@@ -720,7 +720,9 @@ void ExecChannel::close_channel(bool hurry, ExecStreamEnd& end)
   LIBSSH2_SESSION* s = m_owner.raw();
   libssh2_session_set_blocking(s, 1);
   if (hurry) {
-    libssh2_session_set_timeout(s, 2000);  // the connection may be dead: do not wait for it
+    // sshd answers a close only once the command has exited, and the connection may be dead:
+    // do not wait long for it (a later answer for the freed channel is dropped by libssh2).
+    libssh2_session_set_timeout(s, 250);
   }
   libssh2_channel_close(m_channel);
   libssh2_channel_wait_closed(m_channel);
