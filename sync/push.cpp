@@ -74,6 +74,7 @@ private:
   std::set<std::string> m_tools;                // "none" when a server had no hashing tool
   std::atomic<std::uint64_t> m_bytes_done{0};
   std::atomic<std::size_t> m_sessions{1};
+  std::map<std::size_t, Result<std::string>> m_whole;  // big file entry -> local SHA-256, hashed during the upload
 };
 
 Result<void> Pusher::send_group(SshSession& s, std::size_t g, ExecStream* open_agent)
@@ -130,7 +131,7 @@ Result<void> Pusher::send_range(SshSession& s, std::size_t r)
 {
   const ByteRange& br = m_ranges[r];
   const LocalEntry& e = m_local[br.entry];
-  TRY_ASSIGN(auto ch, s.open_exec(range_write_command(m_req.remote_dir, e.path, br.offset, br.length)));
+  TRY_ASSIGN(auto ch, s.open_exec(range_write_command(m_req.remote_dir, e.path, br.offset)));
   RangeSource src(m_req.local_root / e.path, br.offset, br.length, m_bytes_done);
   std::string out;
   TRY(ch->finish([&](char* b, std::size_t n) { return src.read(b, n); },
@@ -206,7 +207,8 @@ Result<void> Pusher::finish_big_files(std::set<std::size_t>& failed_big)
       failed_big.insert(entry);
       continue;
     }
-    auto h = hash_local_file(m_req.local_root / e.path);
+    const auto found = m_whole.find(entry);
+    auto h = found != m_whole.end() ? found->second : hash_local_file(m_req.local_root / e.path);
     if (!h) {
       fail_file(e.path, h.error().message);
       continue;
@@ -271,6 +273,14 @@ Result<PushReport> Pusher::run()
     m_queue.push_back(Work{false, g});
   }
 
+  // The large files' whole SHA-256, computed while their ranges travel.
+  std::thread whole_hasher([&] {
+    for (const auto i : plan.big) {
+      auto h = hash_local_file(m_req.local_root / m_local[i].path);
+      std::lock_guard lock(m_mu);
+      m_whole.emplace(i, std::move(h));
+    }
+  });
   std::atomic<bool> done{false};
   std::thread progress([&] {
     while (!done.load()) {
@@ -299,6 +309,7 @@ Result<PushReport> Pusher::run()
   }
   done = true;
   progress.join();
+  whole_hasher.join();
   m_obs.on_progress(m_bytes_done.load(), plan.bytes_to_send);
   TRY(main_result);
   if (!m_queue.empty()) {

@@ -116,22 +116,31 @@ Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<s
   return t;
 }
 
-std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset, std::uint64_t length)
+std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset)
 {
-  const std::string off = std::to_string(offset);
+  // The bytes are hashed as they arrive (tee into a FIFO read by the hashing tool), so the
+  // range's SHA-256 costs no second read; the whole file is hashed again from disk at the end.
+  const std::string write = "dd of=\"$f\" bs=1048576 oflag=seek_bytes seek=" + std::to_string(offset) + " conv=notrunc status=none 2>/dev/null";
   return "cd -- " + remote_shell_path(dir) + " || { printf 'gpurent-range\\0cd\\0\\0'; exit 3; }\n" + "f=" +
          shell_quote(partial_of(rel)) +
          "\n"
-         "case $f in */*) mkdir -p -- \"${f%/*}\";; esac\n"
-         "dd of=\"$f\" bs=1048576 oflag=seek_bytes seek=" +
-         off +
-         " conv=notrunc status=none 2>/dev/null\n"
-         "s=$?\n" +
+         "case $f in */*) mkdir -p -- \"${f%/*}\";; esac\n" +
          k_pick_hash +
          "h=\n"
-         "if [ -n \"$H\" ]; then h=$(dd if=\"$f\" bs=1048576 iflag=skip_bytes,count_bytes skip=" +
-         off + " count=" + std::to_string(length) +
-         " status=none 2>/dev/null | $H | cut -c1-64); fi\n"
+         "if [ -n \"$H\" ] && t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/p\"; then\n"
+         "  $H < \"$t/p\" > \"$t/h\" 2>/dev/null &\n"
+         "  tee \"$t/p\" | " +
+         write +
+         "\n"
+         "  s=$?\n"
+         "  wait\n"
+         "  h=$(cut -c1-64 < \"$t/h\")\n"
+         "  rm -rf -- \"$t\"\n"
+         "else\n  " +
+         write +
+         "\n"
+         "  s=$?\n"
+         "fi\n"
          "printf 'gpurent-range\\0%s\\0%s\\0' \"$s\" \"$h\"\n";
 }
 

@@ -12,7 +12,7 @@
 //   Errors: "gpurent-agent-error\0" WHAT "\0" (mkdir, cd, tar, mktemp, protocol) and exit 3.
 // Large files go as byte ranges, several channels at once (sshd grants each channel a 2 MiB
 // window, about 40 MB/s at 50 ms): each range channel writes its bytes into FILE.gpurent-partial
-// with dd and prints the SHA-256 the server computed of that range; one finishing command then
+// with dd and prints the SHA-256 the server computed of the bytes it received; one finishing command then
 // hashes each whole file, and only when it matches renames it into place with its mode and time.
 #include <cstdint>
 #include <map>
@@ -36,9 +36,8 @@ struct PushTrailer {
 // The agent's stdout after the listing.
 [[nodiscard]] Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<std::string>& asked);
 
-// Writes `length` bytes of stdin at `offset` of REL.gpurent-partial under `dir`.
-[[nodiscard]] std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset,
-                                              std::uint64_t length);
+// Writes stdin at `offset` of REL.gpurent-partial under `dir`, hashing it as it arrives.
+[[nodiscard]] std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset);
 struct RangeResult {
   int dd_status = 0;
   std::string sha256;  // empty: no hashing tool on the server

@@ -77,7 +77,7 @@ grep -q "(0 sent" "$T/o" || fail "re-push sent something: $(cat "$T/o")"
 
 echo "== a job that prints, sleeps and exits 3 survives a killed gpurent run"
 set +e
-"$GPURENT_BIN" run box --workdir "$P" "${S[@]}" -- 'echo started; sleep 2; echo finished; exit 3' > "$T/run.out" 2> "$T/run.err" &
+"$GPURENT_BIN" run box --workdir "$P" "${S[@]}" -- 'echo started; sleep 1; echo finished; exit 3' > "$T/run.out" 2> "$T/run.err" &
 RUN=$!
 set -e
 for _ in $(seq 1 100); do grep -q started "$T/run.out" 2>/dev/null && break; sleep 0.05; done
@@ -149,7 +149,7 @@ R --json jobs box "${S[@]}"
 [ "$(jq_get "$T/o" '[j["state"] for j in d["jobs"] if j["id"] == "'"$GJOB"'"]')" = "['lost']" ] || fail "gone from the server: $(cat "$T/o")"
 
 echo "== logs -f across an sshd restart"
-R run box -d --no-push --workdir "$P" "${S[@]}" -- 'for i in $(seq 1 25); do echo "line $i"; sleep 0.2; done'
+R run box -d --no-push --workdir "$P" "${S[@]}" -- 'for i in $(seq 1 20); do echo "line $i"; sleep 0.1; done'
 FJOB=$(cat "$T/o")
 "$GPURENT_BIN" logs box "$FJOB" -f "${S[@]}" > "$T/follow.out" 2> "$T/follow.err" &
 BG=$!
@@ -157,7 +157,7 @@ for _ in $(seq 1 100); do grep -q "line 3" "$T/follow.out" 2>/dev/null && break;
 # Restart the server: the listener and every connection go, then the same sshd comes back.
 for c in $(pgrep -P "$SSHD_PID"); do kill "$c"; done
 kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null || true
-sleep 1
+sleep 0.5
 /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
 SSHD_PID=$!
 set +e
@@ -167,6 +167,6 @@ set -e
 BG=""
 [ $FRC -eq 0 ] || fail "logs -f: rc=$FRC $(cat "$T/follow.err")"
 grep -q "reconnected" "$T/follow.err" || fail "no reconnect: $(cat "$T/follow.err")"
-[ "$(cat "$T/follow.out")" = "$(for i in $(seq 1 25); do echo "line $i"; done)" ] || fail "followed output: $(cat "$T/follow.out")"
+[ "$(cat "$T/follow.out")" = "$(for i in $(seq 1 20); do echo "line $i"; done)" ] || fail "followed output: $(cat "$T/follow.out")"
 
 echo "OK"

@@ -160,7 +160,7 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
     const std::uint64_t len = std::min<std::uint64_t>(part, data.size() - off);
     RangeSource range(t.dir / "local" / "w.bin", off, len, done);
     const std::string bytes = drain(range);
-    const auto r = run_sh(range_write_command(dest.string(), "sub/w.bin", off, len), bytes, t.dir);
+    const auto r = run_sh(range_write_command(dest.string(), "sub/w.bin", off), bytes, t.dir);
     REQUIRE(r.status == 0);
     const auto res = parse_range_result(r.out);
     REQUIRE(res.has_value());
