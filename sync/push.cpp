@@ -264,7 +264,15 @@ Result<PushReport> Pusher::run()
     sessions = std::min<std::size_t>(m_req.max_sessions, 1 + plan.bytes_to_send / std::max<std::uint64_t>(m_req.bytes_per_session, 1));
   }
   m_groups = split_stream(plan.stream, m_local, sessions);
-  m_ranges = split_ranges(plan.big, m_local, m_req.range_size);
+  // About two ranges per connection, so that they end together; never more than range_size.
+  std::uint64_t big_bytes = 0;
+  for (const auto i : plan.big) {
+    big_bytes += m_local[i].size;
+  }
+  const std::uint64_t most = std::max<std::uint64_t>(m_req.range_size, 1);
+  const std::uint64_t range =
+      std::clamp<std::uint64_t>((big_bytes + 2 * sessions - 1) / (2 * sessions), std::min<std::uint64_t>(8 * k_push_mib, most), most);
+  m_ranges = split_ranges(plan.big, m_local, range);
   m_range_ok.assign(m_ranges.size(), false);
   for (std::size_t r = 0; r < m_ranges.size(); ++r) {
     m_queue.push_back(Work{true, r});  // large units first: they balance best

@@ -25,9 +25,9 @@ struct PushRequest {
   std::string remote_dir;                            // "~/gpurent/x", "/abs" (created when missing)
   WalkOptions walk;
   std::uint64_t big_threshold = 64 * k_push_mib;     // files this large go as byte ranges
-  std::uint64_t range_size = 64 * k_push_mib;
+  std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
   std::size_t max_sessions = 6;                      // SSH connections at most (1: only the given one)
-  std::uint64_t bytes_per_session = 48 * k_push_mib; // one more connection per this much to send
+  std::uint64_t bytes_per_session = 16 * k_push_mib; // one more connection per this much to send
 };
 
 struct PushFailure {
