@@ -147,7 +147,8 @@ Result<std::string> job_start_command(const JobLaunch& spec)
          ": > \"$d/log\"\n"
          "l=\n"
          "if [ -d \"${GPURENT_SYSTEMD_DIR:-/run/systemd/system}\" ] && [ \"$(id -u)\" = 0 ] && command -v systemd-run >/dev/null 2>&1; then\n"
-         "  export -p > \"$d/environ\"\n"
+         // sh's own `export -p` (bash's prints `declare -x`), to be read back by sh
+         "  sh -c 'export -p' > \"$d/environ\"\n"
          "  systemd-run --quiet --collect --unit=\"gpurent-job-" +
          spec.id +
          "\" sh \"$d/run.sh\" \"$d\" systemd-run >/dev/null 2>&1 && l=systemd-run\n"

@@ -16,6 +16,8 @@
 
 #include "fakes/local_shell.hpp"
 #include "sync/backup_agent.hpp"
+#include "sync/git_index.hpp"
+#include "sync/job_agent.hpp"
 #include "sync/push_agent.hpp"
 #include "sync/push_plan.hpp"
 #include "sync/push_sources.hpp"
@@ -232,4 +234,19 @@ TEST_CASE("push agent readers: crafted, cut and random output", "[sync][push][pr
     (void)parse_range_result(junk);
     (void)parse_finalize_output(junk);
   }
+}
+
+TEST_CASE("the fuzz seeds in tests/data/run are valid input for their readers", "[sync][push]")
+{
+  const std::string dir = std::string(GPURENT_TEST_DATA) + "/run/";
+  const auto seed = [&](const char* name) { return slurp(dir + name).substr(1); };  // after the reader-picking byte
+  const auto jobs = parse_job_list(seed("seed_job_list.bin"));
+  REQUIRE(jobs.has_value());
+  CHECK(jobs->size() == 1);
+  CHECK(parse_job_start(seed("seed_job_start.bin")).has_value());
+  const auto trailer = parse_push_trailer(seed("seed_push_trailer.bin"), {"a", "b/c"});
+  REQUIRE(trailer.has_value());
+  CHECK(trailer->hashes.sums.size() == 2);
+  CHECK(parse_finalize_output(seed("seed_finalize.bin"))->size() == 2);
+  CHECK(parse_git_index(seed("seed_git_index.bin"))->size() == 3);
 }
