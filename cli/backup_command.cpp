@@ -24,21 +24,6 @@ struct BackupOptions {
   SshFlags ssh;
 };
 
-std::string human_bytes(std::uint64_t b)
-{
-  const double v = static_cast<double>(b);
-  if (b >= k_gib) {
-    return fmt::format("{:.2f} GiB", v / static_cast<double>(k_gib));
-  }
-  if (b >= k_mib) {
-    return fmt::format("{:.1f} MiB", v / static_cast<double>(k_mib));
-  }
-  if (b >= k_kib) {
-    return fmt::format("{:.1f} KiB", v / static_cast<double>(k_kib));
-  }
-  return fmt::format("{} B", b);
-}
-
 // The progress bar on stderr: bytes, rate, ETA, files. Only on a TTY and never under --json.
 class ProgressBar final : public BackupObserver {
 public:
@@ -68,8 +53,8 @@ public:
       eta = fmt::format("{:02}:{:02}", left / 60, left % 60);
     }
     m_s.err << fmt::format("\r[{}{}] {:3.0f}% {} / {}  {}/s  ETA {}  files {}/{}\x1b[K", std::string(static_cast<std::size_t>(filled), '#'),
-                           std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100, human_bytes(p.bytes_done),
-                           human_bytes(p.bytes_total), human_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total)
+                           std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100, format_bytes(p.bytes_done),
+                           format_bytes(p.bytes_total), format_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total)
           << std::flush;
     m_drawn = true;
   }
@@ -124,8 +109,8 @@ void print_text(Services& s, const std::string& who, const std::filesystem::path
   s.out << "Backed up " << who << " to " << dest.string() << "\n";
   s.out << fmt::format("  files     {} ({} copied, {} unchanged, {} failed)\n", r.files_total, r.files_copied, r.files_skipped,
                        r.failed.size());
-  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", human_bytes(r.bytes_copied),
-                       human_bytes(r.bytes_total), r.seconds, mbps);
+  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", format_bytes(r.bytes_copied),
+                       format_bytes(r.bytes_total), r.seconds, mbps);
   std::string verified = "no, see the failures below";
   if (r.verified && r.files_copied == 0) {
     verified = "yes, nothing changed since the last verified copy";

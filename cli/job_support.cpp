@@ -25,21 +25,6 @@ namespace {
 
 constexpr std::size_t k_largest_shown = 10;
 
-std::string size_text(std::uint64_t b)
-{
-  const double v = static_cast<double>(b);
-  if (b >= k_gib) {
-    return fmt::format("{:.2f} GiB", v / static_cast<double>(k_gib));
-  }
-  if (b >= k_mib) {
-    return fmt::format("{:.1f} MiB", v / static_cast<double>(k_mib));
-  }
-  if (b >= k_kib) {
-    return fmt::format("{:.1f} KiB", v / static_cast<double>(k_kib));
-  }
-  return fmt::format("{} B", b);
-}
-
 nlohmann::json text_json(const std::string& s)
 {
   // Local and remote names may not be UTF-8: keep the document valid.
@@ -57,7 +42,7 @@ public:
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
     const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-    m_s.err << fmt::format("\rpushing {} / {}  {}/s\x1b[K", size_text(done), size_text(total), size_text(static_cast<std::uint64_t>(rate)))
+    m_s.err << fmt::format("\rpushing {} / {}  {}/s\x1b[K", format_bytes(done), format_bytes(total), format_bytes(static_cast<std::uint64_t>(rate)))
             << std::flush;
     m_drawn = true;
   }
@@ -118,6 +103,16 @@ bool carry_out_steps(Services& s, StateStore& store, const JobServer& server, Jo
 }
 
 }  // namespace
+
+std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::string> args, const SshFlags& flags)
+{
+  std::string name;
+  if (flags.host.empty() && !args.empty()) {
+    name = std::move(args.front());
+    args.erase(args.begin());
+  }
+  return {std::move(name), std::move(args)};
+}
 
 Result<JobServer> open_job_server(Services& s, const std::string& name, const SshFlags& flags)
 {
@@ -204,7 +199,7 @@ void print_push_report(std::ostream& o, const PushReport& r)
   o << "Pushed to " << r.remote_dir << "\n";
   o << fmt::format("  files     {} ({} sent, {} unchanged, {} failed)\n", r.files_total, r.files_sent,
                    r.files_total - std::min(r.files_total, r.files_sent + r.failed.size()), r.failed.size());
-  o << fmt::format("  data      {} sent of {} in {:.1f} s ({:.0f} MB/s{})\n", size_text(r.bytes_sent), size_text(r.bytes_total), r.seconds,
+  o << fmt::format("  data      {} sent of {} in {:.1f} s ({:.0f} MB/s{})\n", format_bytes(r.bytes_sent), format_bytes(r.bytes_total), r.seconds,
                    mbps, r.sessions > 1 ? fmt::format(", {} connections", r.sessions) : std::string());
   std::string verified = "no, see the failures below";
   if (r.verified && r.files_sent == 0) {
@@ -217,9 +212,9 @@ void print_push_report(std::ostream& o, const PushReport& r)
   o << "  verified  " << verified << "\n";
   if (r.tree.skipped_files > 0 || !r.tree.skipped.empty()) {
     o << fmt::format("  skipped   {} file(s), {} (.gitignore, .gpurentignore, --exclude); the largest:\n", r.tree.skipped_files,
-                     size_text(r.tree.skipped_bytes));
+                     format_bytes(r.tree.skipped_bytes));
     for (const auto& sk : largest_skipped(r.tree, k_largest_shown)) {
-      o << fmt::format("    {:>10}  {}{}  ({})\n", (sk.exact ? "" : ">=") + size_text(sk.bytes), sk.path, sk.directory ? "/" : "", sk.reason);
+      o << fmt::format("    {:>10}  {}{}  ({})\n", (sk.exact ? "" : ">=") + format_bytes(sk.bytes), sk.path, sk.directory ? "/" : "", sk.reason);
     }
   }
   for (const auto& f : r.failed) {

@@ -30,6 +30,9 @@ struct JobServer {
   std::string target;                  // "user@host:port": keys the local job records
 };
 
+// Positionals "NAME REST..."; with --host there is no NAME and all of them are REST.
+[[nodiscard]] std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::string> args, const SshFlags& flags);
+
 // NAME (a tracked server) or --host USER@HOST[:PORT].
 [[nodiscard]] Result<JobServer> open_job_server(Services& s, const std::string& name, const SshFlags& flags);
 [[nodiscard]] Result<std::unique_ptr<SshSession>> connect_job_server(Services& s, const JobServer& server);

@@ -25,12 +25,7 @@ struct LogsCommandOptions {
 
 Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
 {
-  std::vector<std::string> args = o.args;
-  std::string name;
-  if (o.ssh.host.empty() && !args.empty()) {
-    name = args.front();
-    args.erase(args.begin());
-  }
+  const auto [name, args] = name_and_rest(o.args, o.ssh);
   if (args.size() > 1) {
     return fail(Errc::usage, "logs: give at most one JOB (extra: " + args[1] + ")");
   }

@@ -23,12 +23,7 @@ struct PushCommandOptions {
 
 Result<int> run_push_command(Services& s, const PushCommandOptions& o)
 {
-  std::vector<std::string> args = o.args;
-  std::string name;
-  if (o.ssh.host.empty() && !args.empty()) {
-    name = args.front();
-    args.erase(args.begin());
-  }
+  const auto [name, args] = name_and_rest(o.args, o.ssh);
   if (args.size() > 1) {
     return fail(Errc::usage, "push: give one local directory (extra: " + args[1] + ")");
   }

@@ -53,20 +53,6 @@ bool is_env_name(std::string_view k)
   return true;
 }
 
-std::vector<std::string_view> nul_fields(std::string_view s)
-{
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (start < s.size()) {
-    const auto nul = s.find('\0', start);
-    if (nul == std::string_view::npos) {
-      break;
-    }
-    out.push_back(s.substr(start, nul - start));
-    start = nul + 1;
-  }
-  return out;
-}
 
 template <class T>
 std::optional<T> number(std::string_view s)
@@ -165,7 +151,7 @@ Result<std::string> job_start_command(const JobLaunch& spec)
 
 Result<JobStart> parse_job_start(std::string_view out)
 {
-  const auto f = nul_fields(out);
+  const auto f = split_nul_fields(out);
   if (f.size() >= 3 && f[0] == "gpurent-job" && f[1] == "error") {
     if (f[2] == "workdir") {
       return fail(Errc::not_found, "the working directory does not exist on the server; push first, or drop --no-push");
@@ -234,7 +220,7 @@ JobState job_state(const RemoteJob& j) noexcept
 
 Result<std::vector<RemoteJob>> parse_job_list(std::string_view out)
 {
-  const auto f = nul_fields(out);
+  const auto f = split_nul_fields(out);
   if (f.empty() || f[0] != "gpurent-jobs-1") {
     return fail(Errc::invalid_input, "the job listing printed something unexpected; is a POSIX shell the login shell on the server?");
   }

@@ -15,20 +15,6 @@ constexpr const char* k_pick_hash =
     "elif shasum -a 256 </dev/null >/dev/null 2>&1; then H='shasum -a 256'\n"
     "else H=; fi\n";
 
-std::vector<std::string_view> nul_fields(std::string_view s)
-{
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (start < s.size()) {
-    const auto nul = s.find('\0', start);
-    if (nul == std::string_view::npos) {
-      break;  // an unterminated tail is not a field
-    }
-    out.push_back(s.substr(start, nul - start));
-    start = nul + 1;
-  }
-  return out;
-}
 
 bool is_hex64(std::string_view s)
 {
@@ -146,7 +132,7 @@ std::string range_write_command(std::string_view dir, std::string_view rel, std:
 
 Result<RangeResult> parse_range_result(std::string_view out)
 {
-  const auto f = nul_fields(out);
+  const auto f = split_nul_fields(out);
   if (f.size() != 3 || f[0] != "gpurent-range") {
     return fail(Errc::invalid_input, "push: a range upload printed no report (the server's shell or dd stopped)");
   }
@@ -186,7 +172,7 @@ std::string finalize_command(std::string_view dir, const std::vector<BigFileFina
 
 Result<std::map<std::string, FinalResult>> parse_finalize_output(std::string_view out)
 {
-  const auto f = nul_fields(out);
+  const auto f = split_nul_fields(out);
   if (f.size() % 3 != 0) {
     return fail(Errc::invalid_input, "push: unreadable report of the finished large files");
   }

@@ -646,18 +646,26 @@ Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on
     libssh2_session_set_blocking(s, 1);
     return std::unexpected(std::move(e));
   };
+  // Writes what it can of data[pos..size); false on a real error. A command that stopped
+  // reading ends the sending: its exit status and stderr say why.
+  const auto write_some = [&](const char* data, std::size_t size, std::size_t& pos, bool& progressed) {
+    const auto n = libssh2_channel_write(m_channel, data + pos, size - pos);
+    if (n > 0) {
+      pos += static_cast<std::size_t>(n);
+      progressed = true;
+    } else if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || (n < 0 && n != LIBSSH2_ERROR_EAGAIN && libssh2_channel_eof(m_channel) != 0)) {
+      m_eof_sent = true;
+    } else if (n != LIBSSH2_ERROR_EAGAIN) {
+      return false;
+    }
+    return true;
+  };
   while (true) {
     bool progressed = false;
     if (!m_eof_sent) {
       // The string given at construction (or set_input) first, then the source.
       if (m_written < m_input.size()) {
-        const auto n = libssh2_channel_write(m_channel, m_input.data() + m_written, m_input.size() - m_written);
-        if (n > 0) {
-          m_written += static_cast<std::size_t>(n);
-          progressed = true;
-        } else if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || (n < 0 && n != LIBSSH2_ERROR_EAGAIN && libssh2_channel_eof(m_channel) != 0)) {
-          m_eof_sent = true;  // the command stopped reading: its exit status and stderr say why
-        } else if (n != LIBSSH2_ERROR_EAGAIN) {
+        if (!write_some(m_input.data(), m_input.size(), m_written, progressed)) {
           return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
         }
       } else {
@@ -672,16 +680,8 @@ Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on
           in_done = *got == 0;
           progressed = true;
         }
-        if (pending_pos < pending.size()) {
-          const auto n = libssh2_channel_write(m_channel, pending.data() + pending_pos, pending.size() - pending_pos);
-          if (n > 0) {
-            pending_pos += static_cast<std::size_t>(n);
-            progressed = true;
-          } else if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || (n < 0 && n != LIBSSH2_ERROR_EAGAIN && libssh2_channel_eof(m_channel) != 0)) {
-            m_eof_sent = true;
-          } else if (n != LIBSSH2_ERROR_EAGAIN) {
-            return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
-          }
+        if (pending_pos < pending.size() && !write_some(pending.data(), pending.size(), pending_pos, progressed)) {
+          return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
         }
         if (!m_eof_sent && in_done && pending_pos == pending.size()) {
           const int rc = libssh2_channel_send_eof(m_channel);

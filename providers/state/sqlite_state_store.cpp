@@ -561,19 +561,13 @@ public:
   Result<void> update_job(const JobRecord& j) override
   {
     const std::string steps = steps_to_json(j.steps);
-    TRY(begin());
-    Stmt st(db(), "UPDATE jobs SET state=?6, exit_code=?7, started=?8, ended=?9, log=?10, oom_json=?11, steps_json=?12 "
-                  "WHERE id=?1");
-    bind_job(st, j, steps);
-    st.bind(1, j.id);
-    if (st.step() != SQLITE_DONE) {
-      return rollback_with(db_error(db(), "update job"));
-    }
-    if (sqlite3_changes(db()) == 0) {
-      rollback();
-      return fail(Errc::not_found, "state database: no such job");
-    }
-    return commit();
+    return exec_write("UPDATE jobs SET state=?6, exit_code=?7, started=?8, ended=?9, log=?10, oom_json=?11, steps_json=?12 "
+                      "WHERE id=?1",
+                      [&](Stmt& st) {
+                        bind_job(st, j, steps);
+                        st.bind(1, j.id);
+                      },
+                      "job");
   }
 
   Result<std::vector<JobRecord>> jobs(std::string_view target) override
@@ -724,7 +718,7 @@ private:
   }
 
   template <class Bind>
-  Result<void> exec_write(const char* sql, Bind&& bind)
+  Result<void> exec_write(const char* sql, Bind&& bind, std::string_view thing = "server")
   {
     TRY(begin());
     Stmt st(db(), sql);
@@ -734,7 +728,7 @@ private:
     }
     if (sqlite3_changes(db()) == 0) {
       rollback();
-      return fail(Errc::not_found, "state database: no such server");
+      return fail(Errc::not_found, "state database: no such " + std::string(thing));
     }
     return commit();
   }

@@ -11,20 +11,15 @@
 #include <random>
 #include <sstream>
 
+#include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
 #include "sync/git_index.hpp"
 
 using namespace gpurent;
 
-namespace {
+using gpurent::testing::slurp;
 
-std::string slurp(const std::filesystem::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+namespace {
 
 std::vector<std::string> split_nul(const std::string& s)
 {

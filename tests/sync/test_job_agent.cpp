@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
 #include "sync/job_agent.hpp"
 #include "sync/remote_listing.hpp"
@@ -42,14 +43,6 @@ struct TempHome {
   std::filesystem::path dir;
   static inline int count = 0;
 };
-
-std::string read_file(const std::filesystem::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 RemoteJob list_one(const TempHome& h, const std::string& id)
 {
@@ -199,7 +192,7 @@ TEST_CASE("job scripts under /bin/sh: a job that prints, sleeps and exits 3 surv
   REQUIRE(j.ended.has_value());
   CHECK(*j.ended >= *j.started);
   CHECK(j.pid.has_value());
-  const std::string log = read_file(h.dir / ".gpurent/jobs" / id / "log");
+  const std::string log = gpurent::testing::slurp(h.dir / ".gpurent/jobs" / id / "log");
   CHECK(log == "hello wo rld's\nto-stderr\n");
   CHECK(j.log_size == log.size());
 
@@ -254,7 +247,7 @@ TEST_CASE("job scripts under /bin/sh: stopping a job reaches its whole process g
   // No process of the job is left (the backgrounded sleep 30 too).
   const auto left = run_sh("kill -0 -- -" + std::to_string(*j.pid) + " 2>/dev/null && echo alive || echo gone");
   CHECK(left.out == "gone\n");
-  CHECK(read_file(h.dir / ".gpurent/jobs" / id / "log").find("not-reached") == std::string::npos);
+  CHECK(gpurent::testing::slurp(h.dir / ".gpurent/jobs" / id / "log").find("not-reached") == std::string::npos);
   CHECK(parse_job_kill(run_sh(job_kill_command(id, 2), {}, h.dir, h.env()).out) == KillOutcome::already_ended);
   CHECK(parse_job_kill(run_sh(job_kill_command("none", 2), {}, h.dir, h.env()).out) == KillOutcome::missing);
 }
@@ -274,8 +267,8 @@ TEST_CASE("job scripts under /bin/sh: a job whose runner died is lost", "[sync][
   TempHome h;
   start(h, "gone-1", "sleep 20");
   const auto jd = h.dir / ".gpurent/jobs/gone-1";
-  const std::string runner = read_file(jd / "runner");
-  const std::string pid = read_file(jd / "pid");
+  const std::string runner = gpurent::testing::slurp(jd / "runner");
+  const std::string pid = gpurent::testing::slurp(jd / "pid");
   // The server "rebooted": the runner and the job are gone without an exit status.
   (void)run_sh("kill -9 " + runner + "; kill -9 -- -" + pid);
   for (int i = 0; i < 100 && job_state(list_one(h, "gone-1")) == JobState::running; ++i) {
@@ -311,6 +304,6 @@ TEST_CASE("job scripts under /bin/sh: systemd-run is used where systemd runs and
   CHECK(launcher == "systemd-run");
   const auto j = wait_ended(h, "unit-1");
   CHECK(j.exit_code == 0);
-  CHECK(read_file(h.dir / "systemd-run.args").find("--unit=gpurent-job-unit-1") != std::string::npos);
-  CHECK(read_file(h.dir / ".gpurent/jobs/unit-1/log") == "kept\n");
+  CHECK(gpurent::testing::slurp(h.dir / "systemd-run.args").find("--unit=gpurent-job-unit-1") != std::string::npos);
+  CHECK(gpurent::testing::slurp(h.dir / ".gpurent/jobs/unit-1/log") == "kept\n");
 }

@@ -12,18 +12,13 @@
 #include <fstream>
 #include <set>
 
+#include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
 #include "sync/local_tree.hpp"
 
 using namespace gpurent;
 
 namespace {
-
-void write(const std::filesystem::path& p, const std::string& text)
-{
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 std::set<std::string> files_of(const LocalTree& t, bool with_git = false)
 {
@@ -43,22 +38,22 @@ TEST_CASE("walk_local_tree: gitignore rules, overrides, tracked files, .git and 
   const auto root = std::filesystem::temp_directory_path() / ("gpurent-walk-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   const auto repo = root / "repo";
-  write(repo / ".gitignore", "build/\n*.log\n!keep.log\ndata/*\n!data/wanted.csv\n");
-  write(repo / ".gpurentignore", "secrets/\n!x.log\n");
-  write(repo / "sub" / ".gitignore", "!debug.log\n");
-  write(repo / "build" / "a.o", std::string(5000, 'o'));
-  write(repo / "build" / "deep" / "b.o", std::string(7000, 'o'));
-  write(repo / "build" / "tracked.o", "t");
-  write(repo / "x.log", "x");
-  write(repo / "y.log", "y");
-  write(repo / "keep.log", "k");
-  write(repo / "sub" / "debug.log", "d");
-  write(repo / "sub" / "other.log", "o");
-  write(repo / "data" / "big.bin", std::string(20000, 'b'));
-  write(repo / "data" / "wanted.csv", "w");
-  write(repo / "secrets" / "key", "s");
-  write(repo / "src" / "main.py", "print(1)\n");
-  write(repo / "src" / "scratch.tmp", "tmp");
+  gpurent::testing::write_file(repo / ".gitignore", "build/\n*.log\n!keep.log\ndata/*\n!data/wanted.csv\n");
+  gpurent::testing::write_file(repo / ".gpurentignore", "secrets/\n!x.log\n");
+  gpurent::testing::write_file(repo / "sub" / ".gitignore", "!debug.log\n");
+  gpurent::testing::write_file(repo / "build" / "a.o", std::string(5000, 'o'));
+  gpurent::testing::write_file(repo / "build" / "deep" / "b.o", std::string(7000, 'o'));
+  gpurent::testing::write_file(repo / "build" / "tracked.o", "t");
+  gpurent::testing::write_file(repo / "x.log", "x");
+  gpurent::testing::write_file(repo / "y.log", "y");
+  gpurent::testing::write_file(repo / "keep.log", "k");
+  gpurent::testing::write_file(repo / "sub" / "debug.log", "d");
+  gpurent::testing::write_file(repo / "sub" / "other.log", "o");
+  gpurent::testing::write_file(repo / "data" / "big.bin", std::string(20000, 'b'));
+  gpurent::testing::write_file(repo / "data" / "wanted.csv", "w");
+  gpurent::testing::write_file(repo / "secrets" / "key", "s");
+  gpurent::testing::write_file(repo / "src" / "main.py", "print(1)\n");
+  gpurent::testing::write_file(repo / "src" / "scratch.tmp", "tmp");
   std::filesystem::create_symlink("src/main.py", repo / "main-link");
   REQUIRE(::mkfifo((repo / "fifo").c_str(), 0600) == 0);
   const std::map<std::string, std::string> env{{"HOME", root.string()}, {"GIT_CONFIG_NOSYSTEM", "1"}};

@@ -9,11 +9,14 @@
 #include <random>
 #include <sstream>
 
+#include "fakes/files.hpp"
 #include "fakes/sshd_fixture.hpp"
 #include "sync/push.hpp"
 
 using namespace gpurent;
 using gpurent::testing::SshdFixture;
+using gpurent::testing::slurp;
+using gpurent::testing::write_file;
 
 namespace {
 
@@ -24,20 +27,6 @@ Result<std::unique_ptr<SshSession>> connect_to(const SshdFixture& sshd)
   const auto o = sshd.options();
   gpurent_ssh_connect(&t, &o, &out);
   return out;
-}
-
-void write(const std::filesystem::path& p, const std::string& text)
-{
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-std::string slurp(const std::filesystem::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 struct Quiet final : PushObserver {
@@ -54,16 +43,16 @@ TEST_CASE("run_push over a real sshd: several connections, ranges, verification,
   const auto src = sshd.dir() / "src";
   std::mt19937 rng(1);
   for (int i = 0; i < 60; ++i) {
-    write(src / ("d" + std::to_string(i % 7)) / ("f" + std::to_string(i) + ".txt"), std::string(static_cast<std::size_t>(rng() % 9000), 'a' + static_cast<char>(i % 26)));
+    write_file(src / ("d" + std::to_string(i % 7)) / ("f" + std::to_string(i) + ".txt"), std::string(static_cast<std::size_t>(rng() % 9000), 'a' + static_cast<char>(i % 26)));
   }
   std::string big(900 * 1024 + 7, '\0');
   for (auto& c : big) {
     c = static_cast<char>(rng());
   }
-  write(src / "weights" / "w1.bin", big);
-  write(src / "weights" / "w2.bin", big.substr(0, 300 * 1024));
-  write(src / ".gitignore", "*.tmp\n");
-  write(src / "junk.tmp", "junk");
+  write_file(src / "weights" / "w1.bin", big);
+  write_file(src / "weights" / "w2.bin", big.substr(0, 300 * 1024));
+  write_file(src / ".gitignore", "*.tmp\n");
+  write_file(src / "junk.tmp", "junk");
 
   auto session = connect_to(sshd);
   REQUIRE(session.has_value());
@@ -106,10 +95,10 @@ TEST_CASE("run_push over a real sshd: several connections, ranges, verification,
   CHECK(opened == 2);  // nothing to send: no more connections
 
   // One changed file (another second) is all that goes.
-  write(src / "d1" / "f1.txt", "changed");
+  write_file(src / "d1" / "f1.txt", "changed");
   std::filesystem::last_write_time(src / "d1" / "f1.txt", std::filesystem::file_time_type::clock::now() + std::chrono::seconds(5));
   // The server holds a directory where a file is to go: that file fails, the rest arrives.
-  write(src / "clash", "file here");
+  write_file(src / "clash", "file here");
   std::filesystem::create_directories(sshd.dir() / "remote" / "proj" / "clash" / "inside");
   const auto third = run_push(**session, more, req, quiet);
   REQUIRE(third.has_value());

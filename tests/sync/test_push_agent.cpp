@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 
+#include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
 #include "sync/backup_agent.hpp"
 #include "sync/git_index.hpp"
@@ -26,22 +27,10 @@
 using namespace gpurent;
 using namespace std::string_literals;
 using gpurent::testing::run_sh;
+using gpurent::testing::slurp;
+using gpurent::testing::write_file;
 
 namespace {
-
-std::string slurp(const std::filesystem::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write(const std::filesystem::path& p, const std::string& text)
-{
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 template <class Source>
 std::string drain(Source& src)
@@ -95,11 +84,13 @@ TEST_CASE("push agent under /bin/sh: extracts a tree, hashes what it got, lists 
 {
   Temp t;
   const auto src = t.dir / "src";
-  write(src / "a.txt", "hello");
-  write(src / "sub" / "deep" / "b.bin", std::string(70000, 'b'));
-  write(src / "empty", "");
-  write(src / (std::string(150, 'L') + ".txt"), "long");
-  write(src / "odd\nname", "odd");
+  write_file(src / "a.txt", "hello");
+  write_file(src / "sub" / "deep" / "b.bin", std::string(70000, 'b'));
+  write_file(src / "empty", "");
+  std::string long_name(150, 'L');
+  long_name += ".txt";
+  write_file(src / long_name, "long");
+  write_file(src / "odd\nname", "odd");
   std::filesystem::create_symlink("a.txt", src / "link");
   ::chmod((src / "a.txt").c_str(), 0600);
   const auto tree = walk_local_tree(src, WalkOptions{});
@@ -152,7 +143,7 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
   for (auto& c : data) {
     c = static_cast<char>(rng());
   }
-  write(t.dir / "local" / "w.bin", data);
+  write_file(t.dir / "local" / "w.bin", data);
   ::chmod((t.dir / "local" / "w.bin").c_str(), 0640);
   const auto dest = t.dir / "remote";
   std::filesystem::create_directories(dest);
@@ -185,8 +176,8 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
   CHECK(st.st_mtim.tv_sec == 1'700'000'000);
 
   // A partial file with a wrong byte, or one too short, stays a partial file.
-  write(dest / "x.bin.gpurent-partial", "abcdef");
-  write(dest / "short.bin.gpurent-partial", "abc");
+  write_file(dest / "x.bin.gpurent-partial", "abcdef");
+  write_file(dest / "short.bin.gpurent-partial", "abc");
   const auto bad = run_sh(finalize_command(dest.string(), {BigFileFinal{"x.bin", 6, sha256_hex("abcdeF"), 0644, 0},
                                                            BigFileFinal{"short.bin", 6, sha256_hex("abc\0\0\0"s), 0644, 0}}),
                           {}, t.dir);

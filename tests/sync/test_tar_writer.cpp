@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
 #include "sync/tar_reader.hpp"
 #include "sync/tar_writer.hpp"
@@ -17,23 +18,6 @@
 using namespace gpurent;
 
 namespace {
-
-struct Collect final : FileStreamHandler {
-  std::map<std::string, std::string> files;
-  std::string current;
-  Result<void> begin_file(const std::string& name, std::uint64_t) override
-  {
-    current = name;
-    files[name];
-    return {};
-  }
-  Result<void> file_data(const char* d, std::size_t n) override
-  {
-    files[current].append(d, n);
-    return {};
-  }
-  Result<void> end_file() override { return {}; }
-};
 
 std::string archive(const std::vector<std::pair<TarMember, std::string>>& members)
 {
@@ -67,7 +51,7 @@ TEST_CASE("tar_writer: GNU tar extracts what it writes; TarReader reads it", "[s
   const std::string tar = archive(members);
   CHECK(tar.size() % k_tar_record == 0);
 
-  Collect c;
+  gpurent::testing::CollectFiles c;
   TarReader reader(c);
   REQUIRE(reader.feed(tar.data(), tar.size()).has_value());
   CHECK(reader.finished());
@@ -90,10 +74,7 @@ TEST_CASE("tar_writer: GNU tar extracts what it writes; TarReader reads it", "[s
   REQUIRE(::stat((dir / "dir").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0750);
   CHECK(std::filesystem::file_size(dir / "dir/empty") == 0);
-  std::ifstream in(dir / long_name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(ss.str() == "long");
+  CHECK(gpurent::testing::slurp(dir / long_name) == "long");
   CHECK(std::filesystem::read_symlink(dir / "link") == "dir/a.txt");
   CHECK(std::filesystem::read_symlink(dir / "longlink") == long_target);
   CHECK(std::filesystem::exists(dir / "odd\nname \xC3\xBC"));
