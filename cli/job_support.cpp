@@ -395,8 +395,8 @@ void settle_pending_steps(Services& s, StateStore& store)
   }
   for (const auto id : servers) {
     auto rec = store.get_server(id);
-    if (!rec || !*rec || is_closed((*rec)->status)) {
-      continue;
+    if (!rec || !*rec || (*rec)->status != ServerStatus::running) {
+      continue;  // stopped or released: nothing answers (its jobs are settled when it runs again)
     }
     auto server = open_job_server(s, (*rec)->name, SshFlags{});
     auto session = server ? connect_job_server(s, *server) : Result<std::unique_ptr<SshSession>>(std::unexpected(server.error()));

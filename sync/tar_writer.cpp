@@ -45,7 +45,9 @@ std::string block(std::string_view name, std::uint64_t size, std::int64_t mtime,
   put_size(h.data() + 124, size);
   put_octal(h.data() + 136, 12, static_cast<std::uint64_t>(std::max<std::int64_t>(mtime, 0)) & 077777777777ULL);
   h[156] = type;
-  std::memcpy(h.data() + 157, link.data(), std::min<std::size_t>(link.size(), 100));
+  if (!link.empty()) {
+    std::memcpy(h.data() + 157, link.data(), std::min<std::size_t>(link.size(), 100));
+  }
   std::memcpy(h.data() + 257, "ustar  ", 8);
   std::memset(h.data() + 148, ' ', 8);
   unsigned sum = 0;
