@@ -59,7 +59,8 @@ void add_push_command(CLI::App& app, Services& s)
   auto* sub = app.add_subcommand("push", "upload a working tree to a server: incremental, verified, honours .gitignore");
   sub->add_option("args", opts->args, "NAME (a tracked server) then LOCAL_DIR (default .); with --host only LOCAL_DIR");
   sub->add_option("--to", opts->to, "remote directory (default ~/gpurent/<name of LOCAL_DIR>)");
-  sub->add_option("--exclude", opts->excludes, "also leave out paths matching this pattern (.gitignore syntax; repeatable)");
+  sub->add_option("--exclude", opts->excludes, "also leave out paths matching this pattern (.gitignore syntax; repeatable)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
     auto r = run_push_command(s, *opts);

@@ -178,11 +178,14 @@ void add_run_command(CLI::App& app, Services& s)
   sub->add_option("command", opts->command, "after --, the command (one word: shell code as typed; several: that argument list)");
   sub->add_option("--workdir", opts->workdir, "local working tree to push (default .)");
   sub->add_option("--to", opts->to, "remote directory to push to and run in (default ~/gpurent/<name of --workdir>)");
-  sub->add_option("--exclude", opts->excludes, "leave out paths matching this pattern (.gitignore syntax; repeatable)");
+  sub->add_option("--exclude", opts->excludes, "leave out paths matching this pattern (.gitignore syntax; repeatable)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_flag("--no-push", opts->no_push, "do not push; run in the remote directory as it is");
-  sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)");
+  sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_flag("-d,--detach", opts->detach, "start it and return (follow later with `gpurent logs NAME JOB -f`)");
-  sub->add_option("--then", opts->then, "after the job: backup:REMOTE[:LOCAL] or down:stop|hibernate|destroy (repeatable, in order)");
+  sub->add_option("--then", opts->then, "after the job: backup:REMOTE[:LOCAL] or down:stop|hibernate|destroy (repeatable, in order)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_option("--stop", opts->stop, "stop job JOB instead (SIGTERM, then SIGKILL after --grace seconds)");
   sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL for --stop (default 10)");
   add_ssh_flags(*sub, opts->ssh);
