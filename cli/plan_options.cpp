@@ -367,6 +367,10 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
       return fail(Errc::usage, "--provider: " + provider.error().message);
     }
     o.request.provider = provider->name;
+    if (a.spot && !provider->spot_available) {  // as `cost` does: never on-demand prices in place of spot
+      return fail(Errc::unsupported, "--spot with --provider " + provider->name + ": " + provider->spot_note +
+                                         "; drop --spot, or pick a provider with spot servers");
+    }
   }
   if (!a.hours.empty()) {
     TRY_ASSIGN(o.request.runtime, for_flag("--hours", parse_hours(a.hours)));

@@ -49,7 +49,8 @@ expect_rc() {
 }
 printf 'epoch 1 loss 0.3\nall good\n' >"$tmp/none.log"
 expect_rc 1 "$bin" oom "$tmp/none.log" --json
-[ ! -s "$tmp/out" ] || fail "stdout not empty on error"
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["error"]; assert e["exit"] == 1 and e["message"]' "$tmp/out" ||
+  fail "stdout is not the error document: $(cat "$tmp/out")"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "error is not one line"
 grep -q "no out-of-memory report found" "$tmp/err" || fail "unclear error: $(cat "$tmp/err")"
 expect_rc 1 "$bin" oom - --json </dev/null

@@ -99,7 +99,7 @@ def main():
         p = subprocess.run([BIN, "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
         check(p.returncode == 3 and "newer than this gpurent knows" in p.stderr, "a newer schema is refused",
               p.stderr)
-        check(p.stdout == "", "nothing on stdout when refused", p.stdout)
+        check(json.loads(p.stdout)["error"]["code"] == "refused", "the error document on stdout when refused", p.stdout)
         db = sqlite3.connect(db_path)
         check(db.execute("SELECT version FROM schema_version").fetchall() == [(99,)], "the newer database is untouched")
         db.close()
