@@ -192,8 +192,17 @@ Result<int> run(Services& s, BackupOptions& o)
     print_text(s, to_string(dest.target), req.dest, report);
   }
   if (!report.failed.empty()) {
-    return report_error(s, Error{Errc::partial, std::to_string(report.failed.size()) +
-                                                    " file(s) failed (listed above); re-run `gpurent backup` to retry them"});
+    std::string named;
+    for (std::size_t i = 0; i < report.failed.size() && i < 3; ++i) {
+      const std::string quoted = json_text(report.failed[i].path);  // one line whatever the name holds
+      named += (i == 0 ? "" : ", ") + quoted.substr(1, quoted.size() - 2) + " (" + report.failed[i].error.substr(0, 60) + ")";
+    }
+    if (report.failed.size() > 3) {
+      named += ", and " + std::to_string(report.failed.size() - 3) + " more";
+    }
+    return report_error(s, Error{Errc::partial, "backup: " + std::to_string(report.failed.size()) +
+                                                    " item(s) failed and the rest is backed up: " + named +
+                                                    "; fix or drop those paths and re-run `gpurent backup`"});
   }
   return 0;
 }

@@ -33,7 +33,7 @@ void run_plan(Services& s, const PlanArgs& args)
   if (s.global.json) {
     s.out << plan_to_json(*report).dump(2) << '\n';
   } else {
-    s.out << render_plan_text(*report, s.color_out());
+    s.out << render_plan_text(*report, s.color_out(), s.utf8());
   }
   if (!report->fits()) {
     s.exit_code = report_error(s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),

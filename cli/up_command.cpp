@@ -186,7 +186,7 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
     if (s.global.json) {
       s.out << plan_to_json(report).dump(2) << '\n';
     } else {
-      s.out << render_plan_text(report, s.color_out());
+      s.out << render_plan_text(report, s.color_out(), s.utf8());
     }
     const std::string why = report.fits() ? fmt::format("the job fits {} x {}, but no provider with an API ({}) offers "
                                                         "it within the filters",
