@@ -100,22 +100,25 @@ std::string error_kind(const CLI::ParseError& e)
   return e.get_name();
 }
 
-ParseFailure describe_failure(const CLI::ParseError& e, CLI::App& command)
+ParseFailure describe_failure(const CLI::ParseError& e, CLI::App& command, const std::vector<std::string>& args)
 {
   ParseFailure f;
   f.kind = error_kind(e);
   f.what = e.what();
   f.command = command_path(command);
-  for (const CLI::Option* opt : command.get_options()) {
-    for (const auto& l : opt->get_lnames()) {
-      f.options.push_back("--" + l);
-      f.value_types["--" + l] = opt->get_expected_max() == 0 ? "" : opt->get_type_name();
-    }
-    for (const auto& s : opt->get_snames()) {
-      f.options.push_back("-" + s);
-    }
-    if (opt->get_positional()) {
-      f.value_types[opt->get_name(true, false)] = opt->get_type_name();
+  // The command's own options, then the global ones (of the apps above it).
+  for (const CLI::App* a = &command; a != nullptr; a = a->get_parent()) {
+    for (const CLI::Option* opt : a->get_options()) {
+      for (const auto& l : opt->get_lnames()) {
+        f.options.push_back("--" + l);
+        f.value_types.emplace("--" + l, opt->get_expected_max() == 0 ? "" : opt->get_type_name());
+      }
+      for (const auto& s : opt->get_snames()) {
+        f.options.push_back("-" + s);
+      }
+      if (opt->get_positional()) {
+        f.value_types.emplace(opt->get_name(true, false), opt->get_type_name());
+      }
     }
   }
   for (const CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; })) {
@@ -123,6 +126,14 @@ ParseFailure describe_failure(const CLI::ParseError& e, CLI::App& command)
   }
   const auto examples = command_examples(f.command);
   f.example = examples.empty() ? "" : std::string(examples.front());
+  if (!f.subcommands.empty()) {
+    // `config bogus`: the word after the command that names none of its subcommands.
+    const auto at = std::find(args.begin(), args.end(), command.get_name());
+    const auto word = std::find_if(at == args.end() ? at : at + 1, args.end(), [](const std::string& a) { return !a.starts_with("-"); });
+    if (word != args.end() && *word != "--") {
+      f.stray_word = *word;
+    }
+  }
   return f;
 }
 
@@ -185,7 +196,7 @@ int run_parsed(const std::vector<std::string>& args, Services& s)
     }
     return 0;
   } catch (const CLI::ParseError& e) {
-    return report_error(s, parse_failure_error(describe_failure(e, *parsed_command(app))));
+    return report_error(s, parse_failure_error(describe_failure(e, *parsed_command(app), args)));
   }
   return s.exit_code;
 }

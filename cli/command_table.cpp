@@ -18,10 +18,10 @@ namespace {
 // offline ones); 203.0.113.7 is a documentation address (RFC 5737).
 constexpr std::array<CommandDoc, 23> k_docs{{
     {"",
-     {"gpurent plan llama-3.1-8b --task lora --card rtx-4090", "gpurent offers --min-vram 40",
+     {"gpurent plan llama-3.1-8b --task qlora --grad-checkpointing --card rtx-4090", "gpurent offers --min-vram 40",
       "gpurent up --from-plan llama-3.1-8b --task lora --name ft", "gpurent help plan"}},
     {"plan",
-     {"gpurent plan llama-3.1-8b", "gpurent plan qwen2.5-7b --task lora --card rtx-4090",
+     {"gpurent plan llama-3.1-8b", "gpurent plan qwen2.5-7b --task lora --card a100-80gb",
       "gpurent plan llama-3.1-70b --task serve --context 16384 --provider runpod",
       "gpurent plan --params 7B --task train --hours 10 --json"}},
     {"fits", {"gpurent fits rtx-4090", "gpurent fits a100-80gb --gpus 2 --task serve", "gpurent fits rtx-5090 --task qlora", ""}},
@@ -50,7 +50,7 @@ constexpr std::array<CommandDoc, 23> k_docs{{
       "gpurent up --provider runpod --card rtx-4090 --spot --name cheap --no-wait", ""}},
     {"attach",
      {"gpurent attach --provider gpucloud --card rtx-pro-6000 --host root@203.0.113.7 --name box",
-      "gpurent attach --provider runpod --card l4 --host root@203.0.113.7:2222 --name pod --since 2026-11-30T10:00:00Z",
+      "gpurent attach --provider runpod --card l4 --host root@203.0.113.7:2222 --name pod",
       "", ""}},
     {"status", {"gpurent status", "gpurent status train1", "gpurent status --refresh --json", ""}},
     {"down",

@@ -139,12 +139,15 @@ Result<Target> target_for(std::string_view key, std::string_view value)
     if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) {
       return fail(Errc::usage, "config key `" + std::string(key) + "`: give prices.<provider>.<card>, e.g. prices.gpucloud.rtx-pro-6000");
     }
-    TRY_ASSIGN(const ProviderInfo p, find_provider(rest.substr(0, dot)));
+    auto p = find_provider(rest.substr(0, dot));
+    if (!p) {
+      return fail(Errc::usage, "config " + std::string(key) + ": " + p.error().message);
+    }
     if (!parse_double(value)) {
       return fail(Errc::usage, "config " + std::string(key) + ": `" + std::string(value.substr(0, 40)) +
                                    "` is not a number; give USD per hour for the whole server, e.g. 1.6");
     }
-    return Target{{"prices", p.name}, std::string(rest.substr(dot + 1)), std::string(trim(value))};
+    return Target{{"prices", p->name}, std::string(rest.substr(dot + 1)), std::string(trim(value))};
   }
   const ConfigKeyInfo* info = nullptr;
   for (const auto& k : config_keys()) {

@@ -13,6 +13,7 @@ namespace gpurent {
 namespace {
 
 constexpr std::size_t k_name_column = 30;
+constexpr std::size_t k_command_column = 14;  // the list of commands: short names
 
 std::string help_upper(std::string s)
 {
@@ -63,9 +64,23 @@ public:
   std::string make_subcommand(const CLI::App* sub) const override
   {
     std::stringstream out;
-    CLI::detail::format_help(out, sub->get_display_name(), help_wrap(sub->get_description(), k_help_width - k_name_column),
-                             k_name_column);
+    CLI::detail::format_help(out, sub->get_display_name(), help_wrap(sub->get_description(), k_help_width - k_command_column),
+                             k_command_column);
     return out.str();
+  }
+  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override
+  {
+    std::string text = CLI::Formatter::make_help(app, std::move(name), mode);
+    const auto replace = [&](std::string_view from, std::string_view to) {
+      if (const auto at = text.find(from); at != std::string::npos) {
+        text.replace(at, from.size(), to);
+      }
+    };
+    replace("\nSubcommands:\n", app->get_parent() == nullptr ? "\nCommands:\n" : "\nSubcommands:\n");
+    if (app->get_parent() == nullptr) {
+      replace("[OPTIONS] SUBCOMMAND", "[OPTIONS] COMMAND [ARGS]");
+    }
+    return text;
   }
   std::string make_description(const CLI::App* app) const override
   {

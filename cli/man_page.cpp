@@ -6,16 +6,21 @@
 namespace gpurent {
 namespace {
 
-// Text for roff: backslashes and hyphens escaped; a line may not start with a control character.
+// Text for roff: backslashes and hyphens escaped, `code` in bold; a line may not start with a
+// control character.
 std::string roff(std::string_view text)
 {
   std::string out;
   bool line_start = true;
+  bool code = false;
   for (const char ch : text) {
     if (line_start && (ch == '.' || ch == '\'')) {
       out += "\\&";
     }
-    if (ch == '\\') {
+    if (ch == '`') {
+      out += code ? "\\fR" : "\\fB";
+      code = !code;
+    } else if (ch == '\\') {
       out += "\\e";
     } else if (ch == '-') {
       out += "\\-";
@@ -24,7 +29,7 @@ std::string roff(std::string_view text)
     }
     line_start = ch == '\n';
   }
-  return out;
+  return code ? out + "\\fR" : out;
 }
 
 std::string usage(const CommandSpec& c)

@@ -246,6 +246,10 @@ Result<void> run_offers(Services& s, OffersOptions o)
       j["offers"].push_back(row_json(r, cfg));
     }
     j["currency"] = "USD";
+    if (rows.empty() && only && find_driver(only->name) != nullptr) {
+      j["note"] = only->name + " publishes no list prices: its offers come from its API; run `gpurent offers --refresh "
+                               "--provider " + only->name + "` with " + std::string(find_driver(only->name)->key_env) + " set";
+    }
     s.out << j.dump(2) << '\n';
   } else {
     print_text(s, rows, cfg, only ? &*only : nullptr);

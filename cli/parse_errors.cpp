@@ -111,6 +111,11 @@ Error required(const ParseFailure& f)
     for (const auto& s : f.subcommands) {
       list += (list.empty() ? "" : ", ") + s;
     }
+    if (!f.stray_word.empty()) {
+      const std::string near = closest_word(f.stray_word, f.subcommands);
+      return usage(f, gpurent_cmd(f.command) + " has no subcommand `" + f.stray_word + "`" +
+                          (near.empty() ? "" : " (did you mean `" + near + "`?)") + "; its subcommands: " + list);
+    }
     return usage(f, gpurent_cmd(f.command) + " needs a " + (f.command.empty() ? "command" : "subcommand") +
                         (list.empty() ? "" : " (" + list + ")"));
   }

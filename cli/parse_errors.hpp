@@ -20,6 +20,7 @@ struct ParseFailure {
   std::vector<std::string> subcommands;           // its subcommands (config: show, path, …)
   std::map<std::string, std::string> value_types;  // option -> CLI11 type name ("UINT", "FLOAT", "" for a flag)
   std::string example;                            // one example of the command, for a missing required option
+  std::string stray_word;                         // a word given where a subcommand goes that names none
 };
 
 // An Errc::usage error: what was wrong in the user's terms, and the command's help to read next.
