@@ -40,8 +40,10 @@ bash -c "source '$T/prefix/share/bash-completion/completions/gpurent' && complet
 echo "== --version names the commit of the tree"
 version=$("$GPURENT_BIN" --version)
 if command -v git >/dev/null && [ "$(git -C "$GPURENT_SOURCE_DIR" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$GPURENT_SOURCE_DIR" && pwd -P)" ]; then
-  head=$(git -C "$GPURENT_SOURCE_DIR" rev-parse --short=12 HEAD)
-  grep -q "(commit $head" <<<"$version" || fail "--version '$version' does not name $head"
+  # The commit the binary was built from (HEAD, unless committed since the last build).
+  commit=$(sed -n 's/.*(commit \([0-9a-f]\{12\}\)\(-dirty\)\{0,1\}, built [0-9-]*)$/\1/p' <<<"$version")
+  [ -n "$commit" ] && git -C "$GPURENT_SOURCE_DIR" cat-file -e "$commit^{commit}" ||
+    fail "--version '$version' does not name a commit of the tree"
 fi
 
 echo "== build info without git: commit unknown, the file rewritten only when it changes"
