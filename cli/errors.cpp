@@ -75,8 +75,7 @@ ErrorText error_text(const Error& e, std::string_view command)
 
 std::string error_json(const ErrorText& text, Errc code, int exit)
 {
-  const nlohmann::json j = {{"error",
-                             {{"code", error_code_name(code)}, {"message", text.message}, {"exit", exit}, {"hint", text.hint}}}};
+  const nlohmann::json j = {{"code", error_code_name(code)}, {"message", text.message}, {"exit", exit}, {"hint", text.hint}};
   return dump(j, -1);
 }
 
@@ -95,9 +94,10 @@ bool wants_json(const std::vector<std::string>& args)
 
 JsonStdout::JsonStdout(Services& s) : m_s(s)
 {
-  if (s.global.json && !s.json_capturing) {
-    m_saved = s.out.rdbuf(&m_buffer);
-    s.json_capturing = true;
+  if (s.global.json && !s.json_output.capturing) {
+    m_buf = std::make_unique<TailBuf>(s.out.rdbuf(), s.json_output);
+    m_saved = s.out.rdbuf(m_buf.get());
+    s.json_output.capturing = true;
   }
 }
 
@@ -105,32 +105,96 @@ JsonStdout::~JsonStdout()
 {
   if (m_saved != nullptr) {
     m_s.out.rdbuf(m_saved);
-    m_s.json_capturing = false;
-    m_s.json_pending += m_buffer.str();
+    m_s.json_output.capturing = false;
   }
 }
 
+namespace {
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+}  // namespace
+
+void JsonStdout::TailBuf::pass(const char* s, std::size_t n)
+{
+  if (n == 0) {
+    return;
+  }
+  m_target->sputn(s, static_cast<std::streamsize>(n));
+  for (std::size_t i = n; i > 0; --i) {
+    if (!is_space(s[i - 1])) {
+      m_state.last = s[i - 1];
+      m_state.wrote = true;
+      break;
+    }
+  }
+}
+
+std::streamsize JsonStdout::TailBuf::xsputn(const char* s, std::streamsize count)
+{
+  const auto n = static_cast<std::size_t>(count);
+  std::size_t end = n;
+  while (end > 0 && is_space(s[end - 1])) {
+    --end;
+  }
+  if (end == 0) {  // only whitespace: it may precede or follow the closing brace
+    m_state.tail.append(s, n);
+    return count;
+  }
+  // Something other than whitespace: what was held is not the end of the document.
+  pass(m_state.tail.data(), m_state.tail.size());
+  m_state.tail.clear();
+  if (s[end - 1] != '}') {
+    pass(s, n);
+    return count;
+  }
+  std::size_t cut = end - 1;  // hold the '}' and the whitespace before it
+  while (cut > 0 && is_space(s[cut - 1])) {
+    --cut;
+  }
+  pass(s, cut);
+  m_state.tail.assign(s + cut, n - cut);
+  return count;
+}
+
+JsonStdout::TailBuf::int_type JsonStdout::TailBuf::overflow(int_type c)
+{
+  if (traits_type::eq_int_type(c, traits_type::eof())) {
+    return traits_type::not_eof(c);
+  }
+  const char ch = traits_type::to_char_type(c);
+  xsputn(&ch, 1);
+  return c;
+}
+
+int JsonStdout::TailBuf::sync() { return m_target->pubsync(); }
+
 void finish_json_output(Services& s)
 {
-  if (s.json_capturing) {
-    return;  // the JsonStdout in place hands its text over when it ends
+  auto& o = s.json_output;
+  if (o.capturing) {
+    return;  // the JsonStdout in place hands over when it ends
   }
-  std::string text = std::move(s.json_pending);
-  s.json_pending.clear();
-  if (!s.json_error) {
-    s.out << text;
+  const std::string tail = std::move(o.tail);
+  o.tail.clear();
+  const bool wrote = o.wrote || tail.find('}') != std::string::npos;
+  if (!o.error) {
+    s.out << tail;
     return;
   }
-  const auto error = nlohmann::json::parse(*s.json_error);
-  s.json_error.reset();
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (!doc.is_object()) {
-    // Nothing printed (or, against the rule, not one JSON object): the error is the document.
-    s.out << dump(error, -1) << '\n';
+  const std::string error = std::move(*o.error);
+  o.error.reset();
+  if (!wrote) {
+    s.out << "{\"error\":" << error << "}\n";
     return;
   }
-  doc["error"] = error["error"];
-  s.out << dump(doc, text.find("\n  ") != std::string::npos ? 2 : -1) << '\n';
+  const auto brace = tail.find('}');
+  if (brace == std::string::npos || o.last == 0) {
+    s.out << tail;  // not a JSON object (against the rule): the error stays on stderr
+    return;
+  }
+  // Join the document as its last key: `, "error": {…}` before the held '}'.
+  const bool pretty = tail.find('\n') < brace;
+  s.out << (o.last == '{' ? "" : ",") << (pretty ? "\n  \"error\": " : "\"error\":") << error << tail;
+  o.wrote = true;
 }
 
 }  // namespace gpurent

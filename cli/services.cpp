@@ -24,7 +24,7 @@ int report_error(Services& s, const Error& e)
   const bool color = s.color_err();
   s.err << (color ? "\x1b[1;31mgpurent: error:\x1b[0m " : "gpurent: error: ") << text.message << "; " << text.hint << '\n';
   if (s.global.json) {
-    s.json_error = error_json(text, e.code, code);
+    s.json_output.error = error_json(text, e.code, code);
     finish_json_output(s);  // at once when no command holds stdout (e.g. main's catch)
   }
   return code;

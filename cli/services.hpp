@@ -45,11 +45,17 @@ struct Services {
   int exit_code = 0;
   // The command being run ("plan", "config set"): error hints point to its --help.
   std::string command;
-  // Under --json (cli/errors.cpp): stdout is held until the command ends, so that exactly one
-  // document comes out; an error reported meanwhile is merged into it or replaces it.
-  bool json_capturing = false;
-  std::string json_pending;
-  std::optional<std::string> json_error;  // the error object, as JSON text
+  // Under --json (cli/errors.cpp): the end of the command's document ("}\n") is held back until
+  // the command ends, so that an error reported meanwhile joins that document as its "error"
+  // key (or is the document when nothing was printed): exactly one document comes out.
+  struct JsonOutput {
+    bool capturing = false;
+    bool wrote = false;     // something other than whitespace went to stdout
+    char last = 0;          // the last character written before the held tail
+    std::string tail;       // held back: whitespace, '}', whitespace
+    std::optional<std::string> error;  // the error object, {"code",…}, as JSON text
+  };
+  JsonOutput json_output;
 
   // Ports created on first use. In the binary they come from the IO module (libgpurent_io.so),
   // which is loaded only by commands that need the network, SSH or the state database.

@@ -169,7 +169,7 @@ private:
   // Lists every root; with `open_channels`, through one backup channel per root where the
   // server can run it (kept open in m_channels for the copy), else with list_tree.
   Result<std::vector<RemoteEntry>> list_all(bool open_channels);
-  Result<void> missing_root(const std::string& root);
+  Result<void> missing_root(const std::string& root, const Error& e);
   Result<void> add_root(const std::string& root, std::vector<RemoteEntry> entries, bool root_is_file,
                         std::vector<RemoteEntry>& all);
   // The first round's copy through the open channels: files stream and the server hashes them
@@ -340,10 +340,7 @@ Result<std::vector<RemoteEntry>> Runner::list_all(bool open_channels)
       if (channel) {
         auto listing = (*channel)->listing();
         if (!listing) {
-          if (listing.error().code != Errc::not_found) {
-            return std::unexpected(listing.error());
-          }
-          TRY(missing_root(root));
+          TRY(missing_root(root, listing.error()));
           continue;
         }
         std::vector<RemoteEntry> entries = std::move(*listing);
@@ -352,20 +349,14 @@ Result<std::vector<RemoteEntry>> Runner::list_all(bool open_channels)
         TRY(add_root(root, std::move(entries), is_file, all));
         continue;
       }
-      if (channel.error().code == Errc::not_found) {
-        TRY(missing_root(root));
-        continue;
-      }
       if (channel.error().code != Errc::unsupported) {
-        return std::unexpected(channel.error());
+        TRY(missing_root(root, channel.error()));
+        continue;
       }
     }
     auto listed = m_session.list_tree(root);
     if (!listed) {
-      if (listed.error().code != Errc::not_found) {
-        return std::unexpected(listed.error());
-      }
-      TRY(missing_root(root));
+      TRY(missing_root(root, listed.error()));
       continue;
     }
     std::vector<RemoteEntry> entries = std::move(*listed);
@@ -384,10 +375,14 @@ Result<std::vector<RemoteEntry>> Runner::list_all(bool open_channels)
   return all;
 }
 
-// One of several remote paths does not exist: the others are still backed up and it is
-// reported as failed (exit 4). A single remote path that does not exist fails the run.
-Result<void> Runner::missing_root(const std::string& root)
+// Listing `root` failed with `e`. One of several remote paths that does not exist is reported
+// as failed (exit 4) and the others are still backed up; a single remote path that does not
+// exist, and any other error, fails the run.
+Result<void> Runner::missing_root(const std::string& root, const Error& e)
 {
+  if (e.code != Errc::not_found) {
+    return std::unexpected(e);
+  }
   if (m_roots.size() == 1) {
     return fail(Errc::not_found, "remote path " + root + " does not exist on the server; check the path (e.g. `gpurent ssh NAME -- ls`)");
   }

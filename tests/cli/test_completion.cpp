@@ -13,12 +13,14 @@
 
 #include "cli/cli_harness.hpp"
 #include "cli/commands.hpp"
+#include "fakes/temp_dir.hpp"
 #include "providers/card.hpp"
 
 #include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 using gpurent::test::CliHarness;
+using gpurent::test::TempDir;
 
 namespace {
 
@@ -44,32 +46,6 @@ Shell sh(const std::string& command)
 
 bool have(const std::string& program) { return sh("command -v " + program + " >/dev/null 2>&1").status == 0; }
 
-class TempDir {
-public:
-  TempDir()
-  {
-    static int n = 0;
-    m_path = fs::temp_directory_path() / ("gpurent-completion-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(m_path);
-  }
-  ~TempDir()
-  {
-    std::error_code ec;
-    fs::remove_all(m_path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path write(const std::string& name, const std::string& text)
-  {
-    std::ofstream(m_path / name, std::ios::binary) << text;
-    return m_path / name;
-  }
-  const fs::path& path() const { return m_path; }
-
-private:
-  fs::path m_path;
-};
-
 std::string generated(const std::vector<std::string>& args)
 {
   CliHarness h;
@@ -83,7 +59,7 @@ std::string generated(const std::vector<std::string>& args)
 
 TEST_CASE("completion: the bash script parses and completes like bash would", "[cli][completion]")
 {
-  TempDir t;
+  const TempDir t("gpurent-completion");
   const auto script = t.write("gpurent.bash", generated({"completion", "bash"}));
   REQUIRE(sh("bash -n '" + script.string() + "'").status == 0);
   // COMP_WORDS/COMP_CWORD as bash's programmable completion sets them; prints COMPREPLY.
@@ -143,7 +119,7 @@ TEST_CASE("completion: every card of the catalogue is offered for --card", "[cli
 
 TEST_CASE("completion: the zsh and fish scripts parse; fish completes", "[cli][completion]")
 {
-  TempDir t;
+  const TempDir t("gpurent-completion");
   const auto zsh = t.write("_gpurent", generated({"completion", "zsh"}));
   const auto fish = t.write("gpurent.fish", generated({"completion", "fish"}));
   CHECK_THAT(generated({"completion", "zsh"}), Catch::StartsWith("#compdef gpurent\n"));
@@ -191,7 +167,7 @@ TEST_CASE("man: the page names every command and option, and renders without war
     WARN("groff not installed: the page is not rendered");
     return;
   }
-  TempDir t;
+  const TempDir t("gpurent-completion");
   const auto file = t.write("gpurent.1", page);
   // -ww: every warning; -z: no output. A warning line on stderr fails the check.
   const auto warnings = sh("groff -man -Tutf8 -ww -z '" + file.string() + "' 2>&1");

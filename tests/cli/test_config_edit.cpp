@@ -16,6 +16,7 @@
 #include "cli/config.hpp"
 #include "cli/config_edit.hpp"
 #include "common/text.hpp"
+#include "fakes/temp_dir.hpp"
 #include "common/rounding.hpp"
 #include "common/units.hpp"
 
@@ -194,8 +195,8 @@ TEST_CASE("config set: bad keys and values change nothing and say why", "[cli][c
 
 TEST_CASE("config init/set/get: a 0600 template, edits kept, values read back", "[cli][config]")
 {
-  const fs::path dir = fs::temp_directory_path() / ("gpurent-config-edit-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const gpurent::test::TempDir tmp("gpurent-config-edit");
+  const fs::path& dir = tmp.path();
   gpurent::test::CliHarness h;
   h.env["XDG_CONFIG_HOME"] = dir.string();
   const fs::path file = dir / "gpurent" / "config.toml";
@@ -242,5 +243,4 @@ TEST_CASE("config init/set/get: a 0600 template, edits kept, values read back", 
   r = h.run({"config", "init", "--force"});
   CHECK(r.code == 0);
   CHECK(fs::exists(file.string() + ".bak"));
-  fs::remove_all(dir);
 }

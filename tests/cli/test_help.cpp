@@ -15,6 +15,7 @@
 #include "cli/cli_harness.hpp"
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
+#include "fakes/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using gpurent::test::check_golden;
@@ -164,8 +165,8 @@ TEST_CASE("help: the examples of the offline commands work as shown", "[cli][hel
 {
   // Commands that need a provider, a server or a log file are exercised elsewhere (e2e).
   const std::set<std::string> offline{"plan", "fits", "models", "offers", "cost", "config", "help", "completion", "man"};
-  const fs::path dir = fs::temp_directory_path() / ("gpurent-help-examples-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const gpurent::test::TempDir tmp("gpurent-help-examples");
+  const fs::path& dir = tmp.path();
   CliHarness h;
   h.env["XDG_CONFIG_HOME"] = (dir / "config").string();
   h.env["XDG_CACHE_HOME"] = (dir / "cache").string();
@@ -195,8 +196,6 @@ TEST_CASE("help: the examples of the offline commands work as shown", "[cli][hel
     }
   }
   CHECK(run >= 25);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
 }
 
 TEST_CASE("help: --version names the version, the commit and the build date", "[cli][help]")

@@ -17,6 +17,7 @@
 #include "cli/errors.hpp"
 #include "cli/services.hpp"
 #include "fakes/fake_http_client.hpp"
+#include "fakes/temp_dir.hpp"
 #include "providers/state_store.hpp"
 #include "sync/transport.hpp"
 
@@ -32,12 +33,10 @@ class Sandbox {
 public:
   Sandbox()
   {
-    static int n = 0;
-    m_dir = fs::temp_directory_path() / ("gpurent-json-errors-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(m_dir / "config" / "gpurent");
-    h.env["XDG_CONFIG_HOME"] = (m_dir / "config").string();
-    h.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
-    h.env["XDG_STATE_HOME"] = (m_dir / "state").string();
+    const fs::path& dir = m_tmp.path();
+    h.env["XDG_CONFIG_HOME"] = (dir / "config").string();
+    h.env["XDG_CACHE_HOME"] = (dir / "cache").string();
+    h.env["XDG_STATE_HOME"] = (dir / "state").string();
     h.env["GPURENT_HTTP_BACKOFF_MS"] = "1";
     h.setup = [this](gpurent::Services& s) {
       s.http = [this]() -> gpurent::Result<gpurent::HttpClient*> { return &http; };
@@ -50,25 +49,18 @@ public:
       };
     };
   }
-  ~Sandbox()
-  {
-    std::error_code ec;
-    fs::remove_all(m_dir, ec);
-  }
-  Sandbox(const Sandbox&) = delete;
-  Sandbox& operator=(const Sandbox&) = delete;
-
   void config(const std::string& text)
   {
-    std::ofstream(m_dir / "config" / "gpurent" / "config.toml") << text;
-    fs::permissions(m_dir / "config" / "gpurent" / "config.toml", fs::perms::owner_read | fs::perms::owner_write);
+    const auto file = m_tmp.write("config/gpurent/config.toml", text);
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
   }
 
+private:
+  gpurent::test::TempDir m_tmp{"gpurent-json-errors"};  // first: the harness below points into it
+
+public:
   CliHarness h;
   gpurent::test::FakeHttpClient http;
-
-private:
-  fs::path m_dir;
 };
 
 // The error document's shape, and stderr holding the same error in one line.
@@ -230,13 +222,47 @@ TEST_CASE("JSON errors: an error reported after the command's stdout was handed 
     gpurent::JsonStdout capture(s);
     s.out << R"({"partial": true})" << '\n';
   }
-  CHECK(out.str().empty());
+  CHECK(out.str() == R"({"partial": true)");  // the end is held back until the command is over
   const int code = gpurent::report_error(s, gpurent::Error{gpurent::Errc::internal, "boom"});
   CHECK(code == 1);
   const Json j = Json::parse(out.str());
   CHECK(j["partial"] == true);
   CHECK(j["error"]["code"] == "internal");
   CHECK(j["error"]["hint"] == "this is a bug in gpurent; please report it with the command you ran");
+}
+
+TEST_CASE("JSON errors: the held tail joins the error to pretty, compact and empty documents", "[cli][errors]")
+{
+  const auto run = [](const std::vector<std::string>& pieces, bool with_error) {
+    std::ostringstream out;
+    std::ostringstream err;
+    std::istringstream in;
+    gpurent::test::FakeClock clock;
+    gpurent::Services s{out, err, in, {}, clock};
+    s.global.json = true;
+    {
+      gpurent::JsonStdout capture(s);
+      for (const auto& p : pieces) {
+        s.out << p;
+        s.out.flush();
+      }
+      if (with_error) {
+        (void)gpurent::report_error(s, gpurent::Error{gpurent::Errc::partial, "some failed; retry"});
+      }
+    }
+    gpurent::finish_json_output(s);
+    return out.str();
+  };
+  const Json pretty = Json{{"a", 1}, {"b", Json{{"c", "}"}}}};
+  const std::string merged = run({pretty.dump(2), "\n"}, true);
+  CHECK(Json::parse(merged)["error"]["code"] == "partial");
+  CHECK(Json::parse(merged)["b"]["c"] == "}");
+  CHECK_THAT(merged, Catch::EndsWith("},\n  \"error\": {\"code\":\"partial\",\"exit\":4,\"hint\":\"retry\",\"message\":\"some failed\"}\n}\n"));
+  CHECK(run({pretty.dump(2), "\n"}, false) == pretty.dump(2) + "\n");  // untouched without an error
+  CHECK(Json::parse(run({"{\"x\":[1,2]}", "\n"}, true))["x"].size() == 2);
+  CHECK(Json::parse(run({"{", "}", "\n"}, true))["error"]["exit"] == 4);  // an empty object
+  CHECK(Json::parse(run({"{\"a\":", "{}", "}"}, true))["error"]["exit"] == 4);  // pieces of any size
+  CHECK(run({}, true) == "{\"error\":{\"code\":\"partial\",\"exit\":4,\"hint\":\"retry\",\"message\":\"some failed\"}}\n");
 }
 
 TEST_CASE("Error text: the hint is what follows the first '; ' outside backticks", "[cli][errors]")
