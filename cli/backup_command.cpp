@@ -42,7 +42,10 @@ std::string human_bytes(std::uint64_t b)
 // The progress bar on stderr: bytes, rate, ETA, files. Only on a TTY and never under --json.
 class ProgressBar final : public BackupObserver {
 public:
-  ProgressBar(Services& s, bool enabled) : m_s(s), m_enabled(enabled), m_start(std::chrono::steady_clock::now()) {}
+  ProgressBar(Services& s, bool enabled)
+      : m_s(s), m_enabled(enabled), m_dumb(s.getenv("TERM").value_or("") == "dumb"), m_start(std::chrono::steady_clock::now())
+  {
+  }
   ~ProgressBar() override { finish(); }
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -67,10 +70,15 @@ public:
       const auto left = static_cast<long>(static_cast<double>(p.bytes_total - p.bytes_done) / rate);
       eta = fmt::format("{:02}:{:02}", left / 60, left % 60);
     }
-    m_s.err << fmt::format("\r[{}{}] {:3.0f}% {} / {}  {}/s  ETA {}  files {}/{}\x1b[K", std::string(static_cast<std::size_t>(filled), '#'),
-                           std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100, human_bytes(p.bytes_done),
-                           human_bytes(p.bytes_total), human_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total)
-          << std::flush;
+    const std::string line = fmt::format("[{}{}] {:3.0f}% {} / {}  {}/s  ETA {}  files {}/{}",
+                                         std::string(static_cast<std::size_t>(filled), '#'),
+                                         std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100,
+                                         human_bytes(p.bytes_done), human_bytes(p.bytes_total),
+                                         human_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total);
+    // A dumb terminal has no "erase to the end of the line": spaces cover a longer previous line.
+    m_s.err << '\r' << line << (m_dumb ? std::string(m_width > line.size() ? m_width - line.size() : 0, ' ') : "\x1b[K")
+            << std::flush;
+    m_width = line.size();
     m_drawn = true;
   }
   void on_warning(std::string_view message) override
@@ -81,7 +89,7 @@ public:
   void finish()
   {
     if (m_drawn) {
-      m_s.err << "\r\x1b[K" << std::flush;
+      m_s.err << '\r' << (m_dumb ? std::string(m_width, ' ') + "\r" : "\x1b[K") << std::flush;
       m_drawn = false;
     }
   }
@@ -89,7 +97,9 @@ public:
 private:
   Services& m_s;
   bool m_enabled;
+  bool m_dumb;  // TERM=dumb: no escape sequences
   bool m_drawn = false;
+  std::size_t m_width = 0;  // of the line drawn last
   std::chrono::steady_clock::time_point m_start;
   std::chrono::steady_clock::time_point m_last{};
 };

@@ -31,7 +31,7 @@ std::string example_value(const ConfigKeyInfo& k)
     return "\"~/.ssh/id_ed25519\"";
   }
   if (k.name == "known_hosts") {
-    return "\"~/.ssh/known_hosts\"";
+    return "\"~/.local/state/gpurent/known_hosts\"";
   }
   return "\"\"";
 }

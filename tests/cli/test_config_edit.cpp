@@ -206,7 +206,8 @@ TEST_CASE("config init/set/get: a 0600 template, edits kept, values read back", 
   CHECK((fs::status(file).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
   const auto defaults = h.run({"config", "show", "--json"});
   REQUIRE(defaults.code == 0);  // the template sets nothing
-  for (const auto& k : nlohmann::json::parse(defaults.out)["keys"]) {
+  const auto shown = nlohmann::json::parse(defaults.out);
+  for (const auto& k : shown["keys"]) {
     CHECK(k["origin"] == "default");
   }
   CHECK(h.run({"config", "init"}).code == 3);  // never overwritten without --force
