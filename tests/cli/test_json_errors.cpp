@@ -89,6 +89,16 @@ Json check_error_document(const CliRun& r)
   return j;
 }
 
+// Services under --json writing into strings (no command line: the capture is driven directly).
+struct JsonServices {
+  std::ostringstream out;
+  std::ostringstream err;
+  std::istringstream in;
+  gpurent::test::FakeClock clock;
+  gpurent::Services s{out, err, in, {}, clock};
+  JsonServices() { s.global.json = true; }
+};
+
 struct BadInput {
   std::vector<std::string> args;
   int exit;
@@ -212,12 +222,9 @@ TEST_CASE("JSON errors: a result printed before the error carries it (one docume
 TEST_CASE("JSON errors: an error reported after the command's stdout was handed back is merged", "[cli][errors]")
 {
   // main()'s catch: the exception unwound past the capture, then the error is reported.
-  std::ostringstream out;
-  std::ostringstream err;
-  std::istringstream in;
-  gpurent::test::FakeClock clock;
-  gpurent::Services s{out, err, in, {}, clock};
-  s.global.json = true;
+  JsonServices js;
+  auto& s = js.s;
+  const auto& out = js.out;
   {
     gpurent::JsonStdout capture(s);
     s.out << R"({"partial": true})" << '\n';
@@ -234,12 +241,8 @@ TEST_CASE("JSON errors: an error reported after the command's stdout was handed 
 TEST_CASE("JSON errors: the held tail joins the error to pretty, compact and empty documents", "[cli][errors]")
 {
   const auto run = [](const std::vector<std::string>& pieces, bool with_error) {
-    std::ostringstream out;
-    std::ostringstream err;
-    std::istringstream in;
-    gpurent::test::FakeClock clock;
-    gpurent::Services s{out, err, in, {}, clock};
-    s.global.json = true;
+    JsonServices js;
+    auto& s = js.s;
     {
       gpurent::JsonStdout capture(s);
       for (const auto& p : pieces) {
@@ -251,7 +254,7 @@ TEST_CASE("JSON errors: the held tail joins the error to pretty, compact and emp
       }
     }
     gpurent::finish_json_output(s);
-    return out.str();
+    return js.out.str();
   };
   const Json pretty = Json{{"a", 1}, {"b", Json{{"c", "}"}}}};
   const std::string merged = run({pretty.dump(2), "\n"}, true);
