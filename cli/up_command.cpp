@@ -105,7 +105,7 @@ bool sizing_given(const PlanArgs& a)
 {
   return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
          !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || !a.lora_rank.empty() || !a.shard.empty() ||
-         !a.gpu_util.empty() || a.offline;
+         !a.gpu_util.empty() || a.offline || !a.gguf.empty();
 }
 
 // --provider/--card/--gpus as given: built-in or configured price, else a fetched offer, else

@@ -208,7 +208,9 @@ TEST_CASE("resolve_model: hub fetch with token, exact count from the index, then
   CHECK(r->arch.name == "acme/tiny-llama");
   CHECK(r->arch.params == k_tiny_exact);
   CHECK(r->arch.source == "http://hub.test/acme/tiny-llama/resolve/main/config.json");
-  REQUIRE(http.seen.size() == 2);
+  // config.json, the file list (a 404 here: no headers to read), then the index.
+  REQUIRE(http.seen.size() == 3);
+  CHECK(http.seen[1].url == "http://hub.test/api/models/acme/tiny-llama?blobs=true");
   CHECK(http.seen[0].method == "GET");
   bool bearer = false;
   for (const auto& [k, v] : http.seen[0].headers) {
@@ -223,7 +225,7 @@ TEST_CASE("resolve_model: hub fetch with token, exact count from the index, then
   REQUIRE(cached);
   CHECK(cached->from_cache);
   CHECK(cached->arch.params == k_tiny_exact);
-  CHECK(http.seen.size() == 2);
+  CHECK(http.seen.size() == 3);
 }
 
 TEST_CASE("resolve_model: offline and not cached is a not_found that says so", "[providers][hf_hub]")
