@@ -324,8 +324,10 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     TRY_ASSIGN(o.task, for_flag("--task", parse_task(a.task)));
   }
   o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
-  if (!o.gguf.empty() && a.engine.empty()) {
-    o.engine = Engine::llama_cpp;  // a GGUF file runs under llama.cpp unless told otherwise
+  const auto given_weights = a.weights.empty() ? Result<WeightFormat>(WeightFormat::bf16) : parse_weight_format(a.weights);
+  const bool gguf_weights = !a.weights.empty() && given_weights && is_gguf(*given_weights);
+  if ((!o.gguf.empty() || gguf_weights) && a.engine.empty() && o.task != Task::serve) {
+    o.engine = Engine::llama_cpp;  // a GGUF file (or type) runs under llama.cpp unless told otherwise
   }
   if (!a.engine.empty()) {
     TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));

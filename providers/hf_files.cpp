@@ -237,8 +237,10 @@ public:
     TRY_ASSIGN(HttpClient * http, client("the header of " + std::string(file) + " in " + m_id));
     TRY_ASSIGN(Chunk c, http_range(*http, m_o, where(file), true, begin, length, m_id));
     if (!cached.empty() && begin <= have && begin + c.bytes.size() > have) {
-      TRY_ASSIGN(std::string prefix, read_file_range(cached, 0, have));
-      prefix.resize(static_cast<std::size_t>(begin));
+      std::string prefix;
+      if (begin > 0) {
+        TRY_ASSIGN(prefix, read_file_range(cached, 0, begin));
+      }
       static_cast<void>(write_atomically(cached, prefix + c.bytes));
     }
     return c;

@@ -267,7 +267,15 @@ Result<ResolvedModel> resolve_with_gguf(std::string_view spec, const ResolveOpti
   ResolveOptions for_model = o;
   for_model.gguf.clear();
   for_model.read_weights = false;  // the GGUF file is the weights
-  TRY_ASSIGN(ResolvedModel r, resolve_model(spec, for_model, http));
+  auto resolved = resolve_model(spec, for_model, http);
+  if (!resolved && resolved.error().code == Errc::not_found && kind == "hub" && !file.empty() && is_hub_id(spec)) {
+    // A GGUF repository without config.json: the file of it describes the model.
+    ResolvedModel r = from_gguf_arch(std::move(w), "hub", std::string(spec));
+    r.arch.name = std::string(spec);
+    r.arch.hf_ids = {std::string(spec)};
+    return r;
+  }
+  TRY_ASSIGN(ResolvedModel r, std::move(resolved));
   mismatch_warning(r, *w.gguf_arch, "--gguf " + file);
   r.warnings.insert(r.warnings.end(), w.warnings.begin(), w.warnings.end());
   apply_weights(r.arch, std::move(*w.weights));
