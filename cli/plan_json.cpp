@@ -35,6 +35,7 @@ Json checkpoint_json(const CheckpointWeights& ck, WeightFormat job_weights)
               {"as_stored", loads_as_stored(ck, job_weights)},
               {"bytes", ck.total_bytes()},
               {"gib", gib(Bytes{ck.total_bytes()})},
+              {"file_bytes", ck.file_bytes},
               {"params", ck.total_params()},
               {"parts", Json{{"embedding", part(ck.embedding)}, {"linear", part(ck.linear)},
                              {"experts", part(ck.experts)}, {"other", part(ck.other)}}},

@@ -10,12 +10,14 @@
 #include <utility>
 
 #include "common/text.hpp"
+#include "providers/hf_resolve_detail.hpp"
 #include "sizing/weights_from_headers.hpp"
 
 namespace gpurent {
 namespace {
 
 namespace fs = std::filesystem;
+using hf_detail::write_atomically;
 
 constexpr std::uint64_t k_max_listing_bytes = 64ULL * 1024 * 1024;
 constexpr std::size_t k_max_files = 100'000;
@@ -45,22 +47,6 @@ Result<std::string> read_whole(const fs::path& path, std::uint64_t limit)
                                          std::to_string(limit) + "-byte limit for this file");
   }
   return read_file_range(path, 0, size);
-}
-
-bool write_atomically(const fs::path& path, std::string_view text)
-{
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) {
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  return !ec;
 }
 
 Result<void> check_path(std::string_view file)

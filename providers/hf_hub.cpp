@@ -70,29 +70,6 @@ Result<ResolvedModel> model_from_config_file(const fs::path& given)
   return r;
 }
 
-}  // namespace hf_detail
-
-namespace {
-
-using hf_detail::read_small_file;
-
-constexpr std::uint64_t k_max_index_bytes = 64ULL * 1024 * 1024;
-
-bool id_part_ok(std::string_view part) noexcept
-{
-  if (part.empty() || part.size() > 96 || part == "." || part == ".." || part.front() == '.' || part.front() == '-') {
-    return false;
-  }
-  for (const char c : part) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
-    if (!ok) {
-      return false;
-    }
-  }
-  return part.find("..") == std::string_view::npos;
-}
-
 // Writes via a temporary file and a rename, so readers never see half a file.
 bool write_atomically(const fs::path& path, std::string_view text)
 {
@@ -111,6 +88,30 @@ bool write_atomically(const fs::path& path, std::string_view text)
   }
   fs::rename(tmp, path, ec);
   return !ec;
+}
+
+}  // namespace hf_detail
+
+namespace {
+
+using hf_detail::read_small_file;
+using hf_detail::write_atomically;
+
+constexpr std::uint64_t k_max_index_bytes = 64ULL * 1024 * 1024;
+
+bool id_part_ok(std::string_view part) noexcept
+{
+  if (part.empty() || part.size() > 96 || part == "." || part == ".." || part.front() == '.' || part.front() == '-') {
+    return false;
+  }
+  for (const char c : part) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) {
+      return false;
+    }
+  }
+  return part.find("..") == std::string_view::npos;
 }
 
 bool looks_like_path(std::string_view spec)

@@ -15,6 +15,8 @@ namespace gpurent::hf_detail {
 // A config.json (or a directory holding one) read alone, named after its directory.
 [[nodiscard]] Result<ResolvedModel> model_from_config_file(const std::filesystem::path& given);
 [[nodiscard]] Result<std::string> read_small_file(const std::filesystem::path& path, std::uint64_t limit);
+// Writes via a temporary file and a rename, so readers never see half a file; false on failure.
+[[nodiscard]] bool write_atomically(const std::filesystem::path& path, std::string_view text);
 
 // A local path: a checkpoint directory (config.json + safetensors/GGUF files), a LoRA adapter
 // directory (adapter_config.json + adapter_model.safetensors, on top of its base model), a .gguf

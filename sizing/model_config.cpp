@@ -32,6 +32,22 @@ Result<void> read_mla(const Reader& r, ModelArch& m)
   return {};
 }
 
+Result<void> read_tying_and_dtype(const Reader& top, const Reader& r, bool tied_default, ModelArch& m)
+{
+  // tie_word_embeddings sits at the top level of multimodal configs.
+  TRY_ASSIGN(const bool top_tied, top.boolean_or("tie_word_embeddings", tied_default));
+  TRY_ASSIGN(m.tied_embeddings, r.boolean_or("tie_word_embeddings", top_tied));
+  TRY_ASSIGN(std::string dtype, r.string_or("torch_dtype", ""));
+  if (dtype.empty()) {
+    TRY_ASSIGN(dtype, top.string_or("torch_dtype", ""));
+  }
+  if (dtype.empty()) {
+    TRY_ASSIGN(dtype, r.string_or("dtype", "bfloat16"));
+  }
+  m.dtype = dtype;
+  return {};
+}
+
 Result<ModelArch> finish_arch(const Reader& top, const Reader& r, ModelArch m)
 {
   if (m.max_context > 0 && m.sliding_window > m.max_context) {
@@ -209,17 +225,7 @@ Result<ModelArch> read_text_config(const json& root, const json& text, std::stri
     TRY_ASSIGN(m.max_context, r.u32("max_position_embeddings", 1, k_max_context));
   }
   const bool gemma = starts_with(type, "gemma");
-  // tie_word_embeddings sits at the top level of multimodal configs.
-  TRY_ASSIGN(const bool top_tied, top.boolean_or("tie_word_embeddings", gemma));
-  TRY_ASSIGN(m.tied_embeddings, r.boolean_or("tie_word_embeddings", top_tied));
-  TRY_ASSIGN(std::string dtype, r.string_or("torch_dtype", ""));
-  if (dtype.empty()) {
-    TRY_ASSIGN(dtype, top.string_or("torch_dtype", ""));
-  }
-  if (dtype.empty()) {
-    TRY_ASSIGN(dtype, r.string_or("dtype", "bfloat16"));
-  }
-  m.dtype = dtype;
+  TRY(read_tying_and_dtype(top, r, gemma, m));
 
   TRY_ASSIGN(const bool attention_bias, r.boolean_or("attention_bias", type == "gpt_oss"));
   TRY_ASSIGN(const bool mlp_bias, r.boolean_or("mlp_bias", false));

@@ -176,16 +176,7 @@ Result<ModelArch> read_generic_config(const json& root, const json& text, const 
   if (!ctx) {
     assumed.push_back("no maximum context in the config: --context is not capped");
   }
-  TRY_ASSIGN(const bool top_tied, top.boolean_or("tie_word_embeddings", false));
-  TRY_ASSIGN(m.tied_embeddings, r.boolean_or("tie_word_embeddings", top_tied));
-  TRY_ASSIGN(std::string dtype, r.string_or("torch_dtype", ""));
-  if (dtype.empty()) {
-    TRY_ASSIGN(dtype, top.string_or("torch_dtype", ""));
-  }
-  if (dtype.empty()) {
-    TRY_ASSIGN(dtype, r.string_or("dtype", "bfloat16"));
-  }
-  m.dtype = dtype;
+  TRY(read_tying_and_dtype(top, r, false, m));
   TRY_ASSIGN(const bool attention_bias, r.boolean_or("attention_bias", false));
   TRY_ASSIGN(m.mlp_bias, r.boolean_or("mlp_bias", false));
   m.qkv_bias = m.o_bias = attention_bias;

@@ -60,12 +60,7 @@ public:
   bool binary(Json::binary_t&) { return fail_at("binary data"); }
   bool string(Json::string_t& s)
   {
-    if (m_skip > 0) {
-      return true;
-    }
-    if (m_state == State::info_value && m_skip_scalar) {
-      m_skip_scalar = false;
-      m_state = State::info_key;
+    if (skipped_value()) {
       return true;
     }
     if (m_state == State::meta_value) {
@@ -213,8 +208,8 @@ private:
   enum class State { start, top_key, top_value, meta_key, meta_value, info_key, info_value, in_array, done };
   enum class Field { dtype, shape, offsets, unknown };
 
-  template <class F>
-  bool scalar(std::string_view what, F ok_in_meta)
+  // Inside an ignored value (an unknown key's), or that value itself when it is a scalar.
+  bool skipped_value()
   {
     if (m_skip > 0) {
       return true;
@@ -222,6 +217,15 @@ private:
     if (m_state == State::info_value && m_skip_scalar) {
       m_skip_scalar = false;
       m_state = State::info_key;
+      return true;
+    }
+    return false;
+  }
+
+  template <class F>
+  bool scalar(std::string_view what, F ok_in_meta)
+  {
+    if (skipped_value()) {
       return true;
     }
     if (m_state == State::top_value && m_name == "__metadata__" && ok_in_meta()) {
@@ -232,12 +236,7 @@ private:
   }
   bool number(std::uint64_t v)
   {
-    if (m_skip > 0) {
-      return true;
-    }
-    if (m_state == State::info_value && m_skip_scalar) {
-      m_skip_scalar = false;
-      m_state = State::info_key;
+    if (skipped_value()) {
       return true;
     }
     if (m_state != State::in_array) {

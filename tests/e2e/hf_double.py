@@ -123,13 +123,11 @@ def send_range(handler, path, head=False):
                         length=end - start + 1)
 
 
-class CdnHandler(http.server.BaseHTTPRequestHandler):
-    """The CDN: /cdn/<org>/<name>/<path>, ranges only from here on."""
-
-    def log_message(self, fmt, *args):
+class Responder(http.server.BaseHTTPRequestHandler):
+    def log_message(self, fmt, *args):  # quiet
         pass
 
-    def send(self, status, body=b"", ctype="application/octet-stream", headers=None, length=None):
+    def send(self, status, body=b"", ctype="application/json", headers=None, length=None):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body) if length is None else length))
@@ -137,6 +135,10 @@ class CdnHandler(http.server.BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(body)
+
+
+class CdnHandler(Responder):
+    """The CDN: /cdn/<org>/<name>/<path>, ranges only from here on."""
 
     def do_GET(self):
         hub = self.server.hub
@@ -153,9 +155,7 @@ class CdnHandler(http.server.BaseHTTPRequestHandler):
         return send_range(self, path)
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, fmt, *args):  # quiet
-        pass
+class Handler(Responder):
 
     def files_route(self, head=False):
         """The --files repositories; False when the path is not one of theirs."""
@@ -200,15 +200,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         log(self.server, f"HEAD {self.path} auth={'yes' if self.headers.get('Authorization') else 'no'}")
         if not self.files_route(head=True):
             self.send(404, b"", length=0)
-
-    def send(self, status, body=b"", ctype="application/json", headers=None, length=None):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body) if length is None else length))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self):
         self.server.last = time.time()

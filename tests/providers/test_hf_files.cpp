@@ -133,13 +133,38 @@ Repos build_repos(const fs::path& root)
   return r;
 }
 
-ResolveOptions options_for(const t::HubDouble& hub, const fs::path& tmp)
+std::unique_ptr<gpurent::HttpClient> make_curl()
 {
-  ResolveOptions o;
-  o.endpoint = hub.endpoint();
-  o.cache_dir = tmp / "cache";
-  o.timeout = std::chrono::milliseconds(20'000);
-  return o;
+  std::unique_ptr<gpurent::HttpClient> c;
+  gpurent_make_http_client(&c);
+  REQUIRE(c);
+  return c;
+}
+
+// The repositories served by the Hub double, the real curl client, options pointing at them.
+struct HubFixture {
+  t::TempDir tmp;
+  Repos repos = build_repos(tmp.path() / "repos");
+  t::HubDouble hub{tmp.path(), repos.root};
+  std::unique_ptr<gpurent::HttpClient> curl = make_curl();
+  [[nodiscard]] ResolveOptions options() const
+  {
+    ResolveOptions o;
+    o.endpoint = hub.endpoint();
+    o.cache_dir = tmp.path() / "cache";
+    o.timeout = std::chrono::milliseconds(20'000);
+    return o;
+  }
+};
+
+bool warned(const gpurent::ResolvedModel& r, const std::string& text)
+{
+  for (const auto& w : r.warnings) {
+    if (w.find(text) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -147,13 +172,10 @@ ResolveOptions options_for(const t::HubDouble& hub, const fs::path& tmp)
 TEST_CASE("hub weights: real layouts through range requests and the CDN redirect, exact bytes",
           "[providers][hf_files][curl]")
 {
-  t::TempDir tmp;
-  const Repos repos = build_repos(tmp.path() / "repos");
-  t::HubDouble hub(tmp.path(), repos.root);
-  std::unique_ptr<gpurent::HttpClient> curl;
-  gpurent_make_http_client(&curl);
-  REQUIRE(curl);
-  ResolveOptions o = options_for(hub, tmp.path());
+  HubFixture f;
+  auto& hub = f.hub;
+  auto& curl = f.curl;
+  ResolveOptions o = f.options();
   o.token = "hf_test_token";
 
   struct Case {
@@ -218,21 +240,15 @@ TEST_CASE("hub weights: real layouts through range requests and the CDN redirect
   const auto hostile = resolve_model("acme/hostile", o, curl.get());
   REQUIRE(hostile);
   CHECK_FALSE(hostile->arch.checkpoint);
-  bool warned = false;
-  for (const auto& w : hostile->warnings) {
-    warned = warned || w.find("over the format's limit") != std::string::npos;
-  }
-  CHECK(warned);
+  CHECK(warned(*hostile, "over the format's limit"));
 }
 
 TEST_CASE("hub weights: a GGUF repository, its types and split files; --gguf", "[providers][hf_files][curl]")
 {
-  t::TempDir tmp;
-  const Repos repos = build_repos(tmp.path() / "repos");
-  t::HubDouble hub(tmp.path(), repos.root);
-  std::unique_ptr<gpurent::HttpClient> curl;
-  gpurent_make_http_client(&curl);
-  ResolveOptions o = options_for(hub, tmp.path());
+  HubFixture f;
+  auto& hub = f.hub;
+  auto& curl = f.curl;
+  ResolveOptions o = f.options();
 
   // No config.json: the GGUF header is the architecture; several types: Q4_K_M, said so.
   const auto q4 = resolve_model("acme/llama-gguf", o, curl.get());
@@ -254,7 +270,7 @@ TEST_CASE("hub weights: a GGUF repository, its types and split files; --gguf", "
   q6o.gguf_type = "Q6_K";
   const auto q6 = resolve_model("acme/llama-gguf", q6o, curl.get());
   REQUIRE(q6);
-  CHECK(q6->arch.checkpoint->total_bytes() == repos.q6_bytes);
+  CHECK(q6->arch.checkpoint->total_bytes() == f.repos.q6_bytes);
   CHECK(q6->arch.checkpoint->files.size() == 2);
   CHECK(q6->arch.checkpoint->format == WeightFormat::gguf_q6_k);
 
@@ -289,12 +305,9 @@ TEST_CASE("hub weights: a GGUF repository, its types and split files; --gguf", "
 
 TEST_CASE("hub weights: gated repositories say so, with and without a token", "[providers][hf_files][curl]")
 {
-  t::TempDir tmp;
-  const Repos repos = build_repos(tmp.path() / "repos");
-  t::HubDouble hub(tmp.path(), repos.root);
-  std::unique_ptr<gpurent::HttpClient> curl;
-  gpurent_make_http_client(&curl);
-  ResolveOptions o = options_for(hub, tmp.path());
+  HubFixture f;
+  auto& curl = f.curl;
+  ResolveOptions o = f.options();
   o.cache_dir.clear();
   const auto anonymous = resolve_model("acme/gated-awq", o, curl.get());
   REQUIRE_FALSE(anonymous);
@@ -342,11 +355,7 @@ TEST_CASE("local checkpoints: a fine-tune's directory, an adapter, a .gguf file"
   const auto cut = resolve_model(ckpt.string(), o, nullptr);
   REQUIRE(cut);
   CHECK_FALSE(cut->arch.checkpoint);
-  bool named = false;
-  for (const auto& w : cut->warnings) {
-    named = named || w.find("model-00002-of-00003.safetensors") != std::string::npos;
-  }
-  CHECK(named);
+  CHECK(warned(*cut, "model-00002-of-00003.safetensors"));
 
   // A LoRA adapter on a catalogue base.
   const fs::path adapter = tmp.path() / "lora-out";
