@@ -100,8 +100,6 @@ Result<ResolvedModel> adapter_dir(const fs::path& dir, const std::vector<RepoFil
   ResolvedModel r = std::move(*resolved);
   const bool base_is_local = r.source_kind == "file";
   r.warnings.insert(r.warnings.end(), w.warnings.begin(), w.warnings.end());
-  r.warnings.push_back("LoRA adapter of rank " + std::to_string(w.adapter->rank) + " (" +
-                       std::to_string(w.adapter->weights.params) + " parameters) on " + r.arch.name);
   if (r.arch.hf_ids.empty() && !base_is_local) {
     r.arch.hf_ids.push_back(base);
   }

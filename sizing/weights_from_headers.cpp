@@ -3,124 +3,18 @@
 // from the files").
 #include "sizing/weights_from_headers.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <array>
 #include <map>
 #include <unordered_map>
 
-#include "common/text.hpp"
 #include "sizing/job.hpp"
-#include "sizing/precision.hpp"
+#include "sizing/tensor_parts.hpp"
 
 namespace gpurent {
 namespace {
 
 using U = std::uint64_t;
-
-enum class Part { embedding, linear, experts, other };
-
-std::vector<std::string_view> segments_of(std::string_view name) { return split(name, '.'); }
-
-bool has_segment(const std::vector<std::string_view>& seg, std::initializer_list<std::string_view> names)
-{
-  return std::any_of(seg.begin(), seg.end(), [&](std::string_view s) {
-    return std::find(names.begin(), names.end(), s) != names.end();
-  });
-}
-
-// Vision/audio towers and projectors of multimodal checkpoints (any naming seen on the Hub).
-bool outside_text(const std::vector<std::string_view>& seg)
-{
-  if (has_segment(seg, {"vision_tower", "vision_model", "visual", "vision_encoder", "multi_modal_projector",
-                        "mm_projector", "audio_tower", "audio_model", "audio_encoder", "image_newline", "embed_vision",
-                        "embed_audio", "vision_embed_tokens", "vpm", "resampler", "mm_input_projection"})) {
-    return true;
-  }
-  // Projectors named by position: InternVL's top-level mlp1, Idefics3's model.connector.
-  const std::size_t head = std::min<std::size_t>(seg.size(), 2);
-  return std::any_of(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(head),
-                     [](std::string_view s) { return s == "mlp1" || s == "connector"; });
-}
-
-// Quantization metadata stored beside a weight: no parameters of its own.
-bool is_aux(const std::vector<std::string_view>& seg, const std::unordered_map<std::string_view, std::size_t>& names,
-            std::string_view name)
-{
-  if (seg.empty()) {
-    return false;
-  }
-  const std::string_view last = seg.back();
-  static constexpr std::array<std::string_view, 24> k_aux{
-      "qzeros",       "scales",           "g_idx",          "weight_scale",       "weight_scale_inv",
-      "input_scale",  "weight_zero_point", "weight_g_idx",  "weight_shape",       "absmax",
-      "quant_map",    "nested_absmax",    "nested_quant_map", "SCB",              "weight_format",
-      "k_scale",      "v_scale",          "q_scale",        "prob_scale",         "output_scale",
-      "weight_scale_2", "weight_global_scale", "input_global_scale", "input_zero_point",
-  };
-  if (std::find(k_aux.begin(), k_aux.end(), last) != k_aux.end()) {
-    return true;
-  }
-  if (has_segment(seg, {"quant_state"})) {
-    return true;  // bitsandbytes: <weight>.quant_state.bitsandbytes__nf4
-  }
-  // MXFP4: <name>_scales beside <name>_blocks.
-  if (last.ends_with("_scales")) {
-    const std::string blocks = std::string(name.substr(0, name.size() - 7)) + "_blocks";
-    return names.contains(blocks);
-  }
-  return false;
-}
-
-Part part_of(const std::vector<std::string_view>& seg, std::size_t rank, bool aux)
-{
-  const bool matrix = aux || rank >= 2;
-  if (std::any_of(seg.begin(), seg.end(), [](std::string_view s) { return s == "experts" || s.ends_with("_exps"); })) {
-    return Part::experts;
-  }
-  if (has_segment(seg, {"router", "ffn_gate_inp", "shared_expert_gate", "gate_inp", "e_score_correction_bias"})) {
-    return Part::other;  // MoE routers stay in 16 bits
-  }
-  if (seg.size() >= 2 && seg[seg.size() - 2] == "gate" && (seg.back() == "weight" || seg.back() == "bias")) {
-    return Part::other;  // mlp.gate / block_sparse_moe.gate: the router of Qwen/DeepSeek/Mixtral MoE
-  }
-  if (matrix && (has_segment(seg, {"embed_tokens", "wte", "wpe", "word_embeddings", "tok_embeddings", "lm_head",
-                                   "embed_out", "position_embeddings", "token_embd", "per_layer_token_embd",
-                                   "embed_tokens_per_layer"}) ||
-                 (seg.size() == 2 && seg[0] == "output" && seg[1] == "weight"))) {
-    return Part::embedding;
-  }
-  return matrix ? Part::linear : Part::other;
-}
-
-U elements(const std::vector<U>& shape)
-{
-  U n = 1;
-  for (const U d : shape) {
-    if (__builtin_mul_overflow(n, d, &n)) {
-      return UINT64_MAX;
-    }
-  }
-  return n;
-}
-
-U sat_add(U a, U b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-U sat_mul(U a, U b)
-{
-  U r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
-WeightGroup& group(CheckpointWeights& w, Part p)
-{
-  switch (p) {
-  case Part::embedding: return w.embedding;
-  case Part::linear: return w.linear;
-  case Part::experts: return w.experts;
-  default: return w.other;
-  }
-}
+using namespace tensor_parts;
 
 std::string module_of(std::string_view name)
 {
@@ -322,57 +216,7 @@ private:
   Findings m_f;
 };
 
-std::uint32_t json_u32(const nlohmann::json& j, std::initializer_list<const char*> keys)
-{
-  for (const char* k : keys) {
-    const auto it = j.find(k);
-    if (it != j.end() && it->is_number_unsigned() && it->get<U>() <= 1'000'000) {
-      return static_cast<std::uint32_t>(it->get<U>());
-    }
-  }
-  return 0;
-}
-
 }  // namespace
-
-QuantHints quant_hints_from_config(std::string_view config_json)
-{
-  QuantHints h;
-  const auto j = nlohmann::json::parse(config_json.begin(), config_json.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return h;
-  }
-  auto q = j.find("quantization_config");
-  if (q == j.end() || !q->is_object()) {
-    const auto text = j.find("text_config");
-    if (text == j.end() || !text->is_object() || (q = text->find("quantization_config")) == text->end() ||
-        !q->is_object()) {
-      return h;
-    }
-  }
-  if (const auto m = q->find("quant_method"); m != q->end() && m->is_string()) {
-    h.method = to_lower(m->get<std::string>());
-  }
-  h.bits = json_u32(*q, {"bits", "w_bit", "num_bits"});
-  h.group_size = json_u32(*q, {"group_size", "q_group_size"});
-  // compressed-tensors: config_groups.<name>.weights.{num_bits, group_size}
-  if (const auto groups = q->find("config_groups"); groups != q->end() && groups->is_object()) {
-    for (const auto& [name, g] : groups->items()) {
-      const auto weights = g.is_object() ? g.find("weights") : g.end();
-      if (g.is_object() && weights != g.end() && weights->is_object()) {
-        h.bits = h.bits > 0 ? h.bits : json_u32(*weights, {"num_bits"});
-        h.group_size = h.group_size > 0 ? h.group_size : json_u32(*weights, {"group_size"});
-      }
-    }
-  }
-  const auto flag = [&](const char* k) {
-    const auto it = q->find(k);
-    return it != q->end() && it->is_boolean() && it->get<bool>();
-  };
-  h.bnb_4bit = flag("load_in_4bit");
-  h.bnb_8bit = flag("load_in_8bit");
-  return h;
-}
 
 std::vector<TensorEntry> tensor_entries(const SafetensorsHeader& h)
 {
@@ -398,94 +242,6 @@ std::vector<TensorEntry> tensor_entries(const GgufHeader& h)
 CheckpointWeights weights_from_safetensors(std::span<const TensorEntry> tensors, const QuantHints& hints)
 {
   return SafetensorsCounter(tensors, hints).run();
-}
-
-CheckpointWeights weights_from_gguf(std::span<const TensorEntry> tensors, std::optional<std::uint32_t> file_type)
-{
-  CheckpointWeights w;
-  w.gguf = true;
-  std::map<std::string, U> by_dtype;
-  for (const auto& t : tensors) {
-    const auto seg = segments_of(t.name);
-    const Part p = part_of(seg, t.shape.size(), false);
-    WeightGroup& g = group(w, p);
-    g.params = sat_add(g.params, elements(t.shape));
-    g.bytes = sat_add(g.bytes, t.bytes);
-    by_dtype[t.dtype] = sat_add(by_dtype[t.dtype], t.bytes);
-  }
-  w.bytes_by_dtype.assign(by_dtype.begin(), by_dtype.end());
-  std::vector<std::pair<std::string, U>> ordered = w.bytes_by_dtype;
-  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::string types;
-  for (const auto& [name, bytes] : ordered) {
-    types += (types.empty() ? "" : ", ") + name;
-  }
-  std::string type;
-  if (file_type) {
-    if (const auto name = gguf_file_type_name(*file_type)) {
-      type = std::string(*name);
-    }
-  }
-  if (!type.empty()) {
-    if (type == "MXFP4_MOE") {
-      w.format = WeightFormat::mxfp4;
-    } else if (auto f = parse_weight_format(type); f && (is_gguf(*f) || type == "BF16" || type == "F32")) {
-      w.format = *f;
-    }
-    w.format_label = "GGUF " + type + " (" + types + ")";
-  } else {
-    w.format_label = "GGUF (" + types + ")";
-  }
-  return w;
-}
-
-Result<AdapterWeights> adapter_from_safetensors(std::span<const TensorEntry> tensors, std::string_view config_json)
-{
-  const auto j = nlohmann::json::parse(config_json.begin(), config_json.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return fail(Errc::invalid_input, "adapter_config.json: not a JSON object");
-  }
-  AdapterWeights a;
-  a.rank = json_u32(j, {"r"});
-  if (const auto t = j.find("target_modules"); t != j.end()) {
-    if (t->is_string()) {
-      a.target_modules.push_back(t->get<std::string>());
-    } else if (t->is_array()) {
-      for (const auto& m : *t) {
-        if (m.is_string()) {
-          a.target_modules.push_back(m.get<std::string>());
-        }
-      }
-    }
-  }
-  U min_dim = 0;
-  for (const auto& t : tensors) {
-    a.weights.params = sat_add(a.weights.params, elements(t.shape));
-    a.weights.bytes = sat_add(a.weights.bytes, t.bytes);
-    if (t.name.find("lora_A") != std::string::npos && t.shape.size() == 2) {
-      min_dim = min_dim == 0 ? t.shape[0] : std::min(min_dim, t.shape[0]);  // lora_A: [r, in]
-    }
-  }
-  if (a.rank == 0) {
-    if (min_dim == 0 || min_dim > 1'000'000) {
-      return fail(Errc::invalid_input, "adapter_config.json: no rank \"r\", and no lora_A tensor shows it");
-    }
-    a.rank = static_cast<std::uint32_t>(min_dim);
-  }
-  return a;
-}
-
-std::optional<std::string_view> gguf_file_type_name(std::uint32_t t) noexcept
-{
-  static constexpr std::array<std::string_view, 41> k_names{
-      "F32",    "F16",    "Q4_0",   "Q4_1",   "",       "",       "",       "Q8_0",   "Q5_0",   "Q5_1",  "Q2_K",
-      "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",   "IQ2_XXS", "IQ2_XS", "Q2_K_S",
-      "IQ3_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ3_M",  "IQ2_S",  "IQ2_M",  "IQ4_XS", "IQ1_M", "BF16",
-      "",       "",       "",       "TQ1_0",  "TQ2_0",  "MXFP4_MOE", "NVFP4", "Q1_0"};
-  if (t >= k_names.size() || k_names[t].empty()) {
-    return std::nullopt;
-  }
-  return k_names[t];
 }
 
 }  // namespace gpurent
