@@ -101,10 +101,11 @@ std::vector<std::string> model_notes(const JobSpec& job)
 {
   std::vector<std::string> notes;
   if (const auto& ck = job.model.checkpoint) {
-    const bool stored = loads_as_stored(*ck, job.weights);
+    const WeightFormat held = weights_in_memory(job);
+    const bool stored = loads_as_stored(*ck, held);
     notes.push_back(fmt::format("weights: {} from the {}: {:.2f} GiB {}", ck->format_label, ck->source,
                                 round2(to_gib(Bytes{ck->total_bytes()})),
-                                stored ? "as stored" : fmt::format("stored, held as {} here", to_string(job.weights))));
+                                stored ? "as stored" : fmt::format("stored, held as {} here", to_string(held))));
     for (const auto& n : ck->notes) {
       notes.push_back("weights: " + n);
     }

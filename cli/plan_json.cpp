@@ -55,7 +55,7 @@ Json model_json(const PlanReport& r)
          {"experts", m.experts}, {"experts_active", m.experts_active},
          {"max_context", m.max_context}};
   if (m.checkpoint) {
-    j["checkpoint"] = checkpoint_json(*m.checkpoint, r.result.job.weights);
+    j["checkpoint"] = checkpoint_json(*m.checkpoint, weights_in_memory(r.result.job));
   }
   if (m.adapter) {
     j["adapter"] = Json{{"rank", m.adapter->rank},

@@ -22,6 +22,14 @@ U as_bits(const WeightGroup& g, std::uint32_t bits) noexcept { return detail::mu
 
 }  // namespace
 
+WeightFormat weights_in_memory(const JobSpec& j) noexcept
+{
+  if (j.task == Task::train) {
+    return j.engine == Engine::transformers || j.weights == WeightFormat::fp32 ? WeightFormat::fp32 : WeightFormat::bf16;
+  }
+  return j.weights;
+}
+
 bool formats_match(WeightFormat job, WeightFormat checkpoint) noexcept
 {
   return job == checkpoint || (sixteen(job) && sixteen(checkpoint)) ||

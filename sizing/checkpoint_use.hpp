@@ -16,6 +16,10 @@ namespace gpurent {
 // int4 checkpoint under --weights int4; GGUF F16 and 16-bit).
 [[nodiscard]] bool formats_match(WeightFormat job, WeightFormat checkpoint) noexcept;
 
+// The format a job holds its weights in: --weights, except full fine-tuning, which updates a
+// 16-bit copy (fp32 master weights under transformers or with fp32 weights).
+[[nodiscard]] WeightFormat weights_in_memory(const JobSpec& job) noexcept;
+
 // Whether a job holding its weights as `in_memory` loads the checkpoint's tensors as stored.
 [[nodiscard]] bool loads_as_stored(const CheckpointWeights& ck, WeightFormat in_memory) noexcept;
 

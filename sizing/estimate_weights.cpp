@@ -37,16 +37,6 @@ Parts parts_of(const Ctx& c) noexcept
   return p;
 }
 
-// The format the job's weights take in memory (training: the 16/32-bit copy it updates).
-WeightFormat memory_format(const Ctx& c) noexcept
-{
-  const JobSpec& j = c.job;
-  if (j.task == Task::train) {
-    return j.engine == Engine::transformers || j.weights == WeightFormat::fp32 ? WeightFormat::fp32 : WeightFormat::bf16;
-  }
-  return j.weights;
-}
-
 // The bits per weight of that format, by part.
 WeightBits bits_for(const Ctx& c) noexcept
 {
@@ -54,10 +44,7 @@ WeightBits bits_for(const Ctx& c) noexcept
   if (j.task == Task::train) {
     // Full fine-tuning trains 16/32-bit weights: transformers keeps fp32 master weights (AMP),
     // torchtune and DeepSpeed hold 16-bit parameters (ZeRO keeps the fp32 copy in the optimizer).
-    if (j.engine == Engine::transformers || j.weights == WeightFormat::fp32) {
-      return weight_bits(WeightFormat::fp32, j.engine);
-    }
-    return weight_bits(WeightFormat::bf16, j.engine);
+    return weight_bits(weights_in_memory(j), j.engine);
   }
   WeightBits b = weight_bits(j.weights, j.engine);
   if (j.task == Task::qlora && (j.engine == Engine::transformers || j.engine == Engine::deepspeed) && !b.whole_file) {
@@ -78,7 +65,7 @@ U weight_bytes(const Ctx& c) noexcept
 {
   const WeightBits b = bits_for(c);
   U bytes = 0;
-  if (const auto ck = checkpoint_bytes(c.job, memory_format(c), b)) {
+  if (const auto ck = checkpoint_bytes(c.job, weights_in_memory(c.job), b)) {
     bytes = ck->total;  // the checkpoint's own files (sizing/checkpoint_use.hpp)
   } else if (b.whole_file) {
     bytes = mul_div(c.total_params, b.linear, k_bits_scale);
