@@ -127,6 +127,10 @@ Repos build_repos(const fs::path& root)
                 t::gguf_header({{"split.no", t::gv_u32(1)}, {"split.count", t::gv_u32(2)}}, b));
   t::write_gguf(g / "mmproj-model-f16.gguf", t::gguf_header({{"general.architecture", t::gv_str("clip")}},
                                                            {{"v.patch", "F16", {1024, 1024}}}));
+  // Safetensors and a GGUF file side by side: the engine decides which is sized.
+  t::write_text(root / "acme/both/config.json", gptq.config);
+  t::write_sharded(root / "acme/both", gptq.tensors, 2);
+  t::write_gguf(root / "acme/both/llama-3.1-8b-instruct-q4_k_m.gguf", t::llama31_8b_q4_k_m(false));
   // A hostile file: its header claims 2^40 bytes.
   t::write_text(root / "acme/hostile/config.json", gptq.config);
   t::write_text(root / "acme/hostile/model.safetensors", std::string("\0\0\0\0\0\1\0\0{}", 10));
@@ -279,6 +283,21 @@ TEST_CASE("hub weights: a GGUF repository, its types and split files; --gguf", "
   REQUIRE_FALSE(none);
   CHECK(none.error().code == Errc::not_found);
   CHECK_THAT(none.error().message, Catch::Contains("Q4_K_M") && Catch::Contains("Q8_0") && Catch::Contains("Q6_K"));
+
+  // A repository with both: safetensors by default, its GGUF file for llama.cpp/ollama (the
+  // config's architecture, the file's weights).
+  ResolveOptions both = o;
+  both.cache_dir.clear();
+  const auto st = resolve_model("acme/both", both, curl.get());
+  REQUIRE(st);
+  CHECK(st->arch.checkpoint->format == WeightFormat::gptq);
+  both.prefer_gguf = true;
+  const auto gg = resolve_model("acme/both", both, curl.get());
+  REQUIRE(gg);
+  CHECK(gg->arch.checkpoint->format == WeightFormat::gguf_q4_k_m);
+  CHECK(gg->arch.checkpoint->total_bytes() == t::k_llama31_8b_q4_k_m_bytes);
+  CHECK(gg->arch.family == "llama");
+  CHECK(gg->warnings.empty());  // same layers and width: no mismatch
 
   // --gguf URL, no MODEL: everything from that file; --gguf with a repository's file name.
   ResolveOptions url = o;
