@@ -326,7 +326,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
   const auto given_weights = a.weights.empty() ? Result<WeightFormat>(WeightFormat::bf16) : parse_weight_format(a.weights);
   const bool gguf_weights = !a.weights.empty() && given_weights && is_gguf(*given_weights);
-  if ((!o.gguf.empty() || gguf_weights) && a.engine.empty() && o.task != Task::serve) {
+  if ((!o.gguf.empty() || gguf_weights) && a.engine.empty()) {
     o.engine = Engine::llama_cpp;  // a GGUF file (or type) runs under llama.cpp unless told otherwise
   }
   if (!a.engine.empty()) {
