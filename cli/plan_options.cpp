@@ -317,8 +317,8 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
                                "does not know");
     }
   } else if (o.model.empty() && o.gguf.empty()) {
-    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`) or "
-                             "give --params 7B");
+    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`), "
+                             "give --gguf FILE, or --params 7B");
   }
   if (!a.task.empty()) {
     TRY_ASSIGN(o.task, for_flag("--task", parse_task(a.task)));
