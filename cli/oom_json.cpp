@@ -62,6 +62,7 @@ void extras(nlohmann::json& j, const OomReport& r, const OomDiagnosis& d)
   put_value(j, "fitting_max_model_len", d.fitting_max_model_len);
   put_value(j, "gpu_blocks", r.gpu_blocks);
   put_value(j, "gpu_memory_utilization", r.gpu_memory_utilization);
+  put_value(j, "max_num_seqs", r.max_num_seqs);
   put_value(j, "mem_fraction_static", r.mem_fraction_static);
   put_value(j, "min_mem_fraction_static", r.min_mem_fraction_static);
   put(j, "weights_gib", r.weights);

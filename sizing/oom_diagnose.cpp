@@ -79,8 +79,8 @@ void pytorch_arithmetic(const OomReport& r, OomDiagnosis& d)
     d.footprint = *held;
   } else {
     d.non_pytorch = k_cuda_context;
-    if (r.allocated && r.reserved_unallocated) {
-      d.footprint = *r.allocated + *r.reserved_unallocated + d.non_pytorch;
+    if (r.allocated && (r.reserved_unallocated || r.format == OomFormat::pytorch_async)) {
+      d.footprint = *r.allocated + unallocated + d.non_pytorch;  // cudaMallocAsync reports no cached memory
     }
   }
   if (r.allocated && r.requested) {
@@ -197,6 +197,10 @@ void engine_arithmetic(const OomReport& r, OomDiagnosis& d)
     }
     return;
   case OomKind::runtime:
+    if (r.memory == OomMemory::host) {
+      d.causes.push_back(OomCause::host_memory);
+    }
+    return;
   case OomKind::nccl: return;
   }
 }

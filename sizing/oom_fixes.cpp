@@ -25,6 +25,13 @@ void expandable_segments(FixList& out, const OomReport& r)
             r.rocm ? "PYTORCH_HIP_ALLOC_CONF=max_split_size_mb:128" : "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128");
     return;
   }
+  if (r.format == OomFormat::pytorch_async) {
+    out.add("native-allocator",
+            "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI turns it "
+            "on unless started with --disable-cuda-malloc): PyTorch's native allocator with expandable segments often fits more",
+            "PYTORCH_CUDA_ALLOC_CONF=backend:native,expandable_segments:True");
+    return;
+  }
   if (r.rocm) {
     out.add("expandable-segments",
             why + ". Let the allocator grow its segments (set before Python starts); PyTorch 2.9+ also reads PYTORCH_ALLOC_CONF",
@@ -110,6 +117,11 @@ void pytorch_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
   if (holds(d, OomCause::limit_not_capacity)) {
     limit_fixes(out, r, d);
   }
+  if (d.causes.empty() && !r.free && r.context != OomContext::none && r.context != OomContext::trainer) {
+    // No numbers, inside a serving engine or pipeline: its own levers first (vLLM's sampler
+    // warm-up names max_num_seqs).
+    engine_job_fixes(out, r, d);
+  }
   if (d.causes.empty() || holds(d, OomCause::limit_not_capacity)) {
     // No cause holds (or the message gave no numbers): look, then the usual savings.
     check_other_processes(out, r, d);
@@ -171,6 +183,10 @@ void mps_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 // "CUDA error: out of memory" and friends: CUDA's own allocator failed, outside PyTorch's cache.
 void runtime_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
+  if (r.memory == OomMemory::host) {
+    host_memory_fixes(out, r, d);  // pinned (page-locked) host memory: system RAM
+    return;
+  }
   const std::string what = r.requested ? fmt::format("An allocation of {} failed", gib(*r.requested))
                                        : std::string("The CUDA runtime could not allocate memory (the message gives no sizes)");
   out.add("check-gpu",

@@ -92,6 +92,11 @@ void vllm_runtime(FixList& out, const OomReport& r, const OomDiagnosis& d)
                                  gib(*r.total)));
     out.add("quantize", "Serve a quantized checkpoint (AWQ, GPTQ or FP8): the weights take half or a quarter", "--quantization fp8");
   }
+  if (r.max_num_seqs) {
+    out.add("max-num-seqs",
+            fmt::format("The sampler warm-up runs {} sequences at once (max_num_seqs) and ran out: halve them", *r.max_num_seqs),
+            fmt::format("--max-num-seqs {}", std::max<std::uint64_t>(*r.max_num_seqs / 2, 1)));
+  }
   const double lower = r.gpu_memory_utilization ? std::max(0.5, floor2(*r.gpu_memory_utilization - 0.05)) : 0.85;
   out.add("gpu-memory-utilization",
           fmt::format("vLLM pre-allocates gpu_memory_utilization x the card for weights and KV cache ({}); activations, CUDA graphs "

@@ -57,6 +57,7 @@ enum class Anchor : std::uint8_t {
   cuda_oom,          // "CUDA out of memory"
   hip_oom,           // "HIP out of memory"
   tried,             // "Tried to allocate" without the prefix
+  cuda_async,        // "Allocation on device 0 would exceed allowed memory" (cudaMallocAsync)
   mps,               // "MPS backend out of memory ("
   cuda_runtime,      // "CUDA error: out of memory", "cudaErrorMemoryAllocation", "cuda runtime error (2)"
   hip_runtime,       // "HIP error: out of memory", "hipErrorOutOfMemory"
@@ -75,7 +76,7 @@ enum class Anchor : std::uint8_t {
   ollama_requires,   // "model requires more system memory ("
   ollama_too_large,  // "model request too large for system"
   xla_oom,           // "Out of memory while trying to allocate"
-  xla_request,       // "Failed to allocate request for"
+  xla_request,       // "Failed to allocate request for ...", "Failed to allocate N bytes for new constant"
   xla_tpu,           // "Ran out of memory in memory space"
   tf_oom,            // "OOM when allocating tensor"
   nccl_cuda,         // "Cuda failure" (NCCL)

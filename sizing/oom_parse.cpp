@@ -169,6 +169,9 @@ void resolve_engine(OomReport& r, const ScanState& s)
   case OomKind::allocator:
   case OomKind::runtime:
   case OomKind::mps_allocator: {
+    if (r.context != OomContext::none) {
+      return;  // the message itself named the engine
+    }
     const auto h = nearest_hint(s, r.line,
                                 {Anchor::hint_vllm, Anchor::hint_sglang, Anchor::hint_tgi, Anchor::hint_trainer, Anchor::hint_diffusion,
                                  Anchor::hint_llama, Anchor::hint_ollama});
@@ -236,6 +239,7 @@ std::string_view to_string(OomFormat f) noexcept
   case OomFormat::pytorch_2_0: return "pytorch-2.0";
   case OomFormat::pytorch_1x: return "pytorch-1.x";
   case OomFormat::pytorch_legacy: return "pytorch-legacy";
+  case OomFormat::pytorch_async: return "pytorch-async";
   case OomFormat::mps: return "pytorch-mps";
   case OomFormat::cuda_runtime: return "cuda-runtime";
   case OomFormat::hip_runtime: return "hip-runtime";
@@ -503,7 +507,12 @@ void OomScanner::close_capture()
   attach_context(report, st);
   const bool is_sized = sized(report);
   if (!is_sized && error.empty() && st.last && st.last_sized && st.last_error.empty() && report.line - st.last->line <= k_echo_lines) {
-    return;  // an echo of the sized report before it
+    // An echo of the sized report before it; vLLM's "warming up sampler with N dummy requests" adds N.
+    if (report.max_num_seqs && !st.last->max_num_seqs) {
+      st.last->max_num_seqs = report.max_num_seqs;
+      st.last->context = report.context;
+    }
+    return;
   }
   st.last = std::move(report);
   st.last_error = std::move(error);

@@ -40,6 +40,7 @@ enum class OomFormat {
   pytorch_2_0,
   pytorch_1x,
   pytorch_legacy,
+  pytorch_async,  // the cudaMallocAsync backend: "Allocation on device 0 would exceed allowed memory"
   mps,
   cuda_runtime,
   hip_runtime,
@@ -116,6 +117,7 @@ struct OomReport {
   std::optional<Bytes> kv_cache_available;       // v1: "available KV cache memory (Y)"
   std::optional<std::uint64_t> gpu_blocks;       // the last "# GPU blocks: n" before the report
   std::optional<double> gpu_memory_utilization;  // startup check: the fraction asked for
+  std::optional<std::uint64_t> max_num_seqs;     // "warming up sampler with N dummy requests"
   // SGLang.
   std::optional<double> mem_fraction_static;      // the value in use
   std::optional<double> min_mem_fraction_static;  // "minimum viable = 1 - available/pre = x"

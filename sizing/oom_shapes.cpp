@@ -90,9 +90,18 @@ void apply_old_tail(ParseState& s, std::size_t which, const Match& m)
   }
 }
 
+void apply_sampler(ParseState& s, std::size_t which, const Match& m)
+{
+  if (which != 1) {
+    return;
+  }
+  s.report.max_num_seqs = m.fields[0].value;
+  s.report.context = OomContext::vllm;  // vLLM v1 re-raises its sampler warm-up failure so
+}
+
 constexpr std::array<Step, 7> k_pytorch{{
     /* 0 */ {Alts{"CUDAoutofmemory", "HIPoutofmemory"}, nullptr, all(1), k_end},
-    /* 1 */ {Alts{"."}, nullptr, all(2), 2},
+    /* 1 */ {Alts{".", "occurredwhenwarmingupsamplerwith{n}dummyrequests"}, apply_sampler, Next{2, k_end}, 2},
     /* 2 */ {Alts{"Triedtoallocate{s}"}, apply_request, all(3), k_end},
     /* 3 */
     {Alts{".GPU{i}hasatotalcapacityof{s}ofwhich{s}isfree.", ".GPU{i}hasatotalcapactyof{s}ofwhich{s}isfree.",
@@ -107,6 +116,34 @@ constexpr std::array<Step, 7> k_pytorch{{
           "and{s}isreservedbyPyTorchbutunallocated"},
      apply_tail, all(k_end), k_end},
     /* 6 */ {Alts{"{s}allowed;", "{s}reservedintotalbyPyTorch", "{s}cached"}, apply_old_tail, Next{6, k_end, k_end}, k_end},
+}};
+
+// ---- PyTorch with the cudaMallocAsync backend -----------------------------------------------
+
+void apply_async(ParseState& s, std::size_t, const Match& m)
+{
+  OomReport& r = s.report;
+  r.format = OomFormat::pytorch_async;
+  r.device = static_cast<std::uint32_t>(m.fields[0].value);
+  r.allocated = m.fields[1].bytes;
+  r.requested = m.fields[2].bytes;
+  r.total = m.fields[3].bytes;
+  r.free = m.fields[4].bytes;
+}
+
+void apply_async_limit(ParseState& s, std::size_t, const Match& m)
+{
+  // Unset, the limit prints as 2^64 bytes; set with set_per_process_memory_fraction, below the card.
+  if (!m.fields[0].absurd && s.report.total && m.fields[0].bytes < *s.report.total) {
+    s.report.allowed = m.fields[0].bytes;
+  }
+}
+
+constexpr std::array<Step, 2> k_pytorch_async{{
+    {Alts{"Allocationondevice{i}wouldexceedallowedmemory.(outofmemory)Currentlyallocated:{s}Requested:{s}Devicelimit:{s}Free("
+          "accordingtoCUDA):{s}"},
+     apply_async, all(1), k_end},
+    {Alts{"PyTorchlimit(setbyuser-suppliedmemoryfraction):{z}"}, apply_async_limit, all(k_end), k_end},
 }};
 
 // ---- PyTorch on MPS ------------------------------------------------------------------------
@@ -370,6 +407,10 @@ constexpr std::array<Step, 2> k_xla_oom{{
 
 void apply_xla_request(ParseState& s, std::size_t which, const Match& m)
 {
+  if (which == 2) {
+    s.report.requested = m.fields[0].bytes;  // "Failed to allocate N bytes for new constant"
+    return;
+  }
   s.report.requested = m.fields[1].bytes;
   if (which == 0) {
     s.report.device = static_cast<std::uint32_t>(m.fields[2].value);
@@ -377,7 +418,8 @@ void apply_xla_request(ParseState& s, std::size_t which, const Match& m)
 }
 
 constexpr std::array<Step, 1> k_xla_request{{
-    {Alts{"{s}({b}B)ondeviceordinal{i}", "{s}({b}B)"}, apply_xla_request, all(k_end), k_end},
+    {Alts{"requestfor{s}({b}B)ondeviceordinal{i}", "requestfor{s}({b}B)", "{b}bytesfornewconstant"}, apply_xla_request,
+     all(k_end), k_end},
 }};
 
 void apply_tpu(ParseState& s, std::size_t, const Match& m)
@@ -519,6 +561,17 @@ void look_back(Anchor anchor, std::string_view text, std::size_t at, ParseState&
     }
     return;
   }
+  case Anchor::cuda_driver: {
+    // TensorFlow/XLA's stream executor: "failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY"
+    const Match m = match_ending_at(text, at, "failedtoalloc", "failedtoalloc{b}byteson{w}:", 80);
+    if (m.status == Status::ok) {
+      r.requested = m.fields[0].bytes;
+      if (m.fields[1].word == "host") {
+        r.memory = OomMemory::host;
+      }
+    }
+    return;
+  }
   case Anchor::llama_layers: {
     const Match m = match_ending_at(text, at, "offloaded", "offloaded{n}/{n}", 40);
     if (m.status == Status::ok) {
@@ -575,6 +628,7 @@ ReportParser::ReportParser(Anchor anchor, std::string_view text, std::size_t pos
     m_steps = steps(k_pytorch);
     m_step = 2;
     break;
+  case Anchor::cuda_async: m_steps = steps(k_pytorch_async); break;
   case Anchor::mps:
     m_steps = steps(k_mps);
     init(r, OomEngine::pytorch_mps, OomFormat::mps, OomKind::mps_allocator, OomMemory::unified);

@@ -89,11 +89,12 @@ void check_report(const nlohmann::json& expect, const OomReport& r)
       REQUIRE(r.device.has_value());
       CHECK(*r.device == value.get<std::uint32_t>());
     } else if (key == "max_model_len" || key == "kv_cache_tokens" || key == "gpu_blocks" || key == "prefill_tokens" ||
-               key == "batch_total_tokens") {
+               key == "batch_total_tokens" || key == "max_num_seqs") {
       const auto& field = key == "max_model_len"     ? r.max_model_len
                           : key == "kv_cache_tokens" ? r.kv_cache_tokens
                           : key == "gpu_blocks"      ? r.gpu_blocks
                           : key == "prefill_tokens"  ? r.prefill_tokens
+                          : key == "max_num_seqs"    ? r.max_num_seqs
                                                      : r.batch_total_tokens;
       REQUIRE(field.has_value());
       CHECK(*field == value.get<std::uint64_t>());
@@ -204,7 +205,8 @@ std::string rewrap(std::string_view message, std::mt19937& rng)
     }
     ++column;
     const int roll = percent(rng);
-    if (roll < 3 && column > 16) {  // not inside the message's own line prefix ("1.06.520.077 E ")
+    const bool escape = !out.empty() && out.back() == '\\';  // a log never splits "\n" written as an escape
+    if (roll < 3 && column > 16 && !escape) {  // not inside the message's own line prefix ("1.06.520.077 E ")
       out += '\n' + prefix;  // a break inside the message, even inside a word
     } else if (roll < 5 && c == ' ') {
       out += "\x1b[0m";
