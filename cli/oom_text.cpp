@@ -81,7 +81,9 @@ std::string headline(const OomReport& r)
   case OomKind::device_alloc:
     return fmt::format("{} could not allocate a {} buffer{}", r.engine == OomEngine::ollama ? "Ollama (llama.cpp)" : "llama.cpp",
                        r.memory == OomMemory::host ? "system RAM" : r.memory == OomMemory::unified ? "unified-memory" : "GPU", on);
-  case OomKind::host_memory: return "Ollama: the model needs more system RAM than is available";
+  case OomKind::host_memory:
+    return r.engine == OomEngine::ollama ? "Ollama: the model needs more system RAM than is available"
+                                         : "PyTorch ran out of system RAM (an allocation on the CPU)" + inside(r);
   case OomKind::xla_alloc: return fmt::format("{} (XLA) ran out of GPU memory{}", r.engine == OomEngine::tensorflow ? "TensorFlow" : "JAX", on);
   case OomKind::xla_compile: return fmt::format("XLA: the compiled program does not fit the TPU's {}", r.memory_space);
   case OomKind::tf_tensor:
@@ -194,7 +196,7 @@ void engine_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
     rows.value_row("context", r.context_size, "tokens");
     return;
   case OomKind::host_memory:
-    rows.size_row("system RAM needed", r.requested);
+    rows.size_row(r.engine == OomEngine::ollama ? "system RAM needed" : "asked for", r.requested);
     rows.size_row("available", r.free, r.swap_free ? fmt::format("incl. {} free swap", size(*r.swap_free)) : "");
     rows.size_row("total RAM", r.total);
     return;

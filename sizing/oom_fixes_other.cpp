@@ -99,14 +99,22 @@ void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 
 void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
-  const std::string need = r.requested ? gib(*r.requested) : std::string("more");
+  const std::string need = !r.requested                  ? std::string("more than was free")
+                           : r.kind == OomKind::host_memory && r.engine == OomEngine::ollama ? "needs " + gib(*r.requested)
+                                                                                      : "could not get " + gib(*r.requested);
   const std::string have = r.free ? fmt::format(", {} available", gib(*r.free)) : std::string{};
   out.add("free-system-memory",
-          fmt::format("This is system RAM, not GPU memory: the job needs {}{}. Close other programs or add swap, and check what "
-                      "is free",
+          fmt::format("This is system RAM, not GPU memory: the job {}{}. Close other programs or add swap, and check what is free",
                       need, have),
           "free -h");
-  if (r.engine == OomEngine::ollama || r.engine == OomEngine::llama_cpp) {
+  if (r.format == OomFormat::pytorch_cpu) {
+    out.add("low-cpu-mem-usage", "Load checkpoints without a second full copy in RAM (transformers; safetensors files are mapped, "
+                                 "not read)",
+            "low_cpu_mem_usage=True");
+    out.add("load-16-bit", "Load the weights in 16-bit: half the RAM of float32", "torch_dtype=torch.bfloat16");
+    out.add("reduce-batch", "Halve the batch or the input size that the failed allocation grows with");
+    out.add("swap", "On Windows, a larger page file (virtual memory) lets the allocation through, slowly");
+  } else if (r.engine == OomEngine::ollama || r.engine == OomEngine::llama_cpp) {
     llama_quant(out);
     llama_context(out, r);
     out.add("more-gpu-layers", "With a GPU, the part that runs from RAM is what did not fit the GPU: a card with more memory "

@@ -367,6 +367,7 @@ constexpr std::array k_anchor_texts{
     AnchorText{"Triedtoallocate", Anchor::tried},
     AnchorText{"MPSbackendoutofmemory", Anchor::mps},
     AnchorText{"Allocationondevice", Anchor::cuda_async},
+    AnchorText{"DefaultCPUAllocator:", Anchor::cpu_allocator},
     AnchorText{"CUDAerror:outofmemory", Anchor::cuda_runtime},
     AnchorText{"cudaErrorMemoryAllocation", Anchor::cuda_runtime},
     AnchorText{"cudaruntimeerror(2):outofmemory", Anchor::cuda_runtime},

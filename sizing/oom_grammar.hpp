@@ -58,6 +58,7 @@ enum class Anchor : std::uint8_t {
   hip_oom,           // "HIP out of memory"
   tried,             // "Tried to allocate" without the prefix
   cuda_async,        // "Allocation on device 0 would exceed allowed memory" (cudaMallocAsync)
+  cpu_allocator,     // "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes"
   mps,               // "MPS backend out of memory ("
   cuda_runtime,      // "CUDA error: out of memory", "cudaErrorMemoryAllocation", "cuda runtime error (2)"
   hip_runtime,       // "HIP error: out of memory", "hipErrorOutOfMemory"

@@ -240,6 +240,7 @@ std::string_view to_string(OomFormat f) noexcept
   case OomFormat::pytorch_1x: return "pytorch-1.x";
   case OomFormat::pytorch_legacy: return "pytorch-legacy";
   case OomFormat::pytorch_async: return "pytorch-async";
+  case OomFormat::pytorch_cpu: return "pytorch-cpu";
   case OomFormat::mps: return "pytorch-mps";
   case OomFormat::cuda_runtime: return "cuda-runtime";
   case OomFormat::hip_runtime: return "hip-runtime";

@@ -41,6 +41,7 @@ enum class OomFormat {
   pytorch_1x,
   pytorch_legacy,
   pytorch_async,  // the cudaMallocAsync backend: "Allocation on device 0 would exceed allowed memory"
+  pytorch_cpu,    // DefaultCPUAllocator: system RAM
   mps,
   cuda_runtime,
   hip_runtime,
@@ -65,7 +66,7 @@ enum class OomKind {
   sglang_static,        // SGLang: the static pool (weights + KV) does not fit mem_fraction_static
   tgi_warmup,           // TGI: warm-up could not run the prefill batch
   device_alloc,         // llama.cpp / Ollama: a device (or host) buffer could not be allocated
-  host_memory,          // Ollama: the model needs more system RAM than is available
+  host_memory,          // system RAM: Ollama's "model requires more system memory", PyTorch's DefaultCPUAllocator
   xla_alloc,            // JAX/XLA: "Out of memory while trying to allocate N bytes"
   xla_compile,          // XLA on TPU: the compiled program needs more HBM than the chip has
   tf_tensor,            // TensorFlow: "OOM when allocating tensor with shape[...]"

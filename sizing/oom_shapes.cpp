@@ -146,6 +146,13 @@ constexpr std::array<Step, 2> k_pytorch_async{{
     {Alts{"PyTorchlimit(setbyuser-suppliedmemoryfraction):{z}"}, apply_async_limit, all(k_end), k_end},
 }};
 
+// ---- PyTorch on the CPU ----
+
+constexpr std::array<Step, 1> k_pytorch_cpu{{
+    {Alts{"notenoughmemory:youtriedtoallocate{b}bytes", "can'tallocatememory:youtriedtoallocate{b}bytes"}, apply_request, all(k_end),
+     k_end},
+}};
+
 // ---- PyTorch on MPS ------------------------------------------------------------------------
 
 void apply_mps(ParseState& s, std::size_t, const Match& m)
@@ -629,6 +636,11 @@ ReportParser::ReportParser(Anchor anchor, std::string_view text, std::size_t pos
     m_step = 2;
     break;
   case Anchor::cuda_async: m_steps = steps(k_pytorch_async); break;
+  case Anchor::cpu_allocator:
+    m_steps = steps(k_pytorch_cpu);
+    after_anchor();
+    init(r, OomEngine::pytorch, OomFormat::pytorch_cpu, OomKind::host_memory, OomMemory::host);
+    break;
   case Anchor::mps:
     m_steps = steps(k_mps);
     init(r, OomEngine::pytorch_mps, OomFormat::mps, OomKind::mps_allocator, OomMemory::unified);
