@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sizing/oom_context.hpp"
 #include "sizing/oom_grammar.hpp"
 #include "sizing/oom_lines.hpp"
 #include "sizing/oom_shapes.hpp"
@@ -14,6 +15,7 @@ namespace gpurent {
 
 using oom_detail::Anchor;
 using oom_detail::ReportParser;
+using oom_detail::ScanState;
 using oom_detail::Role;
 using oom_detail::Status;
 
@@ -26,272 +28,9 @@ constexpr std::size_t k_keep = 256;
 constexpr std::uint64_t k_echo_lines = 500;
 // Lines after a report in which llama.cpp says what the buffer was for, or NCCL its size.
 constexpr std::uint64_t k_amend_lines = 20;
-// How far a hint (a path, a prefix) may be from the report it attributes.
-constexpr std::uint64_t k_hint_before = 5000;
-constexpr std::uint64_t k_hint_after = 50;
-
 constexpr std::size_t hint(Anchor a) { return oom_detail::hint_index(a); }
 
 }  // namespace
-
-namespace oom_detail {
-
-// What the scanner remembers besides the text: the last report, and context around it.
-struct ScanState {
-  std::optional<OomReport> last;
-  std::string last_error;
-  bool last_sized = false;
-  std::array<std::uint64_t, k_hint_count> hint_line{};       // last line each hint was seen on (0: never)
-  std::array<std::uint64_t, k_hint_count> hint_at_report{};  // the same, when the last report was read
-  std::array<std::uint64_t, k_hint_count> hint_after{};      // first line after the last report
-  std::optional<std::uint64_t> gpu_blocks;
-  std::optional<Bytes> avail_before_weights;
-  std::optional<Bytes> avail_after_weights;
-  std::optional<Bytes> weights;
-  std::optional<std::uint64_t> gpu_layers;
-  std::optional<std::uint64_t> model_layers;
-  std::optional<std::uint64_t> context_size;
-  std::optional<double> gpu_memory_utilization;
-  std::optional<double> mem_fraction_static;
-  std::optional<std::uint64_t> prefill_tokens;
-  std::uint64_t cublas_line = 0;  // "CUBLAS_STATUS_ALLOC_FAILED" seen on this line (0: never)
-
-  void saw_hint(std::size_t h, std::uint64_t line)
-  {
-    hint_line[h] = line;
-    if (last && hint_after[h] == 0 && line >= last->line) {
-      hint_after[h] = line;
-    }
-  }
-};
-
-}  // namespace oom_detail
-
-namespace {
-
-using oom_detail::ScanState;
-
-bool sized(const OomReport& r)
-{
-  return r.requested || r.total || r.free || r.max_model_len || r.kv_cache_available || r.xla_total ||
-         r.kind == OomKind::tgi_warmup || r.kind == OomKind::sglang_static || r.kind == OomKind::no_kv_cache_memory;
-}
-
-bool llama_family(const OomReport& r) { return r.kind == OomKind::device_alloc; }
-
-// Context read before the report, for the engines whose messages leave it out.
-void attach_context(OomReport& r, const ScanState& s)
-{
-  if (r.engine == OomEngine::vllm && (r.kind == OomKind::kv_cache_too_small || r.kind == OomKind::no_kv_cache_memory)) {
-    r.gpu_blocks = s.gpu_blocks;
-  }
-  if (r.kind == OomKind::sglang_static) {
-    r.avail_before_weights = s.avail_before_weights;
-    r.avail_after_weights = s.avail_after_weights;
-    if (!r.weights) {
-      r.weights = s.weights;
-    }
-  }
-  if (r.kind == OomKind::allocator || r.kind == OomKind::runtime || r.kind == OomKind::no_kv_cache_memory ||
-      r.kind == OomKind::kv_cache_too_small || r.kind == OomKind::nccl) {
-    // The engine's own settings, for fixes that change them (vLLM, SGLang, TGI).
-    r.gpu_memory_utilization = r.gpu_memory_utilization ? r.gpu_memory_utilization : s.gpu_memory_utilization;
-    r.mem_fraction_static = r.mem_fraction_static ? r.mem_fraction_static : s.mem_fraction_static;
-    if (r.kind != OomKind::kv_cache_too_small && r.kind != OomKind::no_kv_cache_memory) {
-      r.prefill_tokens = r.prefill_tokens ? r.prefill_tokens : s.prefill_tokens;
-    }
-  }
-  if (llama_family(r) || r.kind == OomKind::runtime) {
-    r.gpu_layers = s.gpu_layers;
-    r.model_layers = s.model_layers;
-    r.context_size = s.context_size;
-  }
-}
-
-void update_context(const OomReport& r, Anchor anchor, ScanState& s)
-{
-  switch (anchor) {
-  case Anchor::vllm_blocks: s.gpu_blocks = r.gpu_blocks; break;
-  case Anchor::sglang_load_begin: s.avail_before_weights = r.avail_before_weights; break;
-  case Anchor::sglang_load_end:
-    s.avail_after_weights = r.avail_after_weights;
-    s.weights = r.weights;
-    break;
-  case Anchor::llama_layers:
-    s.gpu_layers = r.gpu_layers;
-    s.model_layers = r.model_layers;
-    break;
-  case Anchor::llama_ctx:
-  case Anchor::ollama_kvsize: s.context_size = r.context_size; break;
-  case Anchor::vllm_util: s.gpu_memory_utilization = r.gpu_memory_utilization; break;
-  case Anchor::sglang_fraction: s.mem_fraction_static = r.mem_fraction_static; break;
-  case Anchor::tgi_prefill: s.prefill_tokens = r.prefill_tokens; break;
-  default: break;
-  }
-}
-
-// The hint nearest to the report among `candidates`: the last one seen before it (not too long
-// before), else the first one seen shortly after.
-std::optional<Anchor> nearest_hint(const ScanState& s, std::uint64_t line, std::initializer_list<Anchor> candidates)
-{
-  std::optional<Anchor> best;
-  std::uint64_t best_line = 0;
-  for (const Anchor a : candidates) {
-    const std::uint64_t seen = s.hint_at_report[hint(a)];
-    if (seen != 0 && seen <= line && line - seen <= k_hint_before && seen >= best_line) {
-      best = a;
-      best_line = seen;
-    }
-  }
-  if (best) {
-    return best;
-  }
-  std::uint64_t first = ~0ULL;
-  for (const Anchor a : candidates) {
-    const std::uint64_t seen = s.hint_after[hint(a)];
-    if (seen != 0 && seen - line <= k_hint_after && seen < first) {
-      best = a;
-      first = seen;
-    }
-  }
-  return best;
-}
-
-// Which program raised the report, from the hints around it.
-void resolve_engine(OomReport& r, const ScanState& s)
-{
-  const auto seen_ollama = [&] {
-    const std::uint64_t before = s.hint_at_report[hint(Anchor::hint_ollama)];
-    const std::uint64_t after = s.hint_after[hint(Anchor::hint_ollama)];
-    return (before != 0 && before <= r.line) || (after != 0 && after - r.line <= k_hint_after);
-  };
-  switch (r.kind) {
-  case OomKind::allocator:
-  case OomKind::runtime:
-  case OomKind::mps_allocator: {
-    if (r.context != OomContext::none) {
-      return;  // the message itself named the engine
-    }
-    const auto h = nearest_hint(s, r.line,
-                                {Anchor::hint_vllm, Anchor::hint_sglang, Anchor::hint_tgi, Anchor::hint_trainer, Anchor::hint_diffusion,
-                                 Anchor::hint_llama, Anchor::hint_ollama});
-    if (!h) {
-      return;
-    }
-    if ((*h == Anchor::hint_llama || *h == Anchor::hint_ollama) && r.kind == OomKind::runtime) {
-      // ggml's CUDA_CHECK: "CUDA error: out of memory\n current device: 0, in function ..."
-      r.kind = OomKind::device_alloc;
-      r.format = OomFormat::llama_cpp;
-      r.engine = seen_ollama() ? OomEngine::ollama : OomEngine::llama_cpp;
-      return;
-    }
-    r.context = *h == Anchor::hint_vllm     ? OomContext::vllm
-                : *h == Anchor::hint_sglang ? OomContext::sglang
-                : *h == Anchor::hint_tgi    ? OomContext::tgi
-                : *h == Anchor::hint_trainer ? OomContext::trainer
-                : *h == Anchor::hint_diffusion ? OomContext::diffusion
-                                               : OomContext::none;
-    return;
-  }
-  case OomKind::device_alloc:
-    if (seen_ollama()) {
-      r.engine = OomEngine::ollama;
-    }
-    return;
-  case OomKind::xla_alloc: {
-    const auto h = nearest_hint(s, r.line, {Anchor::hint_jax, Anchor::hint_tensorflow});
-    if (h == Anchor::hint_tensorflow) {
-      r.engine = OomEngine::tensorflow;
-    }
-    return;
-  }
-  default: return;
-  }
-}
-
-}  // namespace
-
-std::string_view to_string(OomEngine e) noexcept
-{
-  switch (e) {
-  case OomEngine::pytorch: return "pytorch";
-  case OomEngine::pytorch_rocm: return "pytorch-rocm";
-  case OomEngine::pytorch_mps: return "pytorch-mps";
-  case OomEngine::cuda_runtime: return "cuda-runtime";
-  case OomEngine::hip_runtime: return "hip-runtime";
-  case OomEngine::vllm: return "vllm";
-  case OomEngine::sglang: return "sglang";
-  case OomEngine::tgi: return "tgi";
-  case OomEngine::llama_cpp: return "llama.cpp";
-  case OomEngine::ollama: return "ollama";
-  case OomEngine::jax: return "jax";
-  case OomEngine::tensorflow: return "tensorflow";
-  case OomEngine::nccl: return "nccl";
-  }
-  return "pytorch";
-}
-
-std::string_view to_string(OomFormat f) noexcept
-{
-  switch (f) {
-  case OomFormat::unknown: return "unknown";
-  case OomFormat::pytorch_2_2: return "pytorch>=2.2";
-  case OomFormat::pytorch_2_0: return "pytorch-2.0";
-  case OomFormat::pytorch_1x: return "pytorch-1.x";
-  case OomFormat::pytorch_legacy: return "pytorch-legacy";
-  case OomFormat::pytorch_async: return "pytorch-async";
-  case OomFormat::pytorch_cpu: return "pytorch-cpu";
-  case OomFormat::mps: return "pytorch-mps";
-  case OomFormat::cuda_runtime: return "cuda-runtime";
-  case OomFormat::hip_runtime: return "hip-runtime";
-  case OomFormat::vllm: return "vllm";
-  case OomFormat::sglang: return "sglang";
-  case OomFormat::tgi: return "tgi";
-  case OomFormat::llama_cpp: return "llama.cpp";
-  case OomFormat::ollama: return "ollama";
-  case OomFormat::xla: return "xla";
-  case OomFormat::xla_compile: return "xla-compile";
-  case OomFormat::tensorflow: return "tensorflow";
-  case OomFormat::nccl: return "nccl";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(OomMemory m) noexcept
-{
-  switch (m) {
-  case OomMemory::device: return "gpu";
-  case OomMemory::host: return "host";
-  case OomMemory::unified: return "unified";
-  }
-  return "gpu";
-}
-
-std::string_view to_string(OomContext c) noexcept
-{
-  switch (c) {
-  case OomContext::none: return "none";
-  case OomContext::vllm: return "vllm";
-  case OomContext::sglang: return "sglang";
-  case OomContext::tgi: return "tgi";
-  case OomContext::trainer: return "trainer";
-  case OomContext::diffusion: return "diffusion";
-  }
-  return "none";
-}
-
-std::string_view to_string(OomStage s) noexcept
-{
-  switch (s) {
-  case OomStage::unknown: return "unknown";
-  case OomStage::weights: return "weights";
-  case OomStage::kv_cache: return "kv_cache";
-  case OomStage::compute: return "compute";
-  }
-  return "unknown";
-}
-
-bool oom_on_rocm(const OomReport& r) noexcept { return r.rocm; }
 
 OomScanner::OomScanner() : m_state(std::make_unique<ScanState>()) {}
 OomScanner::~OomScanner() = default;
@@ -461,11 +200,12 @@ void OomScanner::close_capture()
   m_search_from = p.pos();
   m_parser.reset();
 
+  using oom_detail::llama_family;
   const bool amendable = st.last && report.line - st.last->line <= k_amend_lines && st.last_error.empty();
   switch (role) {
   case Role::context:
     if (recognised && error.empty()) {
-      update_context(report, anchor, st);
+      oom_detail::update_context(report, anchor, st);
     }
     return;
   case Role::near_miss: st.cublas_line = report.line; return;
@@ -505,8 +245,8 @@ void OomScanner::close_capture()
       return;
     }
   }
-  attach_context(report, st);
-  const bool is_sized = sized(report);
+  oom_detail::attach_context(report, st);
+  const bool is_sized = oom_detail::sized(report);
   if (!is_sized && error.empty() && st.last && st.last_sized && st.last_error.empty() && report.line - st.last->line <= k_echo_lines) {
     // An echo of the sized report before it; vLLM's "warming up sampler with N dummy requests" adds N.
     if (report.max_num_seqs && !st.last->max_num_seqs) {
@@ -554,7 +294,7 @@ Result<OomReport> OomScanner::finish()
                             st.last->line, st.last_error));
   }
   OomReport out = *st.last;
-  resolve_engine(out, st);
+  oom_detail::resolve_engine(out, st);
   return out;
 }
 

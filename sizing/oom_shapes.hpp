@@ -40,6 +40,23 @@ struct Step {
   std::int8_t on_miss = k_end;
 };
 
+using Alts = std::array<std::string_view, k_max_alts>;
+using Next = std::array<std::int8_t, k_max_alts>;
+
+constexpr Next all(std::int8_t n)
+{
+  Next out{};
+  out.fill(n);
+  return out;
+}
+
+// The step table of each anchor's shape, nullptr for anchors without one (or not of that file).
+[[nodiscard]] const Step* pytorch_steps(Anchor a) noexcept;  // sizing/oom_shapes_pytorch.cpp
+[[nodiscard]] const Step* serving_steps(Anchor a) noexcept;  // sizing/oom_shapes_serving.cpp
+[[nodiscard]] const Step* other_steps(Anchor a) noexcept;    // sizing/oom_shapes_other.cpp
+// "CUDA0", "ROCm1", "Vulkan0", "Metal", "CPU", "CUDA_Host": the device, and which memory.
+void set_backend(OomReport& r, std::string_view backend);
+
 // Resumable parser of one capture, started at an anchor.
 class ReportParser {
 public:

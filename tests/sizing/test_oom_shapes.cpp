@@ -311,4 +311,75 @@ TEST_CASE("v2 shapes: ggml buffers of every backend, and what they were for", "[
   }
 }
 
+TEST_CASE("OomScanner: invalid numbers are clear errors", "[sizing][oom_parse]")
+{
+  const auto error_of = [](const std::string& size) {
+    const auto r = parse_oom("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + size +
+                             ". GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(exit_code_for(r.error().code) == 1);
+    return r.error().message;
+  };
+  CHECK_THAT(error_of("1e309 GiB"), Catch::Contains("'1e309GiB' is not a finite number"));
+  CHECK_THAT(error_of("-5 MiB"), Catch::Contains("'-5MiB' is negative"));
+  CHECK_THAT(error_of("inf GiB"), Catch::Contains("not a finite number"));
+  CHECK_THAT(error_of("2048 TiB"), Catch::Contains("larger than any GPU"));
+  std::string nines(200, '9');
+  nines += " GiB";
+  CHECK_THAT(error_of(nines), Catch::Contains("too many digits"));
+  CHECK_THAT(error_of("1e309 GiB"), Catch::Contains("on line 1"));
+  const auto vllm = parse_oom("The model's max seq len (99999999999999999999999) is larger than the maximum number of tokens");
+  REQUIRE_FALSE(vllm.has_value());
+  CHECK_THAT(vllm.error().message, Catch::Contains("not a plausible count"));
+}
+
+TEST_CASE("OomScanner: units, partial and rare shapes", "[sizing][oom_parse]")
+{
+  SECTION("KB/MB/GB are read as the binary units PyTorch means")
+  {
+    const auto r = parse_oom("CUDA out of memory. Tried to allocate 2.00 GB (GPU 0; 8 GB total capacity; 512 MB already "
+                             "allocated; 1024 KB free; 2048 bytes cached)");
+    REQUIRE(r.has_value());
+    CHECK(r->requested == Bytes{2 * k_gib});
+    CHECK(r->allocated == Bytes{512 * k_mib});
+    CHECK(r->free == Bytes{k_mib});
+    CHECK(r->reserved_unallocated == Bytes{2048});
+    CHECK(r->format == OomFormat::pytorch_legacy);
+  }
+  SECTION("a message cut short keeps what it gives")
+  {
+    const auto r = parse_oom("RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB.\nsomething else entirely");
+    REQUIRE(r.has_value());
+    CHECK(r->requested == Bytes{3 * k_gib / 2});
+    CHECK_FALSE(r->total.has_value());
+    CHECK(r->format == OomFormat::unknown);
+  }
+  SECTION("ROCm says HIP")
+  {
+    const auto r = parse_oom("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity "
+                             "of 191.98 GiB of which 0 bytes is free. Of the allocated memory 190.00 GiB is allocated by PyTorch, "
+                             "and 1.00 GiB is reserved by PyTorch but unallocated.");
+    REQUIRE(r.has_value());
+    CHECK(r->total == gib_to_bytes(191.98));
+    CHECK(r->free == Bytes{0});
+  }
+  SECTION("allowed memory of set_per_process_memory_fraction")
+  {
+    const auto r = parse_oom("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 14.76 GiB total capacity; 12.82 GiB already "
+                             "allocated; 33.75 MiB free; 13.59 GiB allowed; 13.73 GiB reserved in total by PyTorch)");
+    REQUIRE(r.has_value());
+    CHECK(r->allowed == gib_to_bytes(13.59));
+    CHECK(r->format == OomFormat::pytorch_1x);
+  }
+  SECTION("a new report interrupts one cut short")
+  {
+    const auto r = parse_oom("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of CUDA out of memory. "
+                             "Tried to allocate 3.00 GiB (GPU 2; 10.00 GiB total capacity; 1.00 GiB already allocated; 1.00 GiB "
+                             "free; 2.00 GiB reserved in total by PyTorch)");
+    REQUIRE(r.has_value());
+    CHECK(r->device == 2U);
+    CHECK(r->requested == Bytes{3 * k_gib});
+  }
+}
+
 }  // namespace gpurent
