@@ -99,11 +99,14 @@ void pytorch_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
   rows.size_row("asked for", r.requested, "one allocation");
   rows.size_row("card total", r.total, r.free ? fmt::format("{} free at the time", size(*r.free)) : "");
   rows.size_row("allowed", r.allowed, "cap set by set_per_process_memory_fraction");
-  rows.size_row("this process", d.footprint,
-                r.allocated && r.reserved_unallocated
-                    ? fmt::format("{} alloc + {} unused + {} {}", size(*r.allocated), size(*r.reserved_unallocated),
-                                  size(d.non_pytorch), d.non_pytorch_estimated ? "ctx (est.)" : "non-PyTorch")
-                    : "");
+  std::string parts;
+  if (r.allocated && r.reserved_unallocated) {
+    parts = fmt::format("{} alloc + {} unused + {} {}", size(*r.allocated), size(*r.reserved_unallocated), size(d.non_pytorch),
+                        d.non_pytorch_estimated ? "ctx (est.)" : "non-PyTorch");
+  } else if (r.allocated) {
+    parts = fmt::format("{} alloc + {} ctx (est.)", size(*r.allocated), size(d.non_pytorch));
+  }
+  rows.size_row("this process", d.footprint, parts);
   if (d.self_process) {
     o << "  "
       << wrap(fmt::format("(Process {} is this job seen from a container: it holds {}, about all the card had in use)",
@@ -122,6 +125,9 @@ void pytorch_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
 
 void pytorch_verdicts(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
 {
+  if (!r.total) {
+    return;  // nothing to check the causes against
+  }
   const auto line = [&](OomCause c, const std::string& why) {
     o << "  " << (holds(d, c) ? "yes" : "no ") << "  " << wrap(fmt::format("{}: {}", to_string(c), why), 7, 7) << '\n';
   };
@@ -232,12 +238,17 @@ void oom_text(std::ostream& o, const OomReport& r, const OomDiagnosis& d, bool c
   const std::string format = r.format == OomFormat::unknown ? std::string("message without numbers") : std::string(to_string(r.format));
   o << b << headline(r) << e << " (" << format << ", line " << r.line << ")\n";
   if (r.kind == OomKind::allocator) {
-    o << '\n';
-    pytorch_rows(o, r, d);
-    if (d.causes.empty()) {
+    std::ostringstream rows;
+    pytorch_rows(rows, r, d);
+    if (!rows.str().empty()) {
+      o << '\n' << rows.str();
+    }
+    if (!r.total) {
+      o << '\n' << wrap("The message gives no card sizes to check the causes against.", 0) << '\n';
+    } else if (d.causes.empty()) {
       o << '\n'
-        << wrap("No cause holds: the message gives too little to tell (or free memory looked sufficient). Suspect a concurrent "
-                "allocation, a limit outside PyTorch (MIG slice, WSL2, set_per_process_memory_fraction) or a truncated message.",
+        << wrap("No cause holds: free memory looked sufficient. Suspect a concurrent allocation, a limit outside PyTorch (MIG "
+                "slice, WSL2, set_per_process_memory_fraction) or a truncated message.",
                 0)
         << '\n';
     }

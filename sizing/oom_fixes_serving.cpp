@@ -229,16 +229,18 @@ void sglang_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 
 void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
-  const std::uint64_t prefill = r.prefill_tokens.value_or(4096);
-  out.add("max-batch-prefill-tokens",
-          fmt::format("Warm-up runs one prefill batch of {} tokens and it did not fit: halve it (and keep --max-input-tokens, "
-                      "--max-input-length before TGI 2.0, at or below it)",
-                      prefill),
-          fmt::format("--max-batch-prefill-tokens {}", std::max<std::uint64_t>(prefill / 2, 1)));
   if (r.batch_total_tokens) {
     out.add("max-batch-total-tokens",
             fmt::format("{} tokens in flight do not fit next to the weights: halve the total", *r.batch_total_tokens),
             fmt::format("--max-batch-total-tokens {}", std::max<std::uint64_t>(*r.batch_total_tokens / 2, 1)));
+  }
+  const std::uint64_t prefill = r.prefill_tokens.value_or(4096);
+  if (!r.batch_total_tokens || prefill >= 512) {  // with a tiny prefill batch only the total was too large
+    out.add("max-batch-prefill-tokens",
+            fmt::format("Warm-up runs one prefill batch of {} tokens and it did not fit: halve it (and keep --max-input-tokens, "
+                        "--max-input-length before TGI 2.0, at or below it)",
+                        prefill),
+            fmt::format("--max-batch-prefill-tokens {}", std::max<std::uint64_t>(prefill / 2, 1)));
   }
   out.add("quantize", "Quantize the weights at load (EETQ 8-bit needs no calibration; AWQ/GPTQ checkpoints are smaller still)",
           "--quantize eetq");
