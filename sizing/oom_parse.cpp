@@ -210,16 +210,23 @@ void OomScanner::close_capture()
     return;
   case Role::near_miss: st.cublas_line = report.line; return;
   case Role::amend:
-    if (!recognised || !error.empty() || !amendable) {
+    if (!recognised || !error.empty()) {
       return;
     }
-    if (report.kind == OomKind::nccl && st.last->kind == OomKind::nccl && !st.last->requested) {
-      st.last->requested = report.requested;
-      st.last_sized = true;
-    } else if (llama_family(report) && llama_family(*st.last) && st.last->stage == OomStage::unknown) {
-      st.last->stage = report.stage;
+    if (amendable && report.kind == OomKind::nccl && st.last->kind == OomKind::nccl) {
+      if (!st.last->requested) {
+        st.last->requested = report.requested;
+        st.last_sized = true;
+      }
+      return;
     }
-    return;
+    if (amendable && llama_family(report) && llama_family(*st.last)) {
+      if (st.last->stage == OomStage::unknown) {
+        st.last->stage = report.stage;
+      }
+      return;
+    }
+    break;  // nothing to amend: "failed to allocate buffer for kv cache" alone is a report of its own
   case Role::report: break;
   }
   if (!recognised && (error.empty() || !strong)) {

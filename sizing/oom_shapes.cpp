@@ -68,6 +68,7 @@ void look_back(Anchor anchor, std::string_view text, std::size_t at, ParseState&
   }
   case Anchor::nccl_cuda:
   case Anchor::nccl_hip:
+  case Anchor::nccl_size:
     // "host:pid:tid [3] include/alloc.h:178 NCCL WARN" (a line break may have taken the level word)
     if (text.substr(at > 12 ? at - 12 : 0, at > 12 ? 12 : at).find("NCCL") != std::string_view::npos) {
       const std::size_t open = text.substr(0, at).rfind('[');

@@ -382,4 +382,22 @@ TEST_CASE("OomScanner: units, partial and rare shapes", "[sizing][oom_parse]")
   }
 }
 
+TEST_CASE("v2 shapes: lines that amend a report are reports of their own when nothing comes before", "[sizing][oom_shapes]")
+{
+  const auto kv = parse_oom("llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache");
+  REQUIRE(kv.has_value());
+  CHECK(kv->kind == OomKind::device_alloc);
+  CHECK(kv->stage == OomStage::kv_cache);
+  CHECK_FALSE(kv->requested.has_value());
+  const auto nccl = parse_oom("host:1:2 [1] include/alloc.h:185 NCCL WARN Failed to CUDA malloc 2097152 bytes");
+  REQUIRE(nccl.has_value());
+  CHECK(nccl->engine == OomEngine::nccl);
+  CHECK(nccl->device == 1U);
+  CHECK(nccl->requested == Bytes{2 * k_mib});
+  const auto ollama = parse_oom("time=2025-02-21T01:41:16Z level=ERROR source=sched.go:455 msg=\"error loading llama server\" "
+                                "error=\"llama runner process has terminated: cudaMalloc failed: out of memory\"");
+  REQUIRE(ollama.has_value());
+  CHECK(ollama->engine == OomEngine::ollama);
+}
+
 }  // namespace gpurent
