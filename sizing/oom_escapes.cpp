@@ -88,25 +88,16 @@ void unescape(std::string_view in, std::string& out, std::string& pending, bool 
     case '\'':
     case '/':
     case '\\': out.push_back(rest[0]); break;
-    case 'u': {
-      const int v = hex_number(rest.substr(1), 4);
+    case 'u':
+    case 'x': {  // \u001b (JSON), \x1b (Python)
+      const std::size_t digits = rest[0] == 'u' ? 4 : 2;
+      const int v = hex_number(rest.substr(1), digits);
       if (v < 0) {
         out.push_back('\\');
         used = 1;
       } else {
         out.push_back(v < 0x80 ? from_code(v) : '?');
-        used = 6;
-      }
-      break;
-    }
-    case 'x': {
-      const int v = hex_number(rest.substr(1), 2);
-      if (v < 0) {
-        out.push_back('\\');
-        used = 1;
-      } else {
-        out.push_back(v < 0x80 ? from_code(v) : '?');
-        used = 4;
+        used = 2 + digits;
       }
       break;
     }

@@ -2,7 +2,9 @@
 #pragma once
 // Internal to the OOM diagnosis: the fixes for the causes that hold, in order, chosen by the
 // engine that raised the error. Every command carries computed values, never a placeholder.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sizing/oom_diagnose.hpp"
@@ -35,6 +37,10 @@ void check_other_processes(FixList& out, const OomReport& r, const OomDiagnosis&
 void larger_card(FixList& out, const OomDiagnosis& d);
 // Halve the batch: the Trainer's flags, or in words for code we do not know.
 void reduce_batch(FixList& out, const OomReport& r);
+
+// Lowers an engine's share of the card (vLLM's --gpu-memory-utilization, SGLang's
+// --mem-fraction-static; `id` is the flag) to 0.05 below the value in the log, or `fallback`.
+void lower_share(FixList& out, std::string_view id, std::optional<double> now, double fallback, std::string_view why);
 
 // The fixes of the engine around a PyTorch error (vLLM, SGLang, TGI, a diffusion pipeline) when
 // the job does not fit; false when the log names no such engine.

@@ -183,13 +183,11 @@ void nccl_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
   const std::string size = r.requested ? fmt::format(" (it asked for {})", gib(*r.requested)) : std::string{};
   if (r.context == OomContext::vllm) {
-    const double util = r.gpu_memory_utilization ? std::max(0.5, floor2(*r.gpu_memory_utilization - 0.05)) : 0.85;
-    out.add("gpu-memory-utilization", "NCCL allocates its buffers outside vLLM's share: leave it room",
-            fmt::format("--gpu-memory-utilization {}", fraction_text(util)));
+    lower_share(out, "gpu-memory-utilization", r.gpu_memory_utilization, 0.85,
+                "NCCL allocates its buffers outside vLLM's share: leave it room");
   } else if (r.context == OomContext::sglang) {
-    const double fraction = r.mem_fraction_static ? std::max(0.5, floor2(*r.mem_fraction_static - 0.05)) : 0.8;
-    out.add("mem-fraction-static", "NCCL allocates its buffers outside SGLang's static pool: leave it room",
-            fmt::format("--mem-fraction-static {}", fraction_text(fraction)));
+    lower_share(out, "mem-fraction-static", r.mem_fraction_static, 0.8,
+                "NCCL allocates its buffers outside SGLang's static pool: leave it room");
   }
   out.add("free-other-processes",
           fmt::format("NCCL could not allocate its communication buffers{}: the card was already full. See what holds it", size),

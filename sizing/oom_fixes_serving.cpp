@@ -97,12 +97,9 @@ void vllm_runtime(FixList& out, const OomReport& r, const OomDiagnosis& d)
             fmt::format("The sampler warm-up runs {} sequences at once (max_num_seqs) and ran out: halve them", *r.max_num_seqs),
             fmt::format("--max-num-seqs {}", std::max<std::uint64_t>(*r.max_num_seqs / 2, 1)));
   }
-  const double lower = r.gpu_memory_utilization ? std::max(0.5, floor2(*r.gpu_memory_utilization - 0.05)) : 0.85;
-  out.add("gpu-memory-utilization",
-          fmt::format("vLLM pre-allocates gpu_memory_utilization x the card for weights and KV cache ({}); activations, CUDA graphs "
-                      "and the sampler use what is left: lower it to leave them more",
-                      r.gpu_memory_utilization ? fraction_text(*r.gpu_memory_utilization) + " now" : std::string("0.9 by default")),
-          fmt::format("--gpu-memory-utilization {}", fraction_text(lower)));
+  lower_share(out, "gpu-memory-utilization", r.gpu_memory_utilization, 0.85,
+              "vLLM pre-allocates gpu_memory_utilization x the card for weights and KV cache; activations, CUDA graphs and the "
+              "sampler use what is left: lower it to leave them more");
   out.add("max-num-seqs", "Fewer sequences and tokens per step: a smaller activation peak",
           "--max-num-seqs 128 --max-num-batched-tokens 4096");
   out.add("enforce-eager", "CUDA graphs take extra memory: capture none", "--enforce-eager");
@@ -138,12 +135,9 @@ void sglang_bigger(FixList& out, std::string_view why)
 // A PyTorch error inside SGLang: the static pool (weights + KV) leaves too little for activations.
 void sglang_runtime(FixList& out, const OomReport& r)
 {
-  const double lower = r.mem_fraction_static ? std::max(0.5, floor2(*r.mem_fraction_static - 0.05)) : 0.8;
-  out.add("mem-fraction-static",
-          fmt::format("SGLang keeps mem_fraction_static x the card for weights and KV cache ({}); activations and CUDA graphs "
-                      "use the rest: lower it to leave them more",
-                      r.mem_fraction_static ? fraction_text(*r.mem_fraction_static) + " now" : std::string("set by the card")),
-          fmt::format("--mem-fraction-static {}", fraction_text(lower)));
+  lower_share(out, "mem-fraction-static", r.mem_fraction_static, 0.8,
+              "SGLang keeps mem_fraction_static x the card for weights and KV cache; activations and CUDA graphs use the rest: "
+              "lower it to leave them more");
   out.add("chunked-prefill", "Prefill long prompts in smaller chunks: a smaller activation peak", "--chunked-prefill-size 2048");
   out.add("cuda-graph-bs", "Capture CUDA graphs for smaller batches only: less graph memory", "--cuda-graph-max-bs 16");
   sglang_bigger(out, "Or more GPUs");
@@ -173,6 +167,14 @@ void diffusion_runtime(FixList& out)
 }
 
 }  // namespace
+
+void lower_share(FixList& out, std::string_view id, std::optional<double> now, double fallback, std::string_view why)
+{
+  const double lower = now ? std::max(0.5, floor2(*now - 0.05)) : fallback;
+  out.add(std::string(id),
+          fmt::format("{} ({})", why, now ? fraction_text(*now) + " in the log, 0.05 less" : std::string("not in the log")),
+          fmt::format("--{} {}", id, fraction_text(lower)));
+}
 
 bool engine_job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
