@@ -41,7 +41,8 @@ struct ProviderHandle {
 [[nodiscard]] Result<void> confirm(Services& s, std::string_view question);
 
 // Test hook: GPURENT_TEST_CRASH_AT=<point> ends the process at once with _exit(137) at that
-// point ("recorded", "created", "destroy-called"), like a kill -9. Documented in docs/lifecycle.md.
+// point ("recorded", "created", "destroy-recorded", "destroy-called"), like a kill -9.
+// Documented in docs/lifecycle.md.
 void crash_point(Services& s, std::string_view point);
 
 // GPURENT_WAIT_TIMEOUT_S (default 600) and GPURENT_POLL_MS (default 5000).

@@ -24,7 +24,7 @@ enum class InstanceState {
   stopped,      // GPU released; the provider may still bill storage
   terminating,
   terminated,   // gone (or preempted) at the provider
-  failed,       // the provider says it cannot run (e.g. Vast `offline`): destroy it
+  failed,       // the provider says it cannot run (Lambda `unhealthy`/`preempted`, Vast `offline`)
   unknown,      // a state we do not know: never treated as running
 };
 
@@ -43,6 +43,10 @@ struct Instance {
   MicroUsd price_per_hour;     // 0 when not reported
   std::string region;
   std::string host_key;        // when the provider reports one
+  // A state that needs the user's attention, in one word ("unhealthy", "preempted", "crashed",
+  // "offline", "unknown"), and the provider's own account of it; empty when all is well.
+  std::string trouble;
+  std::string trouble_detail;
 };
 
 struct LaunchRequest {
@@ -72,7 +76,10 @@ public:
   [[nodiscard]] virtual Result<void> stop(std::string_view id) = 0;
   [[nodiscard]] virtual Result<void> start(std::string_view id) = 0;
   [[nodiscard]] virtual Result<void> hibernate(std::string_view id) = 0;
-  // Succeeds also when the server is already gone.
+  // Sends ONE destroy request (no retry: the caller confirms with get() before any repeat).
+  // Errc::not_found when the provider answers that it has no such server (RunPod's 400
+  // "Invalid Pod ID.", a 404, Lambda's `global/object-does-not-exist`): an "already gone"
+  // answer, which counts only once get() confirms it (destroy_confirmed in lifecycle.hpp).
   [[nodiscard]] virtual Result<void> terminate(std::string_view id) = 0;
 };
 

@@ -110,7 +110,17 @@ Result<std::optional<Instance>> LambdaProvider::get(std::string_view id)
 {
   auto body = call(request("GET", "/api/v1/instances/" + std::string(id)), "get instance");
   if (!body) {
-    if (body.error().code == Errc::not_found) {
+    if (body.error().code == Errc::not_found) {  // 404 global/object-does-not-exist
+      return std::optional<Instance>{};
+    }
+    if (body.error().code == Errc::invalid_input) {
+      // 400 global/invalid-parameters: the list decides whether the account has it.
+      TRY_ASSIGN(auto all, list());
+      for (auto& in : all) {
+        if (in.id == id) {
+          return std::optional<Instance>{std::move(in)};
+        }
+      }
       return std::optional<Instance>{};
     }
     return std::unexpected(body.error());
@@ -216,10 +226,9 @@ Result<void> LambdaProvider::hibernate(std::string_view)
 
 Result<void> LambdaProvider::terminate(std::string_view id)
 {
-  auto r = call(request("POST", "/api/v1/instance-operations/terminate", terminate_body(id)), "terminate");
-  if (!r && r.error().code != Errc::not_found) {
-    return std::unexpected(r.error());
-  }
+  // One POST; a 404 (global/object-does-not-exist) comes back as Errc::not_found: "already gone",
+  // to be confirmed with get().
+  TRY(call(request("POST", "/api/v1/instance-operations/terminate", terminate_body(id)), "terminate"));
   return {};
 }
 

@@ -83,13 +83,14 @@ TEST_CASE("Vast driver: search, create, stop, destroy requests and errors", "[pr
     auto r = p.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", MicroUsd{100'000}, "ssh-ed25519 AAAA k", ""});
     CHECK(r.error().code == Errc::refused);
   }
-  SECTION("stop, destroy, 404 on destroy is fine, 429 on destroy is quota")
+  SECTION("stop, destroy, 404 on destroy is \"already gone\" (not_found), 429 on destroy is quota")
   {
     http.on("PUT " + k_base + "/instances/4242/", 200, R"({"success": true})");
     REQUIRE(p.stop("4242"));
     CHECK(nlohmann::json::parse(http.requests().back().body)["state"] == "stopped");
     http.on("DELETE " + k_base + "/instances/4242/", 404, R"({"success": false, "error": "not_found"})");
-    REQUIRE(p.terminate("4242"));
+    CHECK(p.terminate("4242").error().code == Errc::not_found);
+    CHECK(http.count("DELETE " + k_base + "/instances/4242/") == 1);
     http.on("DELETE " + k_base + "/instances/9/", 429, R"({"success": false, "error": "rate_limit_exceeded"})",
             {{"retry-after", "2"}});
     auto r = p.terminate("9");
