@@ -7,11 +7,18 @@ shared/spec/providers.md and the OpenAPI documents), on 127.0.0.1 and a random p
 Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0.
 Control: POST /_control/fault {"match": "GET /runpod/v1/pods/", "status": 500, "retry_after": 1,
 "hang_s": 0, "times": 1}; POST /_control/add {"provider", "name"} (a server made elsewhere);
+POST /_control/phase {"name", "phase"} (what the provider does on its own: "gone" = deleted
+behind gpurent's back, "unhealthy"/"preempted" on Lambda, "crashed" = RunPod EXITED with a
+non-zero exit code); POST /_control/price {"provider", "price"} (what the next create costs);
 GET /_control/state; GET /_control/requests (method, path, auth header seen?).
 The awkward parts: publicIp "" while booting, Vast actual_status null -> loading -> running and
 the exited/offline dead ends (names containing "deadend"/"offline"), Lambda
 insufficient-capacity (gpu_8x_h100_sxm5), 429 with Retry-After, 500s and hung connections via
-faults. A wrong or missing key is a 401 in the provider's own shape.
+faults. A wrong or missing key is a 401 in the provider's own shape. What the documents answer
+for a server that no longer exists: RunPod DELETE/stop/start 400 "Invalid Pod ID." and GET 404
+"Pod not found." (runpod-openapi.json documents only 204/400/401 for DELETE /pods/{podId});
+Lambda 404 `global/object-does-not-exist` for GET /instances/{id} and for a terminate naming no
+instance it has (ApiErrorInstanceNotFound in lambda-openapi.json).
 """
 import argparse
 import json
@@ -30,6 +37,7 @@ FAULTS = []
 REQUESTS = []
 ARGS = None
 BOOT_POLLS = 3
+PRICES = {}  # provider -> price per hour of the next create (RunPod picks the machine)
 
 LAMBDA_TYPES = {
     "gpu_1x_a100_sxm4": ("1x A100 (40 GB SXM4)", "A100 (40 GB SXM4)", 129, 1, ["us-east-1"]),
@@ -88,7 +96,8 @@ def new_server(provider, name, public_key, card, gpus, price):
 
 def lambda_instance(s):
     status = {"booting": "booting", "running": "active", "terminating": "terminating", "exited": "unhealthy",
-              "offline": "unhealthy", "gone": "terminated"}[s["phase"]]
+              "offline": "unhealthy", "gone": "terminated", "unhealthy": "unhealthy", "preempted": "preempted",
+              "crashed": "unhealthy", "stopped": "active"}[s["phase"]]
     t = LAMBDA_TYPES.get(s["card"], LAMBDA_TYPES["gpu_1x_a100_sxm4"])
     out = {"id": s["id"], "name": s["name"], "status": status, "ssh_key_names": ["k"], "file_system_names": [],
            "region": {"name": "us-east-1", "description": "Virginia, USA"},
@@ -102,8 +111,12 @@ def lambda_instance(s):
 def runpod_pod(s):
     running = s["phase"] == "running"
     desired = {"booting": "RUNNING", "running": "RUNNING", "stopped": "EXITED", "terminating": "TERMINATED",
-               "gone": "TERMINATED", "exited": "EXITED", "offline": "EXITED"}[s["phase"]]
+               "gone": "TERMINATED", "exited": "EXITED", "offline": "EXITED", "crashed": "EXITED",
+               "unhealthy": "RUNNING", "preempted": "EXITED"}[s["phase"]]
+    change = {"crashed": "Exited: container exit code 1", "stopped": "Exited by User"}.get(
+        s["phase"], "Rented by User: Fri Jul 12 2024 15:14:40 GMT-0400 (Eastern Daylight Time)")
     return {"id": s["id"], "name": s["name"], "desiredStatus": desired, "costPerHr": s["price"],
+            "lastStatusChange": change,
             "gpu": {"id": s["card"], "count": s["gpus"]}, "machine": {"gpuTypeId": s["card"]},
             "publicIp": "127.0.0.1" if running else "", "portMappings": {"22": s["ssh_port"]} if running else {},
             "interruptible": False, "image": "runpod/pytorch"}
@@ -128,9 +141,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def reply(self, status, body=None, headers=None):
-        data = b"" if body is None else json.dumps(body).encode()
+        text = isinstance(body, str)
+        data = b"" if body is None else body.encode() if text else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain" if text else "application/json")
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -188,6 +202,16 @@ class Handler(BaseHTTPRequestHandler):
                 s = new_server(req["provider"], req["name"], "", req.get("card", "NVIDIA GeForce RTX 4090"), 1, 0.69)
                 s["phase"] = "stopped" if req["provider"] != "lambda" else "running"
                 return self.reply(200, {"id": s["id"]})
+            if path == "/_control/phase":
+                found = [v for v in SERVERS.values() if v["name"] == req["name"] and v["phase"] != "gone"]
+                for v in found:
+                    if req["phase"] in ("gone", "crashed", "preempted", "stopped"):
+                        stop_sshd(v)
+                    v["phase"] = req["phase"]
+                return self.reply(200 if found else 404, {"changed": len(found)})
+            if path == "/_control/price":
+                PRICES[req["provider"]] = req["price"]
+                return self.reply(200, {"ok": True})
             if path == "/_control/state":
                 return self.reply(200, {k: {x: y for x, y in v.items() if x != "public_key"} for k, v in SERVERS.items()})
             if path == "/_control/requests":
@@ -231,10 +255,13 @@ class Handler(BaseHTTPRequestHandler):
             done = []
             for i in req.get("instance_ids", []):
                 s = SERVERS.get(i)
-                if s:
+                if s and s["phase"] != "gone":
                     stop_sshd(s)
                     s["phase"] = "terminating"
                     done.append(lambda_instance(s))
+            if not done:
+                return self.reply(404, {"error": {"code": "global/object-does-not-exist",
+                                                  "message": "Specified instance does not exist."}})
             return self.reply(200, {"data": {"terminated_instances": done}})
         return self.reply(404, {"error": {"code": "global/not-found", "message": p}})
 
@@ -249,13 +276,15 @@ class Handler(BaseHTTPRequestHandler):
                                     if s["provider"] == "runpod" and s["phase"] != "gone"])
         if method == "POST" and p == "/v1/pods":
             s = new_server("runpod", req["name"], req.get("env", {}).get("PUBLIC_KEY", ""), req["gpuTypeIds"][0],
-                           req.get("gpuCount", 1), 0.69 * req.get("gpuCount", 1))
+                           req.get("gpuCount", 1), PRICES.get("runpod", 0.69) * req.get("gpuCount", 1))
             return self.reply(201, runpod_pod(s))
         parts = p.split("/")  # ['', 'v1', 'pods', id, action?]
         if len(parts) >= 4 and parts[2] == "pods":
             s = SERVERS.get(parts[3])
             if not s or s["phase"] == "gone":
-                return self.reply(404, {"error": "pod not found"})
+                if method == "GET":
+                    return self.reply(404, "Pod not found.")
+                return self.reply(400, "Invalid Pod ID.")  # DELETE, stop, start: 204/200, 400, 401 only
             if method == "GET" and len(parts) == 4:
                 advance(s)
                 return self.reply(200, runpod_pod(s))
