@@ -283,7 +283,7 @@ void add_down_command(CLI::App& app, Services& s)
     } else {
       const std::string state = (*r)["state"].get<std::string>();
       s.out << (*r)["name"].get<std::string>() << ": " << state << ", accrued "
-            << format_usd(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)});
+            << money_text(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)});
       if (state == "release_pending") {
         s.out << "; still billed " << per_hour(MicroUsd{round_to_i64((*r)["cost_per_hour_now"].get<double>() * 1e6)})
               << " until you release it and run `gpurent down " << opts->name << " --released`";

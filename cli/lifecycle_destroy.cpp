@@ -21,7 +21,7 @@ std::string billed_text(StateStore& store, const ServerRecord& rec, TimePoint no
   const std::string existed = t.running_s.count() == 0 ? std::string("under a second")
                                                         : std::to_string(t.running_s.count()) + " s";
   return "existed " + existed + ", billed " + std::to_string(t.billed_full_s.count()) +
-         " s at " + per_hour(rec.terms.price_per_hour) + " = " + format_usd(cost, cost.n < 10'000 ? 6 : 2) + " (" +
+          " s at " + per_hour(rec.terms.price_per_hour) + " = " + money_text(cost) + " (" +
          rec.provider + " bills in " + increment_label(rec.terms.billing.increment) + " increments)";
 }
 

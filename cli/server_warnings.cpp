@@ -36,9 +36,15 @@ std::vector<std::string> lifecycle_warnings(const ServerRecord& r, MicroUsd rate
   case ServerStatus::gone:
     w.push_back("the provider no longer has it; billed until it was found gone");
     break;
+  case ServerStatus::offline:
+    w.push_back("offline: " + (r.trouble_detail.empty() ? r.provider + " reports its host disconnected" : r.trouble_detail) +
+                "; " + r.provider + " charges nothing while it is offline, and storage billing resumes when it "
+                "returns; its data is out of reach meanwhile: if it does not come back, destroy it (" +
+                destroy_cmd + ")");
+    break;
   default: break;
   }
-  const bool shows_trouble = shown_state(r) == r.trouble && !r.trouble.empty();
+  const bool shows_trouble = r.status != ServerStatus::offline && !r.trouble.empty() && shown_state(r) == r.trouble;
   if (shows_trouble) {
     std::string what = r.trouble_detail.empty() ? r.provider + " reports " + r.provider_state : r.trouble_detail;
     if (r.trouble == "exited" || r.trouble == "crashed") {

@@ -41,7 +41,11 @@ ServerStatus status_for(InstanceState st, ServerStatus current)
   case InstanceState::running: return ServerStatus::running;
   case InstanceState::stopped: return ServerStatus::stopped;
   case InstanceState::pending: return current == ServerStatus::creating ? ServerStatus::provisioning : current;
-  default: return current;  // failed, unknown, …: billed as before, shown as trouble
+  case InstanceState::offline: return ServerStatus::offline;
+  default:
+    // failed, unknown, …: billed as before, shown as trouble; back from offline (which bills
+    // nothing) into a state the provider does not define, it is billed as running (the most).
+    return current == ServerStatus::offline ? ServerStatus::running : current;
   }
 }
 
@@ -123,6 +127,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       rec.host = current->host;
       rec.port = current->port;
     }
+    TRY(adopt_reported_prices(s, store, rec, *current));
     const auto [trouble, detail] = trouble_for(rec, *current);
     if (current->raw_state != rec.provider_state || trouble != rec.trouble || detail != rec.trouble_detail) {
       TRY(store.set_provider_state(rec.id, current->raw_state, trouble, detail));
@@ -175,6 +180,9 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
   }
   if (r.status == ServerStatus::stopped && r.terms.stopped.bills_full_rate) {
     warnings.push_back("stopped but billed at the full rate (" + per_hour(rate) + ")");
+  } else if (r.status == ServerStatus::stopped && rate.n > 0) {
+    warnings.push_back("stopped: storage still bills " + per_hour(rate) +
+                       (r.terms.stopped.storage_note.empty() ? std::string{} : " (" + r.terms.stopped.storage_note + ")"));
   } else if (r.status == ServerStatus::stopped && !r.terms.stopped.storage_note.empty()) {
     warnings.push_back("stopped: " + r.terms.stopped.storage_note);
   }
@@ -297,7 +305,7 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     text += r.name + "  " + r.provider + "  " + r.card + " x" + std::to_string(r.gpus) + "  " + shown +
             (shown != to_string(r.status) ? " (billed as " + std::string(to_string(r.status)) + ")" : std::string{}) +
             " since " + iso_time(r.status_since) + "\n    accrued " +
-            format_usd(totals.accrued, totals.accrued.n > 0 && totals.accrued.n < 10'000 ? 6 : 2) + ", now " +
+            money_text(totals.accrued) + ", now " +
             per_hour(rate) +
             (r.host.empty() ? "" : ", " + r.user + "@" + r.host + ":" + std::to_string(r.port)) + "\n";
     for (const auto& w : warnings) {
@@ -330,7 +338,7 @@ Result<void> run_status(Services& s, const StatusOptions& o)
   } else {
     s.out << (servers.empty() ? std::string("no tracked servers\n") : text);
     if (!servers.empty()) {
-      s.out << "total accrued: " << format_usd(total) << "\n";
+      s.out << "total accrued: " << money_text(total) << "\n";
     }
   }
   if (!refresh_errors.empty()) {

@@ -284,6 +284,8 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
   if (!running) {
     return std::unexpected(cleanup(running.error()));
   }
+  // The instance's own price (Vast: its dph_total with the disk it has) is the ledger's price.
+  TRY(adopt_reported_prices(s, store, rec, *running));
   TRY(store.set_connection(rec.id, running->user, running->host, running->port, running->host_key));
   rec.user = running->user;
   rec.host = running->host;
@@ -443,12 +445,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     }
     rec.provider_id = launched->id;
     TRY(store->set_provider_id(rec.id, rec.provider_id));
-    if (launched->price_per_hour.n > 0 && launched->price_per_hour != rec.terms.price_per_hour) {
-      s.err << "gpurent: " << info.name << " reports " << per_hour(launched->price_per_hour)
-            << " for this server; the ledger uses that price\n";
-      TRY(store->set_price(rec.id, launched->price_per_hour));
-      rec.terms.price_per_hour = launched->price_per_hour;
-    }
+    TRY(adopt_reported_prices(s, *store, rec, *launched));
     TRY(store->record_state(rec.id, ServerStatus::provisioning, s.clock.now(), "created: " + rec.provider_id));
     rec.status = ServerStatus::provisioning;
     if (max_price && launched->price_per_hour > *max_price) {

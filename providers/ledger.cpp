@@ -7,7 +7,8 @@
 namespace gpurent {
 namespace {
 
-enum class Kind { none, full, stopped, hibernated };
+// none: not billed and no server; free: the server exists but the provider bills nothing (offline).
+enum class Kind { none, free, full, stopped, hibernated };
 
 struct Period {
   Kind kind = Kind::none;
@@ -26,6 +27,7 @@ Kind kind_of(const RentTerms& terms, ServerStatus status, Kind previous, bool fa
   case ServerStatus::destroying:
   case ServerStatus::destroy_failed:
   case ServerStatus::release_pending: return previous == Kind::none ? Kind::full : previous;
+  case ServerStatus::offline: return Kind::free;
   case ServerStatus::destroyed:
   case ServerStatus::gone:
   case ServerStatus::failed: return Kind::none;
@@ -39,7 +41,8 @@ MicroUsd rate_of(const RentTerms& terms, Kind kind) noexcept
   case Kind::full: return terms.price_per_hour;
   case Kind::stopped: return terms.stopped.fixed_per_hour;
   case Kind::hibernated: return terms.hibernated.fixed_per_hour;
-  case Kind::none: return MicroUsd{0};
+  case Kind::none:
+  case Kind::free: return MicroUsd{0};
   }
   return MicroUsd{0};
 }
@@ -84,7 +87,7 @@ LedgerTotals accrue(const RentTerms& terms, std::span<const LedgerEvent> events,
     if (kind == Kind::full) {
       t.running_s += length;
     }
-    if (kind == Kind::none) {
+    if (kind == Kind::none || kind == Kind::free) {
       previous = kind;
       continue;
     }

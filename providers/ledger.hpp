@@ -40,7 +40,8 @@ struct LedgerTotals {
 //    `failed` (nothing was created); `provisioning` bills as running; `destroying`,
 //    `destroy_failed` and `release_pending` bill like the state before;
 //  * stopped/hibernated bill the full rate when the rule says so, else its fixed rate per hour,
-//    rounded up to the same increment.
+//    rounded up to the same increment;
+//  * `offline` bills nothing (the provider does not charge while its host is disconnected).
 [[nodiscard]] LedgerTotals accrue(const RentTerms& terms, std::span<const LedgerEvent> events, TimePoint now) noexcept;
 
 }  // namespace gpurent

@@ -61,6 +61,7 @@ Result<Instance> wait_running(Provider& provider, Clock& clock, std::string_view
     case InstanceState::terminating:
     case InstanceState::terminated:
     case InstanceState::failed:
+    case InstanceState::offline:
       return fail(Errc::unavailable, std::string(provider.name()) + ": server " + std::string(id) +
                                          " reached the dead end '" + in.raw_state + "' instead of running");
     }

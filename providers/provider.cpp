@@ -18,6 +18,7 @@ std::string_view to_string(InstanceState s) noexcept
   case InstanceState::terminating: return "terminating";
   case InstanceState::terminated: return "terminated";
   case InstanceState::failed: return "failed";
+  case InstanceState::offline: return "offline";
   case InstanceState::unknown: return "unknown";
   }
   return "unknown";

@@ -24,7 +24,8 @@ enum class InstanceState {
   stopped,      // GPU released; the provider may still bill storage
   terminating,
   terminated,   // gone (or preempted) at the provider
-  failed,       // the provider says it cannot run (Lambda `unhealthy`/`preempted`, Vast `offline`)
+  failed,       // the provider says it cannot run (Lambda `unhealthy`/`preempted`)
+  offline,      // the provider's host is disconnected and it bills nothing meanwhile (Vast `offline`)
   unknown,      // a state we do not know: never treated as running
 };
 
@@ -40,7 +41,8 @@ struct Instance {
   std::uint16_t port = 22;
   std::string card;            // Card::id when the provider says which card
   std::uint32_t gpus = 0;
-  MicroUsd price_per_hour;     // 0 when not reported
+  MicroUsd price_per_hour;     // 0 when not reported (running, storage included where billed with it)
+  MicroUsd storage_per_hour;   // what its disk costs per hour whatever the state; 0 when not reported
   std::string region;
   std::string host_key;        // when the provider reports one
   // A state that needs the user's attention, in one word ("unhealthy", "preempted", "crashed",

@@ -37,6 +37,8 @@ enum class ServerStatus {
                     // the next `down --destroy` or `status --refresh`
   release_pending,  // attached server backed up for destroying: billed until the user releases it
                     // in the console (`down NAME --released`) or gpurent sees the host gone
+  offline,          // the provider's host is disconnected; the provider bills nothing meanwhile
+                    // (Vast: "not charged active rental or storage costs ... offline")
 };
 
 [[nodiscard]] std::string_view to_string(ServerStatus s) noexcept;
@@ -139,8 +141,6 @@ public:
   [[nodiscard]] virtual Result<std::optional<ServerRecord>> get_server(std::int64_t id) = 0;
   [[nodiscard]] virtual Result<std::vector<ServerRecord>> list_servers(bool include_closed) = 0;
   [[nodiscard]] virtual Result<void> set_provider_id(std::int64_t id, std::string_view provider_id) = 0;
-  // The price the provider reported for the server once created (rent terms stay otherwise).
-  [[nodiscard]] virtual Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) = 0;
   [[nodiscard]] virtual Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host,
                                                     std::uint16_t port, std::string_view host_key) = 0;
   // The rent terms (price and state rules) as the provider reported them once the server existed.

@@ -374,12 +374,6 @@ public:
     return exec_write("UPDATE servers SET provider_id=? WHERE id=?", [&](Stmt& st) { st.bind(1, provider_id).bind(2, id); });
   }
 
-  Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) override
-  {
-    return exec_write("UPDATE servers SET price_micro=? WHERE id=?",
-                      [&](Stmt& st) { st.bind(1, price_per_hour.n).bind(2, id); });
-  }
-
   Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host, std::uint16_t port,
                               std::string_view host_key) override
   {

@@ -8,7 +8,7 @@
 namespace gpurent {
 namespace {
 
-constexpr std::array<std::pair<ServerStatus, std::string_view>, 11> k_status_names{{
+constexpr std::array<std::pair<ServerStatus, std::string_view>, 12> k_status_names{{
     {ServerStatus::creating, "creating"},
     {ServerStatus::provisioning, "provisioning"},
     {ServerStatus::running, "running"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<ServerStatus, std::string_view>, 11> k_status_nam
     {ServerStatus::failed, "failed"},
     {ServerStatus::destroy_failed, "destroy_failed"},
     {ServerStatus::release_pending, "release_pending"},
+    {ServerStatus::offline, "offline"},
 }};
 
 }  // namespace

@@ -216,3 +216,19 @@ TEST_CASE("Ledger: destroy_failed and release_pending bill like the state before
                             {90s, ServerStatus::destroyed}}))
             .n == 0);
 }
+
+TEST_CASE("Ledger: offline bills nothing, and the running rate resumes after it", "[providers][ledger]")
+{
+  const RentTerms t = per_second_terms();
+  // Running 100 s, offline 1000 s (Vast: "not charged active rental or storage costs"), running
+  // 100 s again: 200 s x 690000 / 3600 = 38333.3; as two periods each rounded up: 19167 + 19167.
+  const auto ev = ledger({{0s, ServerStatus::running}, {100s, ServerStatus::offline}, {1100s, ServerStatus::running}});
+  const auto r = accrue(t, ev, k_t0 + 1200s);
+  CHECK(r.running_s == 200s);
+  CHECK(r.accrued.n == 38'334);
+  CHECK(rate_now(t, ledger({{0s, ServerStatus::running}, {100s, ServerStatus::offline}})).n == 0);
+  // A destroy requested while offline bills nothing either.
+  CHECK(rate_now(t, ledger({{0s, ServerStatus::running}, {100s, ServerStatus::offline},
+                            {200s, ServerStatus::destroying}}))
+            .n == 0);
+}

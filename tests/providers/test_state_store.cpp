@@ -77,7 +77,9 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   REQUIRE(rec);
   CHECK(rec->id > 0);
   REQUIRE(store->set_provider_id(rec->id, "pod-abc"));
-  REQUIRE(store->set_price(rec->id, MicroUsd{740'000}));
+  RentTerms reported = rec->terms;
+  reported.price_per_hour = MicroUsd{740'000};
+  REQUIRE(store->set_terms(rec->id, reported));
   REQUIRE(store->set_connection(rec->id, "root", "127.0.0.1", 2222, "ssh-ed25519 AAAAkey"));
   REQUIRE(store->record_state(rec->id, ServerStatus::running, k_t0 + 90s, "ssh answered"));
   REQUIRE(store->record_state(rec->id, ServerStatus::stopped, k_t0 + 3600s, "down --stop"));
