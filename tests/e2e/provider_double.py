@@ -4,7 +4,8 @@ shared/spec/providers.md and the OpenAPI documents), on 127.0.0.1 and a random p
 --port-file. Its running servers are real: each gets an OpenSSH sshd on loopback
 (tests/e2e/sshd.sh), with the public key of the create call authorized.
 
-Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0.
+Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0 (and the
+paginated list at /vast/api/v1/instances/).
 Control: POST /_control/fault {"match": "GET /runpod/v1/pods/", "status": 500, "retry_after": 1,
 "hang_s": 0, "times": 1}; POST /_control/add {"provider", "name"} (a server made elsewhere);
 POST /_control/phase {"name", "phase"} (what the provider does on its own: "gone" = deleted
@@ -19,6 +20,16 @@ for a server that no longer exists: RunPod DELETE/stop/start 400 "Invalid Pod ID
 "Pod not found." (runpod-openapi.json documents only 204/400/401 for DELETE /pods/{podId});
 Lambda 404 `global/object-does-not-exist` for GET /instances/{id} and for a terminate naming no
 instance it has (ApiErrorInstanceNotFound in lambda-openapi.json).
+Vast, from vast-ai/docs api-reference/openapi/yaml (search_offers, create_instance,
+show_instance(s), destroy_instance, create_ssh_key, show_ssh_keys) and billing.mdx: an offer's
+dph_total includes storage for `allocated_storage` (default 8 GB) at storage_cost $/GB/month
+(720 h); the instance's dph_total for the `disk` it was created with; `instance.diskHour` is
+what it costs stopped or exited; nothing while offline; actual_status per the show-instance table
+(stopped with intended_status stopped after a stop, `exited` with intended_status running after
+a crash, `offline`, `unknown`); DELETE 200, then 404 `not_found`; 429 `rate_limit_exceeded`
+without Retry-After via faults; GET /ssh/ 404 while the account has no key, POST /ssh/ adds an
+account key that Vast adds to the account's instances; GET /api/v1/instances/ pages of at most
+25 with next_token, 400 `invalid_token` for a bad after_token.
 """
 import argparse
 import json
@@ -38,6 +49,13 @@ REQUESTS = []
 ARGS = None
 BOOT_POLLS = 3
 PRICES = {}  # provider -> price per hour of the next create (RunPod picks the machine)
+ACCOUNT_KEYS = []  # Vast account SSH keys: {"id", "key"}
+VAST_DPH_BASE = 0.35
+VAST_STORAGE_COST = 0.15  # $/GB/month
+
+
+def vast_storage_hour(gb):
+    return VAST_STORAGE_COST * gb / 720.0
 
 LAMBDA_TYPES = {
     "gpu_1x_a100_sxm4": ("1x A100 (40 GB SXM4)", "A100 (40 GB SXM4)", 129, 1, ["us-east-1"]),
@@ -123,15 +141,59 @@ def runpod_pod(s):
 
 
 def vast_instance(s):
-    status = {"booting": None if s["polls"] <= 1 else "loading", "running": "running", "stopped": "exited",
-              "exited": "exited", "offline": "offline", "terminating": "running", "gone": None}[s["phase"]]
-    out = {"id": int(s["id"]), "label": s["name"], "actual_status": status, "intended_status": "running",
-           "gpu_name": s["card"], "num_gpus": s["gpus"], "gpu_ram": 24564, "dph_total": s["price"],
-           "storage_cost": 0.15, "ssh_host": "", "ssh_port": None, "public_ipaddr": None, "ports": {}}
-    if s["phase"] == "running":
+    phase = s["phase"]
+    status = {"booting": None if s["polls"] <= 1 else "loading", "running": "running", "stopped": "stopped",
+              "exited": "exited", "crashed": "exited", "offline": "offline", "unknown": "unknown",
+              "terminating": "running", "gone": None}[phase]
+    intended = "stopped" if phase == "stopped" else "running"
+    disk = s.get("disk", 10)
+    disk_hour = vast_storage_hour(disk)
+    gpu_hour = VAST_DPH_BASE if phase in ("running", "booting", "terminating") else 0
+    if phase == "offline":
+        disk_hour = 0
+    msg = {"crashed": "Error: container exited with code 1", "exited": "Error: container exited with code 1"}.get(
+        phase, "success, running pytorch/pytorch")
+    out = {"id": int(s["id"]), "label": s["name"], "actual_status": status, "intended_status": intended,
+           "cur_state": "stopped" if phase == "stopped" else "running", "next_state": intended,
+           "status_msg": msg, "gpu_name": s["card"], "num_gpus": s["gpus"], "gpu_ram": 24564,
+           "dph_base": VAST_DPH_BASE, "dph_total": VAST_DPH_BASE + vast_storage_hour(disk),
+           "storage_cost": VAST_STORAGE_COST, "storage_total_cost": vast_storage_hour(disk), "disk_space": disk,
+           "instance": {"gpuCostPerHour": gpu_hour, "diskHour": disk_hour, "totalHour": gpu_hour + disk_hour,
+                        "discountTotalHour": 0, "discountedTotalPerHour": gpu_hour + disk_hour},
+           "extra_env": [], "start_date": s.get("start", time.time()),
+           "ssh_host": "", "ssh_port": None, "public_ipaddr": None, "ports": {}}
+    if phase == "running":
         out["public_ipaddr"] = "127.0.0.1"
         out["ports"] = {"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": str(s["ssh_port"])}]}
     return out
+
+
+def vast_page(query):
+    """GET /api/v1/instances/: keyset pages of at most 25, by id."""
+    import base64
+    import urllib.parse
+    q = dict(urllib.parse.parse_qsl(query))
+    limit = int(q.get("limit", "25"))
+    limit = 5 if limit <= 0 else min(limit, 25)
+    after = 0
+    if q.get("after_token"):
+        try:
+            after = json.loads(base64.b64decode(q["after_token"]))["values"]["id"]
+        except Exception:
+            return 400, {"error": "invalid_token", "msg": "invalid after_token"}
+    for key in ("select_filters", "order_by"):
+        try:
+            json.loads(q.get(key, "{}" if key == "select_filters" else "[]"))
+        except ValueError:
+            return 400, {"error": "invalid_request", "msg": "Error in query parameters: " + key}
+    rows = sorted((v for v in SERVERS.values() if v["provider"] == "vast" and v["phase"] != "gone"),
+                  key=lambda v: int(v["id"]))
+    rows = [v for v in rows if int(v["id"]) > after]
+    page, more = rows[:limit], len(rows) > limit
+    token = base64.b64encode(json.dumps({"values": {"id": int(page[-1]["id"])}}).encode()).decode() if more else None
+    items = [vast_instance(v) for v in page]
+    return 200, {"success": True, "instances_found": len(items), "total_instances": len(rows), "label_counts": {},
+                 "next_token": token, "instances": items}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -190,6 +252,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.runpod_api(method, path[len("/runpod"):], req)
             if path.startswith("/vast/api/v0"):
                 return self.vast_api(method, path[len("/vast/api/v0"):], req)
+            if method == "GET" and path == "/vast/api/v1/instances/":
+                return self.reply(*vast_page(self.path.partition("?")[2]))
         return self.reply(404, {"error": "no such path"})
 
     def control(self, method, path, req):
@@ -205,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_control/phase":
                 found = [v for v in SERVERS.values() if v["name"] == req["name"] and v["phase"] != "gone"]
                 for v in found:
-                    if req["phase"] in ("gone", "crashed", "preempted", "stopped"):
+                    if req["phase"] in ("gone", "crashed", "preempted", "stopped", "offline"):
                         stop_sshd(v)
                     v["phase"] = req["phase"]
                 return self.reply(200 if found else 404, {"changed": len(found)})
@@ -305,15 +369,34 @@ class Handler(BaseHTTPRequestHandler):
     def vast_api(self, method, p, req):
         if method == "POST" and p == "/bundles/":
             names = req.get("gpu_name", {}).get("in", ["RTX 4090"])
+            gb = req.get("allocated_storage", 8)
             return self.reply(200, {"offers": [
                 {"id": 501, "ask_contract_id": 501, "gpu_name": names[0], "num_gpus": req.get("num_gpus", {}).get("eq", 1),
-                 "gpu_ram": 24564, "dph_total": 0.389, "min_bid": 0.2, "geolocation": "Texas, US"}]})
+                 "gpu_ram": 24564, "dph_base": VAST_DPH_BASE, "dph_total": VAST_DPH_BASE + vast_storage_hour(gb),
+                 "storage_cost": VAST_STORAGE_COST, "storage_total_cost": vast_storage_hour(gb), "min_bid": 0.2,
+                 "geolocation": "Texas, US", "verification": "verified", "rentable": True}]})
+        if method == "GET" and p == "/ssh/":
+            if not ACCOUNT_KEYS:
+                return self.reply(404, {"success": False, "error": "not_found", "msg": "No SSH keys found"})
+            return self.reply(200, [{"id": k["id"], "user_id": 1, "key": k["key"], "created_at": "2026-01-01T00:00:00Z",
+                                     "deleted_at": None} for k in ACCOUNT_KEYS])
+        if method == "POST" and p == "/ssh/":
+            if not req.get("ssh_key"):
+                return self.reply(400, {"success": False, "error": "no_ssh_key", "msg": "No ssh key provided"})
+            k = {"id": 100 + len(ACCOUNT_KEYS), "key": req["ssh_key"]}
+            ACCOUNT_KEYS.append(k)
+            for v in SERVERS.values():  # "automatically added to all your current instances"
+                if v["provider"] == "vast":
+                    v["public_key"] = (v.get("public_key", "") + "\n" + k["key"]).strip()
+            return self.reply(200, {"success": True, "key": {"id": k["id"], "user_id": 1, "public_key": k["key"],
+                                                             "created_at": "2026-01-01T00:00:00Z", "deleted_at": None}})
         if method == "PUT" and p.startswith("/asks/"):
-            onstart = req.get("onstart", "")
-            key = onstart.split("'")[1] if "'" in onstart else ""
-            s = new_server("vast", req.get("label", ""), key, "RTX 4090", 1, 0.389)
+            keys = "\n".join(k["key"] for k in ACCOUNT_KEYS)
+            s = new_server("vast", req.get("label", ""), keys, "RTX 4090", 1, VAST_DPH_BASE)
+            s["disk"] = req.get("disk", 10)
+            s["start"] = time.time()
             return self.reply(200, {"success": True, "new_contract": int(s["id"]), "instance_api_key": "x"})
-        if method == "GET" and p == "/instances/":
+        if method == "GET" and p == "/instances/":  # deprecated; gpurent uses /api/v1/instances/
             items = [vast_instance(s) for s in SERVERS.values() if s["provider"] == "vast" and s["phase"] != "gone"]
             return self.reply(200, {"instances_found": len(items), "instances": items})
         parts = p.split("/")  # ['', 'instances', id, '']
@@ -325,11 +408,11 @@ class Handler(BaseHTTPRequestHandler):
                 advance(s)
                 return self.reply(200, {"instances": vast_instance(s)})
             if not s or s["phase"] == "gone":
-                return self.reply(404, {"success": False, "error": "not_found"})
+                return self.reply(404, {"success": False, "error": "not_found", "msg": "Instance not found"})
             if method == "DELETE":
                 stop_sshd(s)
                 s["phase"] = "gone"
-                return self.reply(200, {"success": True})
+                return self.reply(200, {"success": True, "msg": "Instance destroyed successfully"})
             if method == "PUT":
                 if req.get("state") == "stopped":
                     stop_sshd(s)

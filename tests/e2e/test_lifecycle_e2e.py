@@ -166,7 +166,7 @@ def main():
 
         # Servers the provider bills that gpurent does not track; a hung connection is retried.
         e.control("/_control/add", {"provider": "runpod", "name": "stray"})
-        e.control("/_control/fault", {"match": "GET /vast/api/v0/instances/", "hang_s": 4, "status": 0, "times": 1})
+        e.control("/_control/fault", {"match": "GET /vast/api/v1/instances/", "hang_s": 4, "status": 0, "times": 1})
         p, doc = status(e, "--refresh")
         check(p.returncode == 0, "refresh survives a hung connection", p.stderr)
         check(any(u["name"] == "stray" and u["provider"] == "runpod" for u in doc.get("untracked", [])),
