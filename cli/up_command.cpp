@@ -415,7 +415,9 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     rec.created_at = s.clock.now();
     // Remembered for backup, ssh, doctor and down.
     std::error_code ec;
-    rec.identity_file = identity.empty() ? std::string{} : std::filesystem::absolute(identity, ec).string();
+    rec.identity_file = identity.empty() || !std::filesystem::exists(identity, ec)
+                            ? std::string{}
+                            : std::filesystem::absolute(identity, ec).string();
     rec.known_hosts_file = o.ssh.known_hosts.empty() ? std::string{}
                                                      : std::filesystem::absolute(o.ssh.known_hosts, ec).string();
     TRY_ASSIGN(rec, store->insert_server(rec));

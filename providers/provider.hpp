@@ -96,6 +96,11 @@ struct HttpResponse;
 // (with Retry-After when given), 5xx -> unavailable, other 4xx -> invalid_input. `detail` is the
 // provider's own message (from its error envelope), `what` the operation ("lambda: launch").
 [[nodiscard]] Error http_error(std::string_view what, const HttpResponse& response, std::string_view detail);
+// The server with that id in provider.list(), nullopt when the list lacks it: how a driver
+// settles a GET by id that the provider answered 400 ("invalid id") instead of 404.
+[[nodiscard]] Result<std::optional<Instance>> find_listed(Provider& provider, std::string_view id);
+// An OpenSSH public key line's type and base64 body without the comment: how keys are compared.
+[[nodiscard]] std::string public_key_body(std::string_view public_key);
 // Retry-After as delta-seconds ("120"); nullopt for anything else (HTTP-dates are not trusted).
 [[nodiscard]] std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) noexcept;
 

@@ -65,14 +65,7 @@ Result<std::optional<Instance>> RunpodProvider::get(std::string_view id)
       return std::optional<Instance>{};
     }
     if (resp.error().code == Errc::invalid_input) {
-      // 400 "Invalid ID supplied.": the list decides whether the account has it.
-      TRY_ASSIGN(auto pods, list());
-      for (auto& p : pods) {
-        if (p.id == id) {
-          return std::optional<Instance>{std::move(p)};
-        }
-      }
-      return std::optional<Instance>{};
+      return find_listed(*this, id);  // 400 "Invalid ID supplied.": the list decides
     }
     return std::unexpected(resp.error());
   }

@@ -9,17 +9,6 @@ namespace gpurent::vast {
 
 namespace {
 
-// The key's type and base64 body, without the comment: how two public keys are compared.
-std::string key_body(std::string_view public_key)
-{
-  const auto first = public_key.find(' ');
-  if (first == std::string_view::npos) {
-    return std::string(public_key);
-  }
-  const auto second = public_key.find(' ', first + 1);
-  return std::string(public_key.substr(0, second));
-}
-
 // At most this many pages of 25 (1000 instances) are read from the paginated list.
 constexpr int k_max_pages = 40;
 
@@ -104,9 +93,9 @@ Result<void> VastProvider::ensure_ssh_key(std::string_view public_key)
   } else if (listed.error().code != Errc::not_found) {  // 404: "No SSH keys found for the user."
     return std::unexpected(listed.error());
   }
-  const std::string wanted = key_body(public_key);
+  const std::string wanted = public_key_body(public_key);
   for (const auto& k : keys) {
-    if (key_body(k) == wanted) {
+    if (public_key_body(k) == wanted) {
       return {};
     }
   }
@@ -122,14 +111,7 @@ Result<std::optional<Instance>> VastProvider::get(std::string_view id)
       return std::optional<Instance>{};
     }
     if (resp.error().code == Errc::invalid_input) {
-      // 400 "Invalid instance ID or invalid arguments": the list decides.
-      TRY_ASSIGN(auto all, list());
-      for (auto& in : all) {
-        if (in.id == id) {
-          return std::optional<Instance>{std::move(in)};
-        }
-      }
-      return std::optional<Instance>{};
+      return find_listed(*this, id);  // 400 "Invalid instance ID or invalid arguments": the list decides
     }
     return std::unexpected(resp.error());
   }

@@ -4,9 +4,11 @@ temp dir, an ed25519 key) around one provider double (tests/e2e/provider_double.
 servers are real sshd processes, and small checking helpers."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -79,3 +81,23 @@ def status(e, *args):
 
 def by_name(doc, name):
     return next((i for i in doc.get("instances", []) if i["name"] == name), None)
+
+
+def run_against_double(prefix, scenario):
+    """Runs scenario(env) in a fresh temp dir around one provider double, then reports: the
+    test's exit status (0 also when skipped: the double's sshd needs root)."""
+    if os.geteuid() != 0:
+        print("SKIP: the double's sshd accepts only the current user and the drivers log in as root")
+        return 0
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    e = Env(tmp)
+    try:
+        scenario(e)
+    finally:
+        e.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS), file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
