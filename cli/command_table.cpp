@@ -73,12 +73,12 @@ struct Metavar {
   std::string_view name;
 };
 
-constexpr std::array<Metavar, 19> k_metavars{{
+constexpr std::array<Metavar, 20> k_metavars{{
     {"--gpus", "N"},           {"--hours", "H"},         {"--stopped-hours", "H"},   {"--hibernated-hours", "H"},
     {"--price", "USD"},        {"--max-price", "USD"},   {"--min-vram", "GIB"},      {"--from-plan", "MODEL"},
     {"--identity", "KEY"},     {"--known-hosts", "FILE"}, {"--ssh-key", "PUBKEY"},   {"--to", "DIR"},
     {"--include", "GLOB"},     {"--exclude", "GLOB"},    {"--host", "USER@HOST[:PORT]"}, {"--context", "TOKENS"},
-    {"--since", "TIME"},       {"--path", "REMOTE_PATH"}, {"--params", "COUNT"},
+    {"--since", "TIME"},       {"--path", "REMOTE_PATH"}, {"--params", "COUNT"},     {"--gguf", "FILE|URL"},
 }};
 
 template <class Range, class F>
@@ -157,7 +157,8 @@ ValueSet option_values(std::string_view path, std::string_view option)
   if ((path == "plan" && option == "model") || option == "--from-plan") {
     return words(names_of(model_catalog(), [](const ModelArch& m) { return m.name; }));
   }
-  if (option == "--identity" || option == "--known-hosts" || option == "--ssh-key" || (path == "oom" && option == "file")) {
+  if (option == "--identity" || option == "--known-hosts" || option == "--ssh-key" || option == "--gguf" ||
+      (path == "oom" && option == "file")) {
     return ValueSet{ValueKind::file, {}};
   }
   if (option == "--to") {
