@@ -65,7 +65,7 @@ for i in range(n):
     with open(os.path.join(d, "f%05d%s" % (i, rng.choice(exts))), "w") as f:
         f.write("".join(out))
 PY
-(cd "$B/repo" && git init -q && git add -A && git -c user.email=bench@gpurent -c user.name=bench commit -qm "bench" && git gc -q)
+(cd "$B/repo" && git init -q && git add -A && git -c gc.auto=0 -c user.email=bench@gpurent -c user.name=bench commit -qm "bench" && git gc -q)
 mkdir -p "$B/big"
 openssl rand -out "$B/big/weights.safetensors" $((BIG_MIB * 1024 * 1024))
 REPO_FILES=$(find "$B/repo" -type f | wc -l)

@@ -29,6 +29,10 @@ void add_push_command(CLI::App& app, Services& s);
 void add_run_command(CLI::App& app, Services& s);
 void add_logs_command(CLI::App& app, Services& s);
 void add_jobs_command(CLI::App& app, Services& s);
+// cli/help_command.cpp: `help [COMMAND...]`, `completion bash|zsh|fish`, `man`.
+void add_help_command(CLI::App& app, Services& s);
+void add_completion_command(CLI::App& app, Services& s);
+void add_man_command(CLI::App& app, Services& s);
 
 // Registers every subcommand above on `app` (cli/commands.cpp), for `gpurent --help`.
 void add_all_commands(CLI::App& app, Services& s);

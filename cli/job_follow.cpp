@@ -190,7 +190,7 @@ Result<int> finish_followed_job(Services& s, const JobServer& server, std::uniqu
     s.err << "\n";
   }
   if (settled.steps_failed) {
-    return exit_code_for(Errc::partial);
+    return report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"});
   }
   return rec->state == "succeeded" ? 0 : 1;
 }

@@ -79,9 +79,7 @@ Result<int> run_jobs_command(Services& s, const JobsCommandOptions& o)
     print_jobs_text(s, settled.jobs);
   }
   if (settled.steps_failed) {
-    // The document is out already: a warning, and the exit code says it.
-    report_warning(s, "a --then step failed (see its detail above); fix the cause and run the step by hand");
-    code = exit_code_for(Errc::partial);
+    code = report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"});
   }
   return code;
 }

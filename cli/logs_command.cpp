@@ -93,7 +93,7 @@ Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
       }
     }
   }
-  return settled.steps_failed ? exit_code_for(Errc::partial) : 0;
+  return settled.steps_failed ? report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"}) : 0;
 }
 
 }  // namespace

@@ -15,8 +15,10 @@
 #include "providers/offers.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/fixes.hpp"
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/launch.hpp"
 #include "sizing/model_catalog.hpp"
+#include "sizing/precision.hpp"
 
 namespace gpurent {
 namespace {
@@ -52,12 +54,16 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
                                   *o.params));
     return m;
   }
-  if (const ModelArch* arch = find_model_ptr(o.model)) {
+  if (const ModelArch* arch = find_model_ptr(o.model); arch != nullptr && o.gguf.empty()) {
     ResolvedPlanModel m{*arch, "catalog", arch->hf_ids.empty() ? arch->name : arch->hf_ids.front()};
     return m;
   }
-  // A local config.json, the cache or the Hub: the IO module is loaded only if a fetch is needed.
-  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, resolve_options_from(s, o.offline), s.http));
+  // A local checkpoint, the cache or the Hub: the IO module is loaded only if a fetch is needed.
+  ResolveOptions ro = resolve_options_from(s, o.offline);
+  ro.prefer_gguf = o.engine == Engine::llama_cpp || o.engine == Engine::ollama;
+  ro.gguf_type = o.weights_given && is_gguf(o.weights) ? std::string(to_string(o.weights)) : std::string();
+  ro.gguf = o.gguf;
+  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, ro, s.http));
   for (const auto& w : resolved.warnings) {
     report_warning(s, w);
   }
@@ -67,6 +73,51 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
   }
   ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id)};
   return m;
+}
+
+// What the model's own files decide when the command line does not: a GGUF file runs under
+// llama.cpp in its own type, a checkpoint loads in its stored format (GPTQ, AWQ, FP8, MXFP4,
+// bitsandbytes…) when the task and engine can, an adapter trains on at its own rank.
+void apply_checkpoint_defaults(JobSpec& job, const PlanOptions& o)
+{
+  const bool inference = job.task == Task::infer || job.task == Task::serve;
+  const auto& ck = job.model.checkpoint;
+  if (ck && ck->gguf && inference && !o.engine_given) {
+    job.engine = Engine::llama_cpp;
+  }
+  if (ck && ck->format && !o.weights_given && check_weights(job.task, job.engine, *ck->format)) {
+    const bool gguf_engine = job.engine == Engine::llama_cpp || job.engine == Engine::ollama;
+    if (!is_gguf(*ck->format) || gguf_engine || job.engine == Engine::vllm) {
+      job.weights = *ck->format;
+    }
+  }
+  if (job.model.adapter && !o.lora_rank_given && job.model.adapter->rank > 0) {
+    job.lora_rank = job.model.adapter->rank;
+  }
+}
+
+// Where the weights come from and which parts of the estimate are approximate (text notes).
+std::vector<std::string> model_notes(const JobSpec& job)
+{
+  std::vector<std::string> notes;
+  if (const auto& ck = job.model.checkpoint) {
+    const WeightFormat held = weights_in_memory(job);
+    const bool stored = loads_as_stored(*ck, held);
+    notes.push_back(fmt::format("weights: {} from the {}: {:.2f} GiB {}", ck->format_label, ck->source,
+                                round2(to_gib(Bytes{ck->total_bytes()})),
+                                stored ? "as stored" : fmt::format("stored, held as {} here", to_string(held))));
+    for (const auto& n : ck->notes) {
+      notes.push_back("weights: " + n);
+    }
+  }
+  if (const auto& a = job.model.adapter) {
+    notes.push_back(fmt::format("LoRA adapter: rank {}, {} parameters, {:.2f} GiB", a->rank, a->weights.params,
+                                round2(to_gib(Bytes{a->weights.bytes}))));
+  }
+  for (const auto& a : job.model.approximate) {
+    notes.push_back(fmt::format("approximate {}: {}", a.part, a.why));
+  }
+  return notes;
 }
 
 // The largest card of the catalogue: what the fixes aim at when no offer is left to compare.
@@ -115,7 +166,8 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, o));
-  TRY_ASSIGN(const JobSpec job, make_job(o, model.arch));
+  TRY_ASSIGN(JobSpec job, make_job(o, model.arch));
+  apply_checkpoint_defaults(job, o);
   const std::vector<Offer> offers = current_offers(s, cfg);
 
   PlanReport r;
@@ -132,7 +184,10 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
     r.fixes = suggest_fixes(r.result.job, r.fix_limit);
   }
   r.launch = launch_commands(r.result.job, model.hf_id);
-  r.notes = price_notes(r, cfg, offers, o, providers);
+  r.notes = model_notes(r.result.job);
+  for (auto& n : price_notes(r, cfg, offers, o, providers)) {
+    r.notes.push_back(std::move(n));
+  }
   return r;
 }
 

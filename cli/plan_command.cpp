@@ -33,7 +33,7 @@ void run_plan(Services& s, const PlanArgs& args)
   if (s.global.json) {
     s.out << plan_to_json(*report).dump(2) << '\n';
   } else {
-    s.out << render_plan_text(*report, s.color_out());
+    s.out << render_plan_text(*report, s.color_out(), s.utf8());
   }
   if (!report->fits()) {
     s.exit_code = report_error(s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
@@ -58,13 +58,15 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
   sub.add_option("--shard", args.shard, "none | ddp | fsdp | zero1 | zero2 | zero3 | tp");
   sub.add_option("--gpu-util", args.gpu_util, "vLLM gpu_memory_utilization (default 0.9)");
   sub.add_flag("--offline", args.offline, "never fetch a model from the Hugging Face Hub");
+  sub.add_option("--gguf", args.gguf, "size this GGUF file: a path, an https:// URL, or a file of the Hub MODEL");
 }
 
 void add_plan_command(CLI::App& app, Services& s)
 {
   auto args = std::make_shared<PlanArgs>();
   auto* sub = app.add_subcommand("plan", "size a job's GPU memory, pick card + provider, model the bill");
-  sub->add_option("model", args->model, "catalogue name, Hugging Face id, or path to a config.json");
+  sub->add_option("model", args->model, "catalogue name, Hugging Face id, checkpoint or adapter directory, .gguf or "
+                                        "config.json path");
   add_plan_sizing_options(*sub, *args);
   sub->add_option("--gpus", args->gpus, "GPUs per server, 1-8 (default: the cheapest count that fits)");
   sub->add_option("--card", args->card, "check the job against this card (\"RTX 4090\", A100-80GB, ...)");

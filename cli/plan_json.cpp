@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -19,16 +20,53 @@ double gib_signed(std::int64_t bytes)
 double usd(MicroUsd m) { return to_units(m, 6); }
 std::string str(std::string_view v) { return std::string(v); }
 
+// The weights as the model's own files store them (safetensors or GGUF headers).
+Json checkpoint_json(const CheckpointWeights& ck, WeightFormat job_weights)
+{
+  Json by_dtype = Json::object();
+  for (const auto& [dtype, bytes] : ck.bytes_by_dtype) {
+    by_dtype[dtype] = bytes;
+  }
+  const auto part = [](const WeightGroup& g) { return Json{{"params", g.params}, {"bytes", g.bytes}}; };
+  return Json{{"source", ck.source},
+              {"files", ck.files},
+              {"format", ck.format_label},
+              {"stored_as", ck.format ? Json(str(to_string(*ck.format))) : Json(nullptr)},
+              {"as_stored", loads_as_stored(ck, job_weights)},
+              {"bytes", ck.total_bytes()},
+              {"gib", gib(Bytes{ck.total_bytes()})},
+              {"file_bytes", ck.file_bytes},
+              {"params", ck.total_params()},
+              {"parts", Json{{"embedding", part(ck.embedding)}, {"linear", part(ck.linear)},
+                             {"experts", part(ck.experts)}, {"other", part(ck.other)}}},
+              {"outside_text_bytes", ck.outside_text_bytes},
+              {"bytes_by_dtype", by_dtype},
+              {"notes", ck.notes}};
+}
+
 Json model_json(const PlanReport& r)
 {
   const ModelArch& m = r.result.job.model;
-  return Json{{"name", m.name},       {"source", r.model_source},
-              {"params", m.params},   {"layers", m.layers},
-              {"hidden", m.hidden},   {"heads", m.heads},
-              {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim},
-              {"vocab", m.vocab},     {"intermediate", m.intermediate},
-              {"experts", m.experts}, {"experts_active", m.experts_active},
-              {"max_context", m.max_context}};
+  Json j{{"name", m.name},       {"source", r.model_source},
+         {"params", m.params},   {"layers", m.layers},
+         {"hidden", m.hidden},   {"heads", m.heads},
+         {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim},
+         {"vocab", m.vocab},     {"intermediate", m.intermediate},
+         {"experts", m.experts}, {"experts_active", m.experts_active},
+         {"max_context", m.max_context}};
+  if (m.checkpoint) {
+    j["checkpoint"] = checkpoint_json(*m.checkpoint, weights_in_memory(r.result.job));
+  }
+  if (m.adapter) {
+    j["adapter"] = Json{{"rank", m.adapter->rank},
+                        {"params", m.adapter->weights.params},
+                        {"bytes", m.adapter->weights.bytes},
+                        {"target_modules", m.adapter->target_modules}};
+  }
+  for (const auto& a : m.approximate) {  // only for models read from generic keys
+    j["approximate"].push_back(Json{{"part", a.part}, {"why", a.why}});
+  }
+  return j;
 }
 
 Json job_json(const JobSpec& j)

@@ -145,8 +145,6 @@ Result<void> check_task_engine(Task task, Engine engine)
   return {};
 }
 
-namespace {
-
 Result<void> check_weights(Task task, Engine engine, WeightFormat w)
 {
   const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;
@@ -173,6 +171,8 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
   }
   return {};
 }
+
+namespace {
 
 Result<void> check_shard(Task task, std::optional<Shard> shard)
 {
@@ -303,24 +303,39 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   PlanOptions o;
   o.model = std::string(trim(a.model));
   o.offline = a.offline;
+  o.gguf = std::string(trim(a.gguf));
+  o.engine_given = !a.engine.empty();
+  o.weights_given = !a.weights.empty();
+  o.lora_rank_given = !a.lora_rank.empty();
   o.grad_checkpointing = a.grad_checkpointing;
   o.request.spot = a.spot;
 
   if (!a.params.empty()) {
     TRY_ASSIGN(o.params, for_flag("--params", parse_param_count(a.params)));
-    if (!o.model.empty()) {
-      return fail(Errc::usage, "give a MODEL or --params, not both; --params is for a model gpurent does not know");
+    if (!o.model.empty() || !o.gguf.empty()) {
+      return fail(Errc::usage, "give a MODEL (or --gguf) or --params, not both; --params is for a model gpurent "
+                               "does not know");
     }
-  } else if (o.model.empty()) {
-    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`) or "
-                             "give --params 7B");
+  } else if (o.model.empty() && o.gguf.empty()) {
+    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`), "
+                             "give --gguf FILE, or --params 7B");
   }
   if (!a.task.empty()) {
     TRY_ASSIGN(o.task, for_flag("--task", parse_task(a.task)));
   }
   o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
+  const auto given_weights = a.weights.empty() ? Result<WeightFormat>(WeightFormat::bf16) : parse_weight_format(a.weights);
+  const bool gguf_weights = !a.weights.empty() && given_weights && is_gguf(*given_weights);
+  if ((!o.gguf.empty() || gguf_weights) && a.engine.empty()) {
+    o.engine = Engine::llama_cpp;  // a GGUF file (or type) runs under llama.cpp unless told otherwise
+  }
   if (!a.engine.empty()) {
     TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
+  }
+  if (!o.gguf.empty() && o.engine != Engine::llama_cpp && o.engine != Engine::ollama && o.engine != Engine::vllm) {
+    return fail(Errc::usage, fmt::format("--gguf sizes a GGUF file, which --engine {} does not load; use llama.cpp, "
+                                         "ollama or vllm",
+                                         to_string(o.engine)));
   }
   TRY(check_task_engine(o.task, o.engine));
   o.weights = o.task == Task::qlora ? WeightFormat::nf4 : WeightFormat::bf16;
@@ -367,6 +382,10 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
       return fail(Errc::usage, "--provider: " + provider.error().message);
     }
     o.request.provider = provider->name;
+    if (a.spot && !provider->spot_available) {  // as `cost` does: never on-demand prices in place of spot
+      return fail(Errc::unsupported, "--spot with --provider " + provider->name + ": " + provider->spot_note +
+                                         "; drop --spot, or pick a provider with spot servers");
+    }
   }
   if (!a.hours.empty()) {
     TRY_ASSIGN(o.request.runtime, for_flag("--hours", parse_hours(a.hours)));

@@ -42,6 +42,7 @@ struct PlanArgs {
   std::string max_price;
   std::string params;
   bool offline = false;
+  std::string gguf;  // --gguf FILE|URL
 };
 
 // Registers the options that size the job (--task, --engine, --weights, --kv-cache, --context,
@@ -69,6 +70,12 @@ struct PlanOptions {
   PlanRequest request;  // gpus, shard, hours, provider, spot, max price, card (ids)
   std::string card_display;  // the --card as found, for messages
   bool offline = false;
+  std::string gguf;          // --gguf FILE|URL: size that GGUF file
+  // Which of the defaults above were given on the command line; the others may follow the
+  // model's own files (a GGUF file runs under llama.cpp in its type; an adapter has its rank).
+  bool engine_given = false;
+  bool weights_given = false;
+  bool lora_rank_given = false;
 };
 
 // Every value checked; the first bad one is an Errc::usage error naming the flag.
@@ -76,6 +83,9 @@ struct PlanOptions {
 
 // The engine can run the task (training engines train, serving engines serve); Errc::usage.
 [[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
+// The weight format suits the task and engine (GGUF types under llama.cpp/ollama/vllm, 16-bit
+// for full training, 4-bit for qlora); Errc::usage.
+[[nodiscard]] Result<void> check_weights(Task task, Engine engine, WeightFormat w);
 
 // The job for `model`: context defaults to 4096 capped at the model's maximum; an explicit
 // --context above the maximum is a usage error.

@@ -19,6 +19,7 @@ constexpr std::size_t k_max_rows = 12;
 
 struct Style {
   bool on = false;
+  BarGlyphs glyphs = bar_glyphs(true);
   [[nodiscard]] std::string wrap(std::string_view code, std::string_view s) const
   {
     return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
@@ -74,16 +75,16 @@ std::string summary(const PlanReport& r)
 }
 
 // One bar track: cells [from, to) filled, the limit marker (k_bar: none) where nothing is drawn.
-std::string track(std::size_t from, std::size_t to, std::size_t marker)
+std::string track(std::size_t from, std::size_t to, std::size_t marker, const BarGlyphs& g)
 {
   std::string s;
   for (std::size_t i = 0; i < k_bar; ++i) {
     if (i >= from && i < to) {
-      s += "\u2588";
+      s += g.filled;
     } else if (i == marker) {
       s += "|";
     } else if (i < from) {
-      s += "\u00b7";
+      s += g.before;
     } else {
       s += " ";
     }
@@ -123,10 +124,10 @@ void render_memory(std::string& out, const PlanReport& r, const Style& st)
     const std::size_t from = std::min(cell(cum), k_bar - 1);
     const std::size_t to = std::max(from + 1, std::min(cell(cum + bytes.n), k_bar));
     cum += bytes.n;
-    out += fmt::format("  {} {} {:>10}\n", pad(label, 12), track(from, to, marker), gib(bytes));
+    out += fmt::format("  {} {} {:>10}\n", pad(label, 12), track(from, to, marker, st.glyphs), gib(bytes));
   }
   const bool fits = card && m.total() <= limit;
-  const std::string bar = track(0, std::max<std::size_t>(1, std::min(cell(m.total().n), k_bar)), marker);
+  const std::string bar = track(0, std::max<std::size_t>(1, std::min(cell(m.total().n), k_bar)), marker, st.glyphs);
   std::string status;
   if (card) {
     const auto headroom = static_cast<std::int64_t>(limit.n) - static_cast<std::int64_t>(m.total().n);
@@ -310,9 +311,9 @@ std::string hours_label(std::chrono::seconds runtime)
   return v + " h";
 }
 
-std::string render_plan_text(const PlanReport& r, bool color)
+std::string render_plan_text(const PlanReport& r, bool color, bool utf8)
 {
-  const Style st{color};
+  const Style st{color, bar_glyphs(utf8)};
   std::string out;
   for (const auto& line : wrap_words(summary(r), k_width, "", "  ")) {
     out += st.bold(line) + "\n";

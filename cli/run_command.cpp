@@ -84,7 +84,7 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
         }
       }
     }
-    return settled.steps_failed ? exit_code_for(Errc::partial) : 0;
+    return settled.steps_failed ? report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"}) : 0;
   }
   if (o.command.empty()) {
     return fail(Errc::usage, "run: give the command after --, e.g. `gpurent run " + server.dest.name + " -- python train.py`");

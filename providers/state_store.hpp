@@ -29,10 +29,16 @@ enum class ServerStatus {
   running,
   stopped,
   hibernated,
-  destroying,    // destroy was called; not yet confirmed gone
+  destroying,    // a destroy request was sent (or is about to be); not yet confirmed gone
   destroyed,     // confirmed gone by the provider (or by the user for attached servers): ledger closed
   gone,          // the provider no longer has it, found by `status --refresh`: ledger closed
   failed,        // the create call failed and nothing was created: ledger closed, nothing billed
+  destroy_failed,   // the destroy request failed and the provider still has it: billed, retried by
+                    // the next `down --destroy` or `status --refresh`
+  release_pending,  // attached server backed up for destroying: billed until the user releases it
+                    // in the console (`down NAME --released`) or gpurent sees the host gone
+  offline,          // the provider's host is disconnected; the provider bills nothing meanwhile
+                    // (Vast: "not charged active rental or storage costs ... offline")
 };
 
 [[nodiscard]] std::string_view to_string(ServerStatus s) noexcept;
@@ -73,6 +79,16 @@ struct ServerRecord {
   TimePoint created_at{};
   TimePoint status_since{};
   TimePoint last_change{};    // last change on the server (state change, ssh session): backups must be newer
+  // SSH settings given at attach/up, used again by backup, ssh, doctor and down (empty: defaults).
+  std::string identity_file;     // private key path
+  std::string known_hosts_file;  // known-hosts file
+  // What `status --refresh` last heard from the provider: its own word for the state, and a
+  // state that needs attention (Instance::trouble, e.g. "unhealthy") with its account of it.
+  std::string provider_state;
+  std::string trouble;
+  std::string trouble_detail;
+  // release_pending: when SSH to the host first failed (refused/unreachable) with no success since.
+  std::optional<TimePoint> unreachable_since;
 };
 
 struct LedgerEvent {
@@ -152,10 +168,15 @@ public:
   [[nodiscard]] virtual Result<std::optional<ServerRecord>> get_server(std::int64_t id) = 0;
   [[nodiscard]] virtual Result<std::vector<ServerRecord>> list_servers(bool include_closed) = 0;
   [[nodiscard]] virtual Result<void> set_provider_id(std::int64_t id, std::string_view provider_id) = 0;
-  // The price the provider reported for the server once created (rent terms stay otherwise).
-  [[nodiscard]] virtual Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) = 0;
   [[nodiscard]] virtual Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host,
                                                     std::uint16_t port, std::string_view host_key) = 0;
+  // The rent terms (price and state rules) as the provider reported them once the server existed.
+  [[nodiscard]] virtual Result<void> set_terms(std::int64_t id, const RentTerms& terms) = 0;
+  [[nodiscard]] virtual Result<void> set_ssh_files(std::int64_t id, std::string_view identity_file,
+                                                   std::string_view known_hosts_file) = 0;
+  [[nodiscard]] virtual Result<void> set_provider_state(std::int64_t id, std::string_view provider_state,
+                                                        std::string_view trouble, std::string_view detail) = 0;
+  [[nodiscard]] virtual Result<void> set_unreachable_since(std::int64_t id, std::optional<TimePoint> since) = 0;
   // Appends a ledger event and moves the server to `status` (one transaction). A server whose
   // ledger is closed cannot change state (Errc::refused). Also moves last_change.
   [[nodiscard]] virtual Result<void> record_state(std::int64_t id, ServerStatus status, TimePoint at,

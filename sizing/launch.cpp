@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
@@ -60,8 +61,11 @@ std::string vllm_command(const JobSpec& j, std::string_view id)
 std::string llama_cpp_command(const JobSpec& j, std::string_view id)
 {
   const std::uint32_t np = std::max<std::uint32_t>(j.batch, 1);
-  std::string s = fmt::format("llama-server -m {}.{}.gguf -c {} -np {} -ngl 999", base_name(id), gguf_type(j.weights),
-                              std::uint64_t{j.context} * np, np);
+  std::string file = fmt::format("{}.{}.gguf", base_name(id), gguf_type(j.weights));
+  if (const auto& ck = j.model.checkpoint; ck && ck->gguf && !ck->files.empty() && loads_as_stored(*ck, j.weights)) {
+    file = base_name(ck->files.front());  // the file that was sized (part 1 of a split one)
+  }
+  std::string s = fmt::format("llama-server -m {} -c {} -np {} -ngl 999", file, std::uint64_t{j.context} * np, np);
   s += j.flash_attention ? " -fa on" : " -fa off";
   const KvDtype kv = resolve_kv_dtype(j);
   if (kv == KvDtype::q8_0 || kv == KvDtype::q4_0) {

@@ -2,8 +2,11 @@
 #pragma once
 // The architecture of one model, exactly as its published config.json gives it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sizing/checkpoint.hpp"
 
 namespace gpurent {
 
@@ -61,6 +64,21 @@ struct ModelArch {
   std::string source;
   // Other short names the catalogue also accepts (e.g. "mistral-7b-v0.3").
   std::vector<std::string> aliases;
+  // Layers that keep no KV cache (linear attention, state-space layers of hybrid models).
+  std::uint32_t kv_free_layers = 0;
+  // Read from the checkpoint's own files (safetensors or GGUF headers); absent for catalogue
+  // models and configs read alone. The estimate's weights come from it when present.
+  std::optional<CheckpointWeights> checkpoint;
+  // A LoRA adapter the model is used with (a local adapter directory): served with the model,
+  // or trained further at its own rank.
+  std::optional<AdapterWeights> adapter;
+  // Parts of the estimate that rest on assumptions for this model, and why (an architecture
+  // read from generic config keys, a guessed attention layout): shown with the plan.
+  struct Approximation {
+    std::string part;  // "kv_cache", "activations", "weights", "params"
+    std::string why;
+  };
+  std::vector<Approximation> approximate;
 
   [[nodiscard]] AttentionKind attention() const noexcept
   {

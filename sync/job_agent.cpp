@@ -178,10 +178,12 @@ std::string job_list_command(std::optional<std::string_view> id)
          "; do\n"
          "  [ -f \"$d/cmd.sh\" ] || continue\n"
          "  printf 'job\\0%s\\0' \"$d\"\n"
+         // Whether the runner lives, asked before its exit status is read: a runner that ends
+         // in between has written it by then (else the job would look lost).
+         "  if alive \"$(cat \"$d/runner\" 2>/dev/null)\" \"$d\"; then printf 'alive\\0%s\\0' yes; fi\n"
          "  for k in workdir started ended exit pid launcher; do\n"
          "    [ -f \"$d/$k\" ] && printf '%s\\0%s\\0' \"$k\" \"$(cat \"$d/$k\")\"\n"
          "  done\n"
-         "  if alive \"$(cat \"$d/runner\" 2>/dev/null)\" \"$d\"; then printf 'alive\\0%s\\0' yes; fi\n"
          "  printf 'log_size\\0%s\\0' \"$(wc -c < \"$d/log\" 2>/dev/null)\"\n"
          "  printf 'cmd\\0%s\\0' \"$(cat \"$d/cmd.sh\")\"\n"
          "  printf 'done\\0'\n"
@@ -324,8 +326,9 @@ std::string job_follow_command(std::string_view id, std::uint64_t offset)
          " -- \"$d/log\" 2>/dev/null; fi\n"
          "i=0; while [ ! -f \"$d/exit\" ] && alive \"$r\" \"$j\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n"
          "kill $hb 2>/dev/null\n"
+         "if alive \"$r\" \"$j\"; then a=1; else a=0; fi\n"
          "if [ -f \"$d/exit\" ]; then echo \"end exit $(cat \"$d/exit\")\" >&2\n"
-         "elif alive \"$r\" \"$j\"; then echo 'end running' >&2\n"
+         "elif [ $a = 1 ]; then echo 'end running' >&2\n"
          "else echo 'end lost' >&2; fi\n";
 }
 

@@ -2,7 +2,8 @@
 // The one StateStore implementation, and the only file that includes <sqlite3.h>.
 // WAL journal, a busy timeout, BEGIN IMMEDIATE around every read-modify-write, and a schema
 // version table with forward-only migrations (1: servers, events, backups; 2: doctor observations;
-// then the jobs of `gpurent run`).
+// 3: remembered SSH files, the provider's last word, the release check; 4: the jobs of
+// `gpurent run`).
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -24,7 +25,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 3> k_migrations{{
+constexpr std::array<const char*, 4> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -83,7 +84,18 @@ CREATE TABLE doctor_observations(
 );
 CREATE INDEX doctor_observations_server ON doctor_observations(server_id, at);
 )sql",
-    // jobs started by `gpurent run` and the --then steps to carry out after them.
+    // 2 -> 3: the SSH identity and known-hosts file given at attach/up; what the provider last
+    // said (its state word, trouble such as `unhealthy`); when SSH to a release_pending host
+    // first failed. New statuses (destroy_failed, release_pending) need no schema change.
+    R"sql(
+ALTER TABLE servers ADD COLUMN ssh_identity TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN ssh_known_hosts TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN provider_state TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN trouble TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN trouble_detail TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN unreachable_since INTEGER;
+)sql",
+    // 3 -> 4: jobs started by `gpurent run` and the --then steps to carry out after them.
     R"sql(
 CREATE TABLE jobs(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -264,7 +276,8 @@ constexpr const char* k_job_columns =
 
 constexpr const char* k_server_columns =
     "id,name,provider,provider_id,card,gpus,spot,attached,region,price_micro,currency,increment_s,minimum_s,"
-    "deploy_s,terms_json,ssh_user,host,port,host_key,status,status_since,created_at,last_change";
+    "deploy_s,terms_json,ssh_user,host,port,host_key,status,status_since,created_at,last_change,"
+    "ssh_identity,ssh_known_hosts,provider_state,trouble,trouble_detail,unreachable_since";
 
 Result<ServerRecord> read_server(const Stmt& st)
 {
@@ -305,7 +318,24 @@ Result<ServerRecord> read_server(const Stmt& st)
   r.status_since = from_unix(st.i64(20));
   r.created_at = from_unix(st.i64(21));
   r.last_change = from_unix(st.i64(22));
+  r.identity_file = st.text(23);
+  r.known_hosts_file = st.text(24);
+  r.provider_state = st.text(25);
+  r.trouble = st.text(26);
+  r.trouble_detail = st.text(27);
+  if (!st.is_null(28)) {
+    r.unreachable_since = from_unix(st.i64(28));
+  }
   return r;
+}
+
+std::string terms_json(const RentTerms& t)
+{
+  const nlohmann::json terms = {{"stopped", rule_to_json(t.stopped)},
+                                {"hibernated", rule_to_json(t.hibernated)},
+                                {"destroy_loses", t.destroy_loses},
+                                {"workspace_dir", t.workspace_dir}};
+  return terms.dump();
 }
 
 class SqliteStateStore final : public StateStore {
@@ -317,14 +347,10 @@ public:
   Result<ServerRecord> insert_server(const ServerRecord& rec) override
   {
     TRY(begin());
-    const nlohmann::json terms = {{"stopped", rule_to_json(rec.terms.stopped)},
-                                  {"hibernated", rule_to_json(rec.terms.hibernated)},
-                                  {"destroy_loses", rec.terms.destroy_loses},
-                                  {"workspace_dir", rec.terms.workspace_dir}};
-    const std::string terms_text = terms.dump();
+    const std::string terms_text = terms_json(rec.terms);
     const std::string status{to_string(rec.status)};
     const std::string sql = std::string("INSERT INTO servers(") + (k_server_columns + 3) +
-                            ",closed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                            ",closed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     Stmt st(db(), sql.c_str());
     if (!st.ok()) {
       return rollback_with(db_error(db(), "prepare insert"));
@@ -337,7 +363,10 @@ public:
     st.bind(13, static_cast<std::int64_t>(rec.terms.billing.charged_at_deploy.count()));
     st.bind(14, terms_text).bind(15, rec.user).bind(16, rec.host).bind(17, std::int64_t{rec.port});
     st.bind(18, rec.host_key).bind(19, status).bind(20, to_unix(rec.created_at)).bind(21, to_unix(rec.created_at));
-    st.bind(22, to_unix(rec.created_at)).bind(23, std::int64_t{is_closed(rec.status)});
+    st.bind(22, to_unix(rec.created_at)).bind(23, rec.identity_file).bind(24, rec.known_hosts_file);
+    st.bind(25, rec.provider_state).bind(26, rec.trouble).bind(27, rec.trouble_detail);
+    st.bind(28, rec.unreachable_since ? std::optional<std::int64_t>{to_unix(*rec.unreachable_since)} : std::nullopt);
+    st.bind(29, std::int64_t{is_closed(rec.status)});
     const int rc = st.step();
     if (rc == SQLITE_CONSTRAINT) {
       rollback();
@@ -395,18 +424,46 @@ public:
     return exec_write("UPDATE servers SET provider_id=? WHERE id=?", [&](Stmt& st) { st.bind(1, provider_id).bind(2, id); });
   }
 
-  Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) override
-  {
-    return exec_write("UPDATE servers SET price_micro=? WHERE id=?",
-                      [&](Stmt& st) { st.bind(1, price_per_hour.n).bind(2, id); });
-  }
-
   Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host, std::uint16_t port,
                               std::string_view host_key) override
   {
     return exec_write("UPDATE servers SET ssh_user=?, host=?, port=?, host_key=? WHERE id=?", [&](Stmt& st) {
       st.bind(1, user).bind(2, host).bind(3, std::int64_t{port}).bind(4, host_key).bind(5, id);
     });
+  }
+
+  Result<void> set_terms(std::int64_t id, const RentTerms& t) override
+  {
+    const std::string text = terms_json(t);
+    return exec_write("UPDATE servers SET price_micro=?, currency=?, increment_s=?, minimum_s=?, deploy_s=?, "
+                      "terms_json=? WHERE id=?",
+                      [&](Stmt& st) {
+                        st.bind(1, t.price_per_hour.n).bind(2, t.currency);
+                        st.bind(3, static_cast<std::int64_t>(t.billing.increment.count()));
+                        st.bind(4, static_cast<std::int64_t>(t.billing.minimum.count()));
+                        st.bind(5, static_cast<std::int64_t>(t.billing.charged_at_deploy.count()));
+                        st.bind(6, text).bind(7, id);
+                      });
+  }
+
+  Result<void> set_ssh_files(std::int64_t id, std::string_view identity, std::string_view known_hosts) override
+  {
+    return exec_write("UPDATE servers SET ssh_identity=?, ssh_known_hosts=? WHERE id=?",
+                      [&](Stmt& st) { st.bind(1, identity).bind(2, known_hosts).bind(3, id); });
+  }
+
+  Result<void> set_provider_state(std::int64_t id, std::string_view provider_state, std::string_view trouble,
+                                  std::string_view detail) override
+  {
+    return exec_write("UPDATE servers SET provider_state=?, trouble=?, trouble_detail=? WHERE id=?", [&](Stmt& st) {
+      st.bind(1, provider_state).bind(2, trouble).bind(3, detail).bind(4, id);
+    });
+  }
+
+  Result<void> set_unreachable_since(std::int64_t id, std::optional<TimePoint> since) override
+  {
+    const std::optional<std::int64_t> at = since ? std::optional<std::int64_t>{to_unix(*since)} : std::nullopt;
+    return exec_write("UPDATE servers SET unreachable_since=? WHERE id=?", [&](Stmt& st) { st.bind(1, at).bind(2, id); });
   }
 
   Result<void> record_state(std::int64_t id, ServerStatus status, TimePoint at, std::string_view note) override

@@ -48,6 +48,10 @@ Json parse_one(const std::string& out)
 void check_contract(const Json& j)
 {
   std::set<std::string> top = k_top;
+  if (j.contains("error")) {  // a plan that does not fit (exit 3) carries the error too (cli.md)
+    top.insert("error");
+    CHECK(j["error"]["exit"] == 3);
+  }
   if (j.contains("serve")) {
     top.insert("serve");
     CHECK(keys(j["serve"]) == std::set<std::string>{"kv_pool_gib", "kv_pool_tokens", "max_concurrency"});

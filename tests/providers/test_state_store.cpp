@@ -69,7 +69,7 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
 {
   TempDir dir;
   auto store = open_store(dir.path / "sub" / "state.db");
-  CHECK(store->schema_version() >= 3);  // not pinned: other tables come in later migrations
+  CHECK(store->schema_version() >= 3);  // 3: SSH files, provider state, release check
   CHECK((std::filesystem::status(dir.path / "sub").permissions() & std::filesystem::perms::all) ==
         std::filesystem::perms::owner_all);
 
@@ -77,7 +77,9 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   REQUIRE(rec);
   CHECK(rec->id > 0);
   REQUIRE(store->set_provider_id(rec->id, "pod-abc"));
-  REQUIRE(store->set_price(rec->id, MicroUsd{740'000}));
+  RentTerms reported = rec->terms;
+  reported.price_per_hour = MicroUsd{740'000};
+  REQUIRE(store->set_terms(rec->id, reported));
   REQUIRE(store->set_connection(rec->id, "root", "127.0.0.1", 2222, "ssh-ed25519 AAAAkey"));
   REQUIRE(store->record_state(rec->id, ServerStatus::running, k_t0 + 90s, "ssh answered"));
   REQUIRE(store->record_state(rec->id, ServerStatus::stopped, k_t0 + 3600s, "down --stop"));
@@ -155,12 +157,62 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   }
   SECTION("reopening keeps everything")
   {
-    const int store_version = store->schema_version();
+    const int version = store->schema_version();
     store.reset();
     auto again = open_store(dir.path / "sub" / "state.db");
-    CHECK(again->schema_version() == store_version);
+    CHECK(again->schema_version() == version);
     CHECK((*again->find_server("train-1"))->status == ServerStatus::stopped);
   }
+}
+
+TEST_CASE("StateStore: remembered SSH files, the provider's word, the release check, new statuses",
+          "[providers][state_store]")
+{
+  TempDir dir;
+  auto store = open_store(dir.path / "state.db");
+  ServerRecord r = sample("box", k_t0);
+  r.attached = true;
+  r.identity_file = "/home/u/.ssh/box_key";
+  r.known_hosts_file = "/home/u/box_known_hosts";
+  auto rec = store->insert_server(r);
+  REQUIRE(rec);
+  auto got = *store->get_server(rec->id);
+  REQUIRE(got);
+  CHECK(got->identity_file == "/home/u/.ssh/box_key");
+  CHECK(got->known_hosts_file == "/home/u/box_known_hosts");
+  CHECK(got->trouble.empty());
+  CHECK_FALSE(got->unreachable_since);
+
+  REQUIRE(store->set_provider_state(rec->id, "unhealthy", "unhealthy", "Lambda reports the instance unhealthy"));
+  REQUIRE(store->set_unreachable_since(rec->id, k_t0 + 30s));
+  REQUIRE(store->set_ssh_files(rec->id, "/k2", ""));
+  RentTerms terms = r.terms;
+  terms.price_per_hour = MicroUsd{354'167};
+  terms.stopped.fixed_per_hour = MicroUsd{2'500};
+  REQUIRE(store->set_terms(rec->id, terms));
+  REQUIRE(store->record_state(rec->id, ServerStatus::release_pending, k_t0 + 60s, "backed up"));
+  got = *store->find_server("box");
+  REQUIRE(got);
+  CHECK(got->provider_state == "unhealthy");
+  CHECK(got->trouble == "unhealthy");
+  CHECK(got->trouble_detail == "Lambda reports the instance unhealthy");
+  CHECK(got->unreachable_since == k_t0 + 30s);
+  CHECK(got->identity_file == "/k2");
+  CHECK(got->known_hosts_file.empty());
+  CHECK(got->terms.price_per_hour.n == 354'167);
+  CHECK(got->terms.stopped.fixed_per_hour.n == 2'500);
+  CHECK(got->terms.stopped.loses == "container disk");
+  CHECK(got->status == ServerStatus::release_pending);
+  CHECK_FALSE(is_closed(got->status));
+  REQUIRE(store->set_unreachable_since(rec->id, std::nullopt));
+  REQUIRE(store->record_state(rec->id, ServerStatus::destroy_failed, k_t0 + 90s, "destroy failed: HTTP 500"));
+  got = *store->find_server("box");
+  CHECK_FALSE(got->unreachable_since);
+  CHECK(got->status == ServerStatus::destroy_failed);
+  CHECK(parse_server_status("destroy_failed") == ServerStatus::destroy_failed);
+  CHECK(parse_server_status("release_pending") == ServerStatus::release_pending);
+  // Still open: a second server cannot take the name.
+  CHECK(store->insert_server(sample("box", k_t0)).error().code == Errc::refused);
 }
 
 TEST_CASE("StateStore: state_dir honours GPURENT_STATE_DIR, then XDG_STATE_HOME, then HOME", "[providers][state_store]")
