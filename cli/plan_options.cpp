@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <utility>
 
 #include "common/text.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "sizing/checkpoint.hpp"
+#include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -151,7 +154,7 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
 {
   const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;
   const bool sixteen = w == WeightFormat::fp32 || w == WeightFormat::bf16 || w == WeightFormat::fp16;
-  if (gguf_engine && !is_gguf(w) && !sixteen) {
+  if (gguf_engine && !is_gguf(w) && !sixteen && w != WeightFormat::mxfp4) {
     return fail(Errc::usage, fmt::format("--weights {} is not a GGUF type; {} loads GGUF files: use e.g. Q4_K_M, "
                                          "Q8_0 or F16",
                                          to_string(w), to_string(engine)));
@@ -166,12 +169,61 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
                                          "weights, not {}; use --task qlora for a quantized base",
                                          to_string(w)));
   }
-  if (task == Task::qlora && w != WeightFormat::nf4 && w != WeightFormat::int4) {
-    return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4 or int4), not {}; use --task "
-                                         "lora for a 16-bit base",
+  const bool four_bit = w == WeightFormat::nf4 || w == WeightFormat::int4 || w == WeightFormat::gptq ||
+                        w == WeightFormat::awq;
+  if (task == Task::qlora && !four_bit) {
+    return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4, int4, or a GPTQ/AWQ checkpoint), "
+                                         "not {}; use --task lora for a 16-bit base",
                                          to_string(w)));
   }
   return {};
+}
+
+// The weight format the job runs in when --weights is not given (docs/sizing.md "Defaults").
+std::pair<WeightFormat, std::string> default_weights(Task task, Engine engine, const ModelArch& m)
+{
+  const WeightFormat native = checkpoint_format(m);
+  const bool four_bit = native == WeightFormat::nf4 || native == WeightFormat::int4 || native == WeightFormat::gptq ||
+                        native == WeightFormat::awq;
+  const std::string sixteen = "16-bit, as the checkpoint is published (no quantization_config)";
+  if (engine == Engine::llama_cpp || engine == Engine::ollama) {
+    if (native == WeightFormat::mxfp4) {
+      return {native, "the checkpoint's own MXFP4 experts, which its GGUF keeps"};
+    }
+    if (engine == Engine::ollama && !m.ollama_tag.empty()) {
+      if (const auto q = parse_weight_format(m.ollama_quant)) {
+        return {*q, fmt::format("the quantization of ollama's library tag {}", m.ollama_tag)};
+      }
+    }
+    return {WeightFormat::gguf_q4_k_m, "Q4_K_M, the GGUF type llama.cpp's and ollama's model pages default to"};
+  }
+  if (task == Task::qlora) {
+    if (four_bit) {
+      return {native, fmt::format("the checkpoint is already 4-bit ({}): LoRA trains on it as published, as Qwen's "
+                                  "Q-LoRA recipe does on its Int4 checkpoints",
+                                  m.quant_method)};
+    }
+    return {WeightFormat::nf4, "NF4 with double quantization, the QLoRA paper's recipe (bitsandbytes "
+                               "bnb_4bit_quant_type=nf4, bnb_4bit_use_double_quant=True)"};
+  }
+  if (task == Task::lora && four_bit) {
+    return {native, fmt::format("LoRA on the checkpoint's own {} weights", m.quant_method)};
+  }
+  if (is_training(task)) {
+    if (native != WeightFormat::bf16) {
+      return {WeightFormat::bf16, fmt::format("training updates 16-bit weights: the {} checkpoint loads as bf16",
+                                              m.quant_method)};
+    }
+    return {WeightFormat::bf16, sixteen};
+  }
+  if (!m.quant_method.empty()) {
+    if (!quant_method_format(m.quant_method, m.quant_bits, m.quant_float)) {
+      return {WeightFormat::bf16, fmt::format("quantization_config {} is not a format gpurent sizes: sized as 16-bit",
+                                              m.quant_method)};
+    }
+    return {native, fmt::format("the checkpoint's own format (config.json quantization_config: {})", m.quant_method)};
+  }
+  return {WeightFormat::bf16, sixteen};
 }
 
 Result<void> check_shard(Task task, std::optional<Shard> shard)
@@ -303,7 +355,12 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   PlanOptions o;
   o.model = std::string(trim(a.model));
   o.offline = a.offline;
-  o.grad_checkpointing = a.grad_checkpointing;
+  if (a.grad_checkpointing && a.no_grad_checkpointing) {
+    return fail(Errc::usage, "give --grad-checkpointing or --no-grad-checkpointing, not both");
+  }
+  if (a.grad_checkpointing || a.no_grad_checkpointing) {
+    o.grad_checkpointing = a.grad_checkpointing;
+  }
   o.request.spot = a.spot;
 
   if (!a.params.empty()) {
@@ -321,27 +378,31 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
   if (!a.engine.empty()) {
     TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
+    o.engine_given = true;
   }
   TRY(check_task_engine(o.task, o.engine));
-  o.weights = o.task == Task::qlora ? WeightFormat::nf4 : WeightFormat::bf16;
   if (!a.weights.empty()) {
     TRY_ASSIGN(o.weights, for_flag("--weights", parse_weight_format(a.weights)));
+    TRY(check_weights(o.task, o.engine, *o.weights));
   }
-  TRY(check_weights(o.task, o.engine, o.weights));
   if (!a.kv_cache.empty()) {
     TRY_ASSIGN(o.kv_cache, for_flag("--kv-cache", parse_kv_dtype(a.kv_cache)));
+    o.kv_cache_given = true;
   }
   if (!a.context.empty()) {
     TRY_ASSIGN(o.context, for_flag("--context", parse_context(a.context)));
   }
   if (!a.batch.empty()) {
     TRY_ASSIGN(o.batch, parse_count(a.batch, "--batch", 1, 4096));
+    o.batch_given = true;
   }
   if (!a.optimizer.empty()) {
     TRY_ASSIGN(o.optimizer, for_flag("--optimizer", parse_optimizer(a.optimizer)));
+    o.optimizer_given = true;
   }
   if (!a.lora_rank.empty()) {
     TRY_ASSIGN(o.lora_rank, parse_count(a.lora_rank, "--lora-rank", 1, 4096));
+    o.lora_rank_given = true;
   }
   if (!a.gpus.empty()) {
     TRY_ASSIGN(o.request.gpus, parse_count(a.gpus, "--gpus", 1, k_max_gpus_per_server));
@@ -352,6 +413,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   TRY(check_shard(o.task, o.request.shard));
   if (!a.gpu_util.empty()) {
     TRY_ASSIGN(o.gpu_util_permille, for_flag("--gpu-util", parse_gpu_util(a.gpu_util)));
+    o.gpu_util_given = true;
   }
   if (!a.card.empty()) {
     auto card = find_card(a.card);
@@ -377,19 +439,58 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   return o;
 }
 
-Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model)
+Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vector<JobDefault>* defaults)
 {
+  std::vector<JobDefault> chosen;
+  const auto note = [&chosen](std::string key, std::string value, std::string why,
+                              JobDefault::Kind kind = JobDefault::Kind::text) {
+    chosen.push_back({std::move(key), std::move(value), std::move(why), kind});
+  };
   JobSpec job;
   job.model = model;
   job.task = o.task;
   job.engine = o.engine;
-  job.weights = o.weights;
   job.kv_cache = o.kv_cache;
   job.batch = o.batch;
   job.optimizer = o.optimizer;
-  job.grad_checkpointing = o.grad_checkpointing;
   job.lora_rank = o.lora_rank;
   job.gpu_util_permille = o.gpu_util_permille;
+  const bool training = is_training(o.task);
+  if (!o.engine_given) {
+    note("engine", std::string(to_string(o.engine)),
+         o.task == Task::serve ? "serving runs on vLLM unless --engine says otherwise (cli.md)"
+                               : "transformers unless --engine says otherwise (cli.md)");
+  }
+  if (o.weights) {
+    job.weights = *o.weights;
+  } else {
+    const auto [weights, why] = default_weights(o.task, o.engine, model);
+    job.weights = weights;
+    note("weights", std::string(to_string(weights)), why);
+  }
+  TRY(check_weights(job.task, job.engine, job.weights));
+  if (training) {
+    job.grad_checkpointing = o.grad_checkpointing.value_or(o.task != Task::train);
+    if (!o.grad_checkpointing) {
+      note("grad_checkpointing", job.grad_checkpointing ? "true" : "false",
+           o.task == Task::train ? "off, as transformers' TrainingArguments default; the recipe turns it on when "
+                                   "memory is short"
+                                 : "on, as every LoRA/QLoRA recipe runs it (peft prepare_model_for_kbit_training "
+                                   "use_gradient_checkpointing=True, TRL's trainers); --no-grad-checkpointing "
+                                   "turns it off",
+           JobDefault::Kind::boolean);
+    }
+    if (!o.optimizer_given) {
+      note("optimizer", std::string(to_string(o.optimizer)), "AdamW, transformers' default optimizer (cli.md)");
+    }
+    if (o.task != Task::train && !o.lora_rank_given) {
+      note("lora_rank", std::to_string(o.lora_rank), "rank 16 on every linear layer (cli.md)", JobDefault::Kind::number);
+    }
+  } else if (o.grad_checkpointing) {
+    return fail(Errc::usage, fmt::format("--grad-checkpointing and --no-grad-checkpointing are for training; "
+                                         "--task {} does not train",
+                                         to_string(o.task)));
+  }
   const std::uint32_t max = model.max_context;
   if (o.context) {
     if (max > 0 && *o.context > max) {
@@ -399,6 +500,23 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model)
     job.context = *o.context;
   } else {
     job.context = max > 0 ? std::min(k_default_context, max) : k_default_context;
+    note("context", std::to_string(job.context),
+         max > 0 && max < k_default_context ? "the model's maximum (below the default 4096)"
+                                            : "4096 tokens, capped at the model's maximum (cli.md)",
+         JobDefault::Kind::number);
+  }
+  if (!o.batch_given) {
+    note("batch", "1", training ? "one sequence per GPU per step (cli.md)" : "one sequence in flight (cli.md)",
+         JobDefault::Kind::number);
+  }
+  if (!training && !o.kv_cache_given && model.layers > 0) {
+    note("kv_cache", std::string(to_string(resolve_kv_dtype(job))), "the compute dtype (cli.md `auto`)");
+  }
+  if (job.engine == Engine::vllm && !o.gpu_util_given) {
+    note("gpu_util", "0.9", "vLLM's gpu_memory_utilization default", JobDefault::Kind::number);
+  }
+  if (defaults != nullptr) {
+    *defaults = std::move(chosen);
   }
   return job;
 }

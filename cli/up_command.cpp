@@ -104,7 +104,8 @@ nlohmann::json server_view(const ServerRecord& r)
 bool sizing_given(const PlanArgs& a)
 {
   return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
-         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || !a.lora_rank.empty() || !a.shard.empty() ||
+         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || a.no_grad_checkpointing ||
+         !a.lora_rank.empty() || !a.shard.empty() ||
          !a.gpu_util.empty() || a.offline;
 }
 

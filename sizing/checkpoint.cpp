@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#include "sizing/checkpoint.hpp"
+
+#include "common/text.hpp"
+
+namespace gpurent {
+
+std::optional<WeightFormat> quant_method_format(std::string_view method, std::uint32_t bits, bool is_float) noexcept
+{
+  if (method == "fp8" || method == "fbgemm_fp8") {
+    return WeightFormat::fp8;
+  }
+  if (method == "mxfp4") {
+    return WeightFormat::mxfp4;
+  }
+  if (method == "gptq") {
+    return bits == 8 ? WeightFormat::int8 : WeightFormat::gptq;
+  }
+  if (method == "awq") {
+    return WeightFormat::awq;
+  }
+  if (method == "bitsandbytes") {
+    return bits == 8 ? WeightFormat::int8 : WeightFormat::nf4;
+  }
+  if (method == "compressed-tensors") {
+    if (bits == 8) {
+      return is_float ? WeightFormat::fp8 : WeightFormat::int8;
+    }
+    if (bits == 4) {
+      return is_float ? WeightFormat::nf4 : WeightFormat::int4;
+    }
+  }
+  return std::nullopt;
+}
+
+WeightFormat checkpoint_format(const ModelArch& model) noexcept
+{
+  return quant_method_format(model.quant_method, model.quant_bits, model.quant_float).value_or(WeightFormat::bf16);
+}
+
+bool native_weights(const JobSpec& job) noexcept
+{
+  return !job.model.quant_method.empty() && job.weights == checkpoint_format(job.model);
+}
+
+ModelArch for_checkpoint(const ModelArch& model, std::string_view hf_id)
+{
+  ModelArch m = model;
+  for (const auto& q : model.quantized) {
+    if (iequals(q.hf_id, trim(hf_id))) {
+      m.quant_method = q.quant_method;
+      m.quant_bits = q.quant_bits;
+      m.quant_float = q.quant_method == "fp8" || q.quant_method == "fbgemm_fp8";
+      m.mxfp4_experts = q.quant_method == "mxfp4";
+    }
+  }
+  return m;
+}
+
+}  // namespace gpurent
