@@ -50,13 +50,18 @@ struct FitsReport {
   std::vector<std::string> too_big;
 };
 
-// Weight formats to try, the job's default (the checkpoint's own) first, then the smaller ones
-// the engine loads from the same checkpoint. An explicit --weights is the only candidate.
+// Weight formats to try, best first: the job's default (the checkpoint's own; GGUF engines:
+// F16 down, or gpt-oss's MXFP4), then the smaller ones the engine loads from the same
+// checkpoint. An explicit --weights is the only candidate.
 std::vector<WeightFormat> candidates(const PlanOptions& o, const JobSpec& job)
 {
   std::vector<WeightFormat> out{job.weights};
   if (o.weights || is_training(job.task) || !requantizable(job)) {
     return out;
+  }
+  const bool gguf = job.engine == Engine::llama_cpp || job.engine == Engine::ollama;
+  if (gguf && job.weights != WeightFormat::mxfp4) {
+    out.front() = WeightFormat::gguf_f16;
   }
   std::vector<WeightFormat> smaller;
   switch (job.engine) {
@@ -65,7 +70,9 @@ std::vector<WeightFormat> candidates(const PlanOptions& o, const JobSpec& job)
   case Engine::vllm: smaller = {WeightFormat::fp8, WeightFormat::nf4}; break;
   default: smaller = {WeightFormat::int8, WeightFormat::nf4}; break;
   }
-  const Bytes first = weight_split(job, ParamBreakdown{}).total;
+  JobSpec best = job;
+  best.weights = out.front();
+  const Bytes first = weight_split(best, ParamBreakdown{}).total;
   for (const WeightFormat w : smaller) {
     JobSpec t = job;
     t.weights = w;

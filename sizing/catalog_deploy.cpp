@@ -78,14 +78,19 @@ constexpr Deploy k_deploy[] = {
 // (fbgemm_fp8); hugging-quants publishes AWQ/GPTQ INT4 of Llama-3.1 Instruct.
 void add_quantized(ModelArch& m)
 {
-  const auto add = [&m](std::string id, std::string method, std::uint32_t bits) {
-    m.quantized.push_back({std::move(id), std::move(method), bits});
+  std::uint32_t padded = 0;
+  const auto add = [&m, &padded](std::string id, std::string method, std::uint32_t bits) {
+    m.quantized.push_back({std::move(id), std::move(method), bits, padded});
   };
   const std::string& base = m.hf_ids.empty() ? m.name : m.hf_ids.front();
   if (m.name.starts_with("qwen2.5-")) {
+    // Qwen2.5-72B's quantized checkpoints pad intermediate_size 29568 -> 29696 (232 groups of
+    // 128) so that tensor parallel 2, 4 and 8 get whole quantization groups.
+    padded = m.name == "qwen2.5-72b" ? 29696 : 0;
     add(base + "-Instruct-AWQ", "awq", 4);
     add(base + "-Instruct-GPTQ-Int4", "gptq", 4);
     add(base + "-Instruct-GPTQ-Int8", "gptq", 8);
+    padded = 0;
   } else if (m.name.starts_with("qwen3-")) {
     add(base + "-FP8", "fp8", 8);
   } else if (m.name == "llama-3.1-405b") {

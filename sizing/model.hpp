@@ -67,6 +67,7 @@ struct ModelArch {
     std::string hf_id;
     std::string quant_method;
     std::uint32_t quant_bits = 0;
+    std::uint32_t intermediate = 0;  // MLP width when the checkpoint pads it for tensor parallelism (0: same)
   };
   std::vector<QuantizedCheckpoint> quantized;
   // Where the GGUF engines get the model: the ollama library tag ("llama3.1:8b", its default

@@ -50,9 +50,14 @@ std::uint32_t context_points(std::uint32_t kept, std::uint32_t asked)
   return std::uint64_t{kept} * 4 >= asked ? 7 : 9;
 }
 
-// Inference weights the recipe may keep in CPU RAM per GPU: at most as much as stays on the GPU
-// (vLLM's "virtually doubling" the card is the most its docs suggest).
-std::uint64_t offload_cap(const JobSpec& j, Bytes usable) { return fit_limit_for(j, usable).n; }
+// Inference weights the recipe may keep in CPU RAM per GPU, in whole GiB (vLLM's
+// --cpu-offload-gb): at most as much as stays on the GPU (vLLM's "virtually doubling" the card
+// is the most its docs suggest), and no more than the weights.
+std::uint64_t offload_cap(const JobSpec& j, Bytes usable)
+{
+  const std::uint64_t cap = (fit_limit_for(j, usable).n + k_gib - 1) / k_gib * k_gib;
+  return std::min<std::uint64_t>(cap, estimate(j).weights.n / k_gib * k_gib);
+}
 
 struct Outcome {
   JobSpec job;
@@ -100,7 +105,7 @@ Outcome finish(JobSpec j, std::uint32_t points, Bytes usable)
   if (!training) {
     const Bytes over = total(j) - fit_limit_for(j, usable);
     const std::uint64_t gib = (over.n + k_gib - 1) / k_gib * k_gib;  // vLLM takes whole GiB
-    if (gib <= offload_cap(j, usable) && gib <= estimate(j).weights.n) {
+    if (gib <= offload_cap(j, usable)) {
       JobSpec t = j;
       t.offload_bytes = gib;
       if (fits(t, usable) && (!best || points + 8 < best->points)) {
@@ -113,11 +118,11 @@ Outcome finish(JobSpec j, std::uint32_t points, Bytes usable)
   }
   JobSpec nearest = j;
   if (!training) {
-    nearest.offload_bytes = std::min<std::uint64_t>(offload_cap(j, usable), estimate(j).weights.n);
+    nearest.offload_bytes = offload_cap(j, usable);
   }
   const Bytes t = total(nearest);
   const Bytes limit = fit_limit_for(nearest, usable);
-  return {nearest, points + (training ? 0 : 8), false, t > limit ? t - limit : Bytes{}};
+  return {nearest, points + (nearest.offload_bytes > 0 ? 8 : 0), t <= limit, t > limit ? t - limit : Bytes{}};
 }
 
 bool better(const Outcome& a, const Outcome& b)

@@ -133,7 +133,7 @@ std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> g
                 Choice c;
                 c.task = m.task;
                 c.weights = is_training(job.task) ? m.weights : w;
-                c.grad_checkpointing = gc || m.task == Task::qlora;
+                c.grad_checkpointing = gc || (m.points > 0 && m.task == Task::qlora);
                 c.optimizer = opt;
                 c.kv_cache = kv;
                 c.gpus = g;
