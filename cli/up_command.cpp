@@ -195,8 +195,10 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
                                           : plan_misfit_reason(report);
     return fail(Errc::refused,
                 fmt::format("up --from-plan: {}; {}; nothing was rented", why,
-                            report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
-                                                 : "see the fixes above"));
+                            report.recipe && report.recipe->recipe.fits
+                                ? "the recipe above makes it fit: rerun with its options"
+                                : (report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
+                                                        : "see the fixes above")));
   }
   const PlanOption& pick = *res.choice;
   TRY_ASSIGN(const ProviderInfo pi, find_provider(pick.provider));
