@@ -94,7 +94,10 @@ void add_fixes_and_recipe(PlanReport& r, const JobSpec& asked, const PlanRequest
   r.fix_limit = fit_limit_for(res.job, target.usable);
   r.fixes = suggest_fixes(res.job, r.fix_limit, counts);
   if (r.card_given || res.options.empty()) {
-    r.recipe = recipe_on(res.job, target, counts, res, r.launch_id);
+    PlanRecipe p = recipe_on(res.job, target, counts, res, r.launch_id);
+    if (!(p.recipe.fits && p.recipe.changes.empty())) {  // fits as asked: the filters are the problem
+      r.recipe = std::move(p);
+    }
     return;
   }
   // Nothing fits any offer: the best recipe over every card that has one.
