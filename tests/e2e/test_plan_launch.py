@@ -74,10 +74,13 @@ def python_ok(body, what):
         fail(what, f"unused import {name}\n{body}")
 
 
-def check_line(line, what):
+def check_line(line, what, pending=None):
     if "\n" in line:
         fail(what, f"not one line: {line!r}")
-    bash_ok(line + "\n", what)
+    if pending is None:
+        bash_ok(line + "\n", what)
+    else:
+        pending.append((line, what))  # checked together, one by one only if that fails
     try:
         if shlex.split(line, comments=True) != shlex.split(line, comments=False):
             fail(what, f"a comment in the command: {line}")
@@ -90,7 +93,17 @@ def check_line(line, what):
             python_ok(words[i + 2], what)
 
 
-def check_text(text, what):
+def bash_batch(pending):
+    if not pending:
+        return
+    p = subprocess.run(["bash", "-n"], input="".join(line + "\n" for line, _ in pending), capture_output=True,
+                       text=True, check=False)
+    if p.returncode != 0:
+        for line, what in pending:
+            bash_ok(line + "\n", what)
+
+
+def check_text(text, what, pending=None):
     lines = text.splitlines()
     if "Launch" not in lines:
         return
@@ -100,7 +113,10 @@ def check_text(text, what):
             break
         block.append(line)
     script = "\n".join(block) + "\n"
-    bash_ok(script, what + " (text Launch block)")
+    if pending is None:
+        bash_ok(script, what + " (text Launch block)")
+    else:
+        pending.append((script.rstrip("\n"), what + " (text Launch block)"))
     shell = script
     if "python - <<'EOF'" in script:
         body = script.split("python - <<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
@@ -137,6 +153,7 @@ def main():
     names = [m["name"] for m in (models["models"] if isinstance(models, dict) else models)]
     count = 0
     for i, name in enumerate(names):
+        pending = []
         for job in JOBS:
             variants = [job] + ([without_gpus(job) + RECIPE] if i % 4 == 0 else [])
             for args in variants:
@@ -149,11 +166,12 @@ def main():
                 if "recipe" in j:
                     lines += list(j["recipe"]["launch"].values())
                 for line in lines:
-                    check_line(line, what)
+                    check_line(line, what, pending)
                     count += 1
                 text = run([name, *args])
                 if text is not None:
-                    check_text(text, what)
+                    check_text(text, what, pending)
+        bash_batch(pending)
     if count < len(names) * len(JOBS) // 2:
         fail("coverage", f"only {count} launch lines checked")
     for f in failures[:40]:
