@@ -85,6 +85,8 @@ struct PlanOptions {
 
 // The engine can run the task (training engines train, serving engines serve); Errc::usage.
 [[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
+// The engine loads that weight format and the task can train on it; Errc::usage.
+[[nodiscard]] Result<void> check_weights(Task task, Engine engine, WeightFormat weights);
 
 // A value plan chose for the user (cli.md plan v2 `job.defaults`), with the reason and source.
 struct JobDefault {
@@ -100,6 +102,7 @@ struct JobDefault {
 // quantization or Q4_K_M), gradient checkpointing on for LoRA/QLoRA, context 4096 capped at the
 // model's maximum. An explicit --context above the maximum, or --weights the task cannot train
 // on, is a usage error. `defaults` (when given) receives every value chosen for the user.
+// Defined in plan_job.cpp.
 [[nodiscard]] Result<JobSpec> make_job(const PlanOptions& opts, const ModelArch& model,
                                        std::vector<JobDefault>* defaults = nullptr);
 
