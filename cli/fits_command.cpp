@@ -127,6 +127,10 @@ Result<FitsReport> build(const FitsArgs& a)
   }
   r.card = *card;
   PlanArgs sizing = a.sizing;
+  if (!sizing.gguf.empty()) {
+    return fail(Errc::usage, "fits walks the catalogue; --gguf sizes one file: use `gpurent plan --gguf " + sizing.gguf +
+                                 " --card " + a.card + "`");
+  }
   sizing.model = "fits";  // every catalogue model, one after the other
   TRY_ASSIGN(r.opts, validate_plan_args(sizing));
   r.gpus = r.opts.request.gpus.value_or(1);

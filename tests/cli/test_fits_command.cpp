@@ -72,6 +72,10 @@ TEST_CASE("fits command: bad input is a usage error", "[cli][fits]")
   CHECK(h.run({"fits", "RTX 4090", "--gpus", "9"}).code == 2);
   CHECK(h.run({"fits", "RTX 4090", "--task", "juggle"}).code == 2);
   CHECK(h.run({"fits"}).code == 2);
+  // fits walks the catalogue: one GGUF file is plan's to size.
+  const auto gguf = h.run({"fits", "RTX 4090", "--gguf", "model.Q4_K_M.gguf"});
+  CHECK(gguf.code == 2);
+  CHECK(gguf.err.find("gpurent plan --gguf") != std::string::npos);
 }
 
 TEST_CASE("fits command: the whole catalogue takes well under 50 ms", "[cli][fits]")
