@@ -19,7 +19,10 @@ namespace {
 
 std::string fixture(const std::string& name)
 {
-  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/models/" + name, std::ios::binary);
+  std::string path = GPURENT_TEST_DATA;  // appended, not `+`: GCC 12's -Warray-bounds misreads the temporary
+  path += "/models/";
+  path += name;
+  std::ifstream in(path, std::ios::binary);
   REQUIRE(in);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -143,4 +146,33 @@ TEST_CASE("Checkpoint: gpt-oss in MXFP4 is its published size", "[sizing][checkp
   j.gpus = 8;
   j.shard = Shard::tp;
   CHECK(to_gib(estimate(j).weights) * 8 == Approx(626).margin(8));
+}
+
+TEST_CASE("Checkpoint: the format the headers show wins over quantization_config", "[sizing][checkpoint]")
+{
+  ModelArch m = *find_model("llama-3.1-8b");
+  m.quant_method = "gptq";
+  m.quant_bits = 4;
+  // No headers read (catalogue ids, a config.json alone): quantization_config decides.
+  CHECK(checkpoint_format(m) == WeightFormat::gptq);
+  CHECK(checkpoint_format_source(m) == "config.json quantization_config: gptq");
+  // Headers read: what the files store.
+  CheckpointWeights ck;
+  ck.format = WeightFormat::awq;
+  ck.format_label = "AWQ int4 (group 128)";
+  ck.source = "safetensors header of model.safetensors";
+  m.checkpoint = ck;
+  CHECK(checkpoint_format(m) == WeightFormat::awq);
+  CHECK(checkpoint_format_source(m) == "safetensors header of model.safetensors: AWQ int4 (group 128)");
+  // Headers that show no format (NVFP4: no --weights value) leave it to quantization_config.
+  m.checkpoint->format.reset();
+  CHECK(checkpoint_format(m) == WeightFormat::gptq);
+  // A 16-bit checkpoint by its headers says where that came from; one nothing describes does not.
+  m.quant_method.clear();
+  m.checkpoint->format = WeightFormat::bf16;
+  m.checkpoint->format_label = "bf16";
+  CHECK(checkpoint_format(m) == WeightFormat::bf16);
+  CHECK(checkpoint_format_source(m) == "safetensors header of model.safetensors: bf16");
+  m.checkpoint.reset();
+  CHECK(checkpoint_format_source(m).empty());
 }

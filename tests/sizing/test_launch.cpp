@@ -184,3 +184,66 @@ TEST_CASE("Launch: torchtune without a config for the model gives no line", "[si
   JobSpec q = job_of("qwen2.5-7b", Task::qlora, Engine::torchtune, WeightFormat::nf4);
   CHECK(torchtune_config(q).empty());  // torchtune ships LoRA but no QLoRA config for Qwen2.5-7B
 }
+
+namespace {
+
+// A GGUF file read from its header (as sizing/weights_from_headers gives it), in Q8_0.
+CheckpointWeights gguf_checkpoint(std::string file, std::string hub_repo)
+{
+  CheckpointWeights ck;
+  ck.gguf = true;
+  ck.format = WeightFormat::gguf_q8_0;
+  ck.format_label = "GGUF Q8_0";
+  ck.linear = {8'000'000'000, 8'500'000'000};
+  ck.files = {std::move(file)};
+  ck.hub_repo = std::move(hub_repo);
+  ck.source = "GGUF header of " + ck.files.front();
+  return ck;
+}
+
+}  // namespace
+
+TEST_CASE("Launch: llama.cpp and ollama load the GGUF file that was sized", "[sizing][launch]")
+{
+  JobSpec j = job_of("llama-3.1-8b", Task::infer, Engine::llama_cpp, WeightFormat::gguf_q8_0);
+  // From a Hub repository: that repository's very file (not whichever file has the type).
+  j.model.checkpoint = gguf_checkpoint("quants/Llama-3.1-8B-Q8_0.gguf", "acme/llama-gguf");
+  CHECK(launch_commands(j, "acme/llama-gguf").at("llama.cpp") ==
+        "llama-server -hf acme/llama-gguf --hf-file quants/Llama-3.1-8B-Q8_0.gguf -c 4096 -np 1 -ngl 999 -fa on");
+  j.engine = Engine::ollama;
+  CHECK(has(launch_commands(j, "acme/llama-gguf").at("ollama"), "ollama run hf.co/acme/llama-gguf:Q8_0"));
+  // A local file: by the path given, else by its name; names that are not one shell word are quoted.
+  j.engine = Engine::llama_cpp;
+  j.model.checkpoint = gguf_checkpoint("Llama-3.1-8B-Q8_0.gguf", "");
+  CHECK(has(launch_commands(j, "/data/Llama-3.1-8B-Q8_0.gguf").at("llama.cpp"),
+            "llama-server -m /data/Llama-3.1-8B-Q8_0.gguf -c"));
+  CHECK(has(launch_commands(j, "llama-local").at("llama.cpp"), "llama-server -m Llama-3.1-8B-Q8_0.gguf -c"));
+  j.model.checkpoint = gguf_checkpoint("my model's Q8_0.gguf", "");
+  CHECK(has(launch_commands(j, "llama-local").at("llama.cpp"), R"(llama-server -m 'my model'\''s Q8_0.gguf' -c)"));
+  j.engine = Engine::ollama;
+  j.model.checkpoint = gguf_checkpoint("Llama-3.1-8B-Q8_0.gguf", "");
+  CHECK(has(launch_commands(j, "llama-local").at("ollama"), "printf 'FROM ./Llama-3.1-8B-Q8_0.gguf\\n'"));
+  // Another type than the file's is a conversion: the file is not what runs.
+  j.engine = Engine::llama_cpp;
+  j.weights = WeightFormat::gguf_q4_k_m;
+  j.model.checkpoint = gguf_checkpoint("quants/Llama-3.1-8B-Q8_0.gguf", "acme/llama-gguf");
+  CHECK(has(launch_commands(j, "acme/llama-gguf").at("llama.cpp"), "llama-server -hf acme/llama-gguf:Q4_K_M -c"));
+}
+
+TEST_CASE("Launch: a checkpoint whose headers show its format gets no quantization flag", "[sizing][launch]")
+{
+  // Headers read GPTQ while config.json (or the catalogue) says nothing: native, no flag.
+  JobSpec j = job_of("llama-3.1-8b", Task::serve, Engine::vllm, WeightFormat::gptq);
+  CheckpointWeights ck;
+  ck.format = WeightFormat::gptq;
+  ck.format_label = "GPTQ int4 (group 128)";
+  j.model.checkpoint = ck;
+  CHECK(native_weights(j));
+  CHECK_FALSE(has(launch_commands(j, "acme/llama-gptq").at("vllm"), "--quantization"));
+  // Headers read bf16 while quantization_config claims fp8: the stored bf16 is quantized on load.
+  j.model.quant_method = "fp8";
+  j.model.checkpoint->format = WeightFormat::bf16;
+  j.weights = WeightFormat::fp8;
+  CHECK_FALSE(native_weights(j));
+  CHECK(has(launch_commands(j, "acme/llama").at("vllm"), "--quantization fp8"));
+}
