@@ -28,7 +28,7 @@ namespace {
 
 // A model only counts as runnable with at least this much context (or its maximum, if smaller).
 constexpr std::uint32_t k_min_context = 1024;
-constexpr std::size_t k_width = 80;
+constexpr std::size_t k_fits_width = 80;
 
 struct FitsArgs {
   std::string card;
@@ -154,7 +154,7 @@ std::string render_text(const FitsReport& r, bool color)
   const auto header = wrap_words(fmt::format("What runs on {} x {} ({:.2f} GiB usable, limit {:.2f} GiB per GPU)", r.gpus,
                                              r.card.display, round2(to_gib(r.card.usable)),
                                              round2(to_gib(fit_limit(r.card)))),
-                                 k_width, "", "  ");
+                                 k_fits_width, "", "  ");
   for (const auto& line : header) {
     out += bold(line) + "\n";
   }
@@ -163,7 +163,7 @@ std::string render_text(const FitsReport& r, bool color)
   for (const auto& line :
        wrap_words(fmt::format("task {} with {}{}; best format first, longest context that fits",
                               to_string(r.opts.task), to_string(r.opts.engine), checkpointing ? ", checkpointing" : ""),
-                  k_width, "", "  ")) {
+                  k_fits_width, "", "  ")) {
     out += line + "\n";
   }
   out += fmt::format("\n  {:<24} {:>8}  {:<8} {:>11} {:>11}\n", "model", "params", "weights", "max context", "total");
@@ -181,7 +181,7 @@ std::string render_text(const FitsReport& r, bool color)
       names += (names.empty() ? "" : ", ") + n;
     }
     out += "\n";
-    for (const auto& line : wrap_words(fmt::format("Too big at any format ({}): {}", r.too_big.size(), names), k_width,
+    for (const auto& line : wrap_words(fmt::format("Too big at any format ({}): {}", r.too_big.size(), names), k_fits_width,
                                        "", "  ")) {
       out += line + "\n";
     }
