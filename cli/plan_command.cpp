@@ -36,9 +36,11 @@ void run_plan(Services& s, const PlanArgs& args)
     s.out << render_plan_text(*report, s.color_out(), s.utf8());
   }
   if (!report->fits()) {
-    s.exit_code = report_error(s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
-                                                                   report->fixes.empty() ? "relax the filters"
-                                                                                         : "see the fixes above")});
+    const bool recipe = report->recipe && report->recipe->recipe.fits;
+    s.exit_code = report_error(
+        s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
+                                            recipe ? "the recipe above makes it fit"
+                                                   : (report->fixes.empty() ? "relax the filters" : "see the fixes above"))});
   }
 }
 
@@ -48,12 +50,15 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
 {
   sub.add_option("--task", args.task, "infer | serve | train | lora | qlora (default infer)");
   sub.add_option("--engine", args.engine, "transformers | vllm | llama.cpp | ollama | torchtune | deepspeed");
-  sub.add_option("--weights", args.weights, "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 or a GGUF type");
+  sub.add_option("--weights", args.weights,
+                 "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 or a GGUF type (default: the checkpoint's own)");
   sub.add_option("--kv-cache", args.kv_cache, "auto | fp16 | bf16 | fp8 | q8_0 | q4_0 (default auto)");
   sub.add_option("--context", args.context, "tokens per sequence (default 4096, capped at the model's maximum)");
   sub.add_option("--batch", args.batch, "sequences per GPU per step, or in flight (default 1)");
   sub.add_option("--optimizer", args.optimizer, "adamw | adamw-8bit | sgd | adafactor (default adamw)");
-  sub.add_flag("--grad-checkpointing", args.grad_checkpointing, "recompute activations in the backward pass");
+  sub.add_flag("--grad-checkpointing", args.grad_checkpointing,
+               "recompute activations in the backward pass (default: on for lora/qlora)");
+  sub.add_flag("--no-grad-checkpointing", args.no_grad_checkpointing, "keep every activation (lora/qlora default: on)");
   sub.add_option("--lora-rank", args.lora_rank, "LoRA rank (default 16)");
   sub.add_option("--shard", args.shard, "none | ddp | fsdp | zero1 | zero2 | zero3 | tp");
   sub.add_option("--gpu-util", args.gpu_util, "vLLM gpu_memory_utilization (default 0.9)");

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "cli/plan_json.hpp"
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/precision.hpp"
@@ -69,6 +71,24 @@ Json model_json(const PlanReport& r)
   return j;
 }
 
+Json defaults_json(const std::vector<JobDefault>& defaults)
+{
+  Json out = Json::array();
+  for (const auto& d : defaults) {
+    Json value = d.value;
+    if (d.kind == JobDefault::Kind::boolean) {
+      value = d.value == "true";
+    } else if (d.kind == JobDefault::Kind::number) {
+      value = Json::parse(d.value, nullptr, false);
+      if (value.is_discarded()) {
+        value = d.value;
+      }
+    }
+    out.push_back(Json{{"key", d.key}, {"value", value}, {"why", d.why}});
+  }
+  return out;
+}
+
 Json job_json(const JobSpec& j)
 {
   return Json{{"task", str(to_string(j.task))},
@@ -121,6 +141,33 @@ Json option_json(const PlanOption& o)
               {"cost", usd(o.cost)}};
 }
 
+Json string_map(const std::map<std::string, std::string>& m)
+{
+  Json out = Json::object();
+  for (const auto& [k, v] : m) {
+    out[k] = v;
+  }
+  return out;
+}
+
+Json recipe_json(const PlanRecipe& p)
+{
+  Json changes = Json::array();
+  for (const auto& c : p.recipe.changes) {
+    changes.push_back(Json{{"id", c.id}, {"from", c.from}, {"to", c.to}, {"saves_gib", gib(c.saves)}});
+  }
+  return Json{{"fits", p.recipe.fits},
+              {"card", p.card},
+              {"gpus", p.recipe.job.gpus},
+              {"changes", changes},
+              {"memory", memory_json(p.recipe.memory)},
+              {"limit_gib", gib(p.recipe.limit)},
+              {"job", job_json(p.recipe.job)},
+              {"price_per_hour", p.price_per_hour ? Json(usd(*p.price_per_hour)) : Json(nullptr)},
+              {"flags", string_map(p.recipe.flags)},
+              {"launch", string_map(p.launch)}};
+}
+
 Json fix_json(const Fix& f)
 {
   Json flags = Json::object();
@@ -137,6 +184,7 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   Json out;
   out["model"] = model_json(r);
   out["job"] = job_json(r.result.job);
+  out["job"]["defaults"] = defaults_json(r.defaults);
   out["memory"] = memory_json(r.result.memory);
   if (r.serve) {
     out["serve"] = Json{{"kv_pool_gib", gib(r.serve->kv_pool)},
@@ -152,10 +200,10 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   for (const auto& f : r.fixes) {
     out["fixes"].push_back(fix_json(f));
   }
-  out["launch"] = Json::object();
-  for (const auto& [engine, line] : r.launch) {
-    out["launch"][engine] = line;
+  if (r.recipe) {
+    out["recipe"] = recipe_json(*r.recipe);
   }
+  out["launch"] = string_map(r.launch);
   return out;
 }
 

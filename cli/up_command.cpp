@@ -105,8 +105,8 @@ nlohmann::json server_view(const ServerRecord& r)
 bool sizing_given(const PlanArgs& a)
 {
   return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
-         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || !a.lora_rank.empty() || !a.shard.empty() ||
-         !a.gpu_util.empty() || a.offline || !a.gguf.empty();
+         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || a.no_grad_checkpointing ||
+         !a.lora_rank.empty() || !a.shard.empty() || !a.gpu_util.empty() || a.offline || !a.gguf.empty();
 }
 
 // --provider/--card/--gpus as given: built-in or configured price, else a fetched offer, else
@@ -195,8 +195,10 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
                                           : plan_misfit_reason(report);
     return fail(Errc::refused,
                 fmt::format("up --from-plan: {}; {}; nothing was rented", why,
-                            report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
-                                                 : "see the fixes above"));
+                            report.recipe && report.recipe->recipe.fits
+                                ? "the recipe above makes it fit: rerun with its options"
+                                : (report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
+                                                        : "see the fixes above")));
   }
   const PlanOption& pick = *res.choice;
   TRY_ASSIGN(const ProviderInfo pi, find_provider(pick.provider));

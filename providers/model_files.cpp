@@ -200,6 +200,7 @@ Result<bool> attach_hub_weights(ResolvedModel& r, const HttpProvider& http, cons
     mismatch_warning(r, *w->gguf_arch, "the GGUF file");
   }
   apply_weights(r.arch, std::move(*w->weights));
+  r.arch.checkpoint->hub_repo = std::string(id);
   return true;
 }
 
@@ -226,6 +227,9 @@ Result<std::optional<ResolvedModel>> gguf_repo_model(const HttpProvider& http, c
   ResolvedModel r = from_gguf_arch(std::move(w), "hub", std::string(id));
   r.arch.name = std::string(id);
   r.arch.hf_ids = {std::string(id)};
+  if (r.arch.checkpoint) {
+    r.arch.checkpoint->hub_repo = std::string(id);
+  }
   return std::optional<ResolvedModel>(std::move(r));
 }
 
@@ -235,6 +239,7 @@ Result<ResolvedModel> resolve_with_gguf(std::string_view spec, const ResolveOpti
   std::unique_ptr<RepoFiles> files;
   std::string file;
   std::string kind = "file";
+  std::string repo;  // the Hub repository the file belongs to (none for a URL or a local file)
   std::error_code ec;
   if (g.starts_with("http://") || g.starts_with("https://")) {
     files = url_file(http, o, g);
@@ -247,6 +252,7 @@ Result<ResolvedModel> resolve_with_gguf(std::string_view spec, const ResolveOpti
     files = hub_repo_files(http, o, std::string(spec), cache_dir_for(o, spec));
     file = g;
     kind = "hub";
+    repo = std::string(spec);
   } else {
     return fail(Errc::not_found, "--gguf " + g + ": no such file, not a URL, and not a file of a Hub MODEL; pass a "
                                                  "local .gguf, an https:// URL, or MODEL org/name with a file of it");
@@ -271,12 +277,16 @@ Result<ResolvedModel> resolve_with_gguf(std::string_view spec, const ResolveOpti
     ResolvedModel r = from_gguf_arch(std::move(w), "hub", std::string(spec));
     r.arch.name = std::string(spec);
     r.arch.hf_ids = {std::string(spec)};
+    if (r.arch.checkpoint) {
+      r.arch.checkpoint->hub_repo = repo;
+    }
     return r;
   }
   TRY_ASSIGN(ResolvedModel r, std::move(resolved));
   mismatch_warning(r, *w.gguf_arch, "--gguf " + file);
   r.warnings.insert(r.warnings.end(), w.warnings.begin(), w.warnings.end());
   apply_weights(r.arch, std::move(*w.weights));
+  r.arch.checkpoint->hub_repo = repo;
   drop_derived_warning(r);
   return r;
 }

@@ -43,6 +43,7 @@ struct CheckpointWeights {
   bool gguf = false;                   // read from a GGUF header (the file is what llama.cpp loads)
   std::string source;                  // "safetensors headers of 4 files", "GGUF header of x.gguf"
   std::vector<std::string> files;      // the files read (repo-relative or local paths)
+  std::string hub_repo;                // the Hub repository `files` belong to ("" for local files and URLs)
   std::uint64_t file_bytes = 0;        // sum of the files' sizes (headers and padding included)
   std::vector<std::pair<std::string, std::uint64_t>> bytes_by_dtype;  // "BF16" -> bytes, sorted by dtype
   std::vector<std::string> notes;      // what the reader assumed (e.g. a guessed bit width)

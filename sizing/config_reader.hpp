@@ -127,6 +127,9 @@ private:
 // tie_word_embeddings (the text config's, else the top level's, else `tied_default`) and the
 // weights' dtype (torch_dtype of the text config, of the top level, else dtype, else bfloat16).
 [[nodiscard]] Result<void> read_tying_and_dtype(const Reader& top, const Reader& r, bool tied_default, ModelArch& m);
+// quantization_config at the top level: quant_method, its bits and float/int (ModelArch::quant_*);
+// lenient, what is not understood leaves the checkpoint 16-bit (sizing/checkpoint_format.hpp).
+void read_quantization(const json& root, ModelArch& m);
 // Multi-head latent attention keys (kv_lora_rank, …) when present.
 [[nodiscard]] Result<void> read_mla(const Reader& r, ModelArch& m);
 // The checks and fields every reader ends with: the total size bound, the HF id from

@@ -29,6 +29,12 @@ Parts parts_of(const Ctx& c) noexcept
   p.experts = c.pb.experts;
   p.linear = c.pb.linear_weights > expert_linear ? c.pb.linear_weights - expert_linear : 0;
   const U counted = sat_add(sat_add(p.embedding, p.experts), p.linear);
+  if (c.job.model.layers == 0) {
+    // A bare parameter count (--params): no architecture to tell the parts apart, so the whole
+    // count is quantizable linear weights (seed 000: 7B = 14 / 7 / 3.5 GB at 16 / 8 / 4 bits).
+    p.linear = c.total_params;
+    return p;
+  }
   if (c.total_params >= counted) {
     p.other = c.total_params - counted;
   } else if (c.total_params > p.embedding + p.experts) {
@@ -47,6 +53,11 @@ WeightBits bits_for(const Ctx& c) noexcept
     return weight_bits(weights_in_memory(j), j.engine);
   }
   WeightBits b = weight_bits(j.weights, j.engine);
+  if (j.task == Task::qlora && j.weights == WeightFormat::nf4) {
+    // QLoRA's recipe quantizes the base to NF4 with double quantization (the scales themselves
+    // in 8 bits): 4 + 8/64 + 32/(64*256) = 4.127 bits (QLoRA paper §3; bnb_4bit_use_double_quant).
+    b.linear = b.experts = 41270;
+  }
   if (j.task == Task::qlora && (j.engine == Engine::transformers || j.engine == Engine::deepspeed) && !b.whole_file) {
     // peft prepare_model_for_kbit_training casts every non-quantized fp16/bf16 parameter
     // (embeddings, lm_head, norms) to fp32.

@@ -32,6 +32,46 @@ Result<void> read_mla(const Reader& r, ModelArch& m)
   return {};
 }
 
+// quantization_config (lenient: what is not understood leaves the checkpoint 16-bit). The bits
+// come from `bits` (gptq, awq), `load_in_4bit`/`load_in_8bit` (bitsandbytes) or the first
+// config group's `weights` {num_bits, type} (compressed-tensors).
+void read_quantization(const json& root, ModelArch& m)
+{
+  const auto quant = root.find("quantization_config");
+  if (quant == root.end() || !quant->is_object()) {
+    return;
+  }
+  const auto method = quant->find("quant_method");
+  if (method == quant->end() || !method->is_string()) {
+    return;
+  }
+  m.quant_method = method->get<std::string>().substr(0, 64);
+  m.mxfp4_experts = m.quant_method == "mxfp4";
+  m.quant_float = m.quant_method == "fp8" || m.quant_method == "fbgemm_fp8" || m.quant_method == "mxfp4";
+  const auto number = [](const json& o, const char* key) -> std::uint32_t {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number_unsigned() && it->get<std::uint64_t>() <= 64 ? it->get<std::uint32_t>() : 0;
+  };
+  const auto flag = [](const json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_boolean() && it->get<bool>();
+  };
+  m.quant_bits = number(*quant, "bits");
+  if (m.quant_method == "bitsandbytes") {
+    m.quant_bits = flag(*quant, "load_in_8bit") || flag(*quant, "_load_in_8bit") ? 8 : 4;
+  }
+  const auto groups = quant->find("config_groups");
+  if (m.quant_method == "compressed-tensors" && groups != quant->end() && groups->is_object() && !groups->empty()) {
+    const json& group = groups->begin().value();
+    const auto weights = group.is_object() ? group.find("weights") : group.end();
+    if (group.is_object() && weights != group.end() && weights->is_object()) {
+      m.quant_bits = number(*weights, "num_bits");
+      const auto type = weights->find("type");
+      m.quant_float = type != weights->end() && type->is_string() && type->get<std::string>() == "float";
+    }
+  }
+}
+
 Result<void> read_tying_and_dtype(const Reader& top, const Reader& r, bool tied_default, ModelArch& m)
 {
   // tie_word_embeddings sits at the top level of multimodal configs.
@@ -241,11 +281,7 @@ Result<ModelArch> read_text_config(const json& root, const json& text, std::stri
     m.norm_bias = true;
     m.norms_per_layer = 1;  // one LayerNorm feeds attention and MLP in parallel
   }
-  const auto quant = root.find("quantization_config");
-  if (quant != root.end() && quant->is_object()) {
-    const auto method = quant->find("quant_method");
-    m.mxfp4_experts = method != quant->end() && method->is_string() && method->get<std::string>() == "mxfp4";
-  }
+  read_quantization(root, m);
   TRY(read_mla(r, m));
   TRY(read_moe(r, type, m));
   TRY(read_sliding_window(r, type, m));

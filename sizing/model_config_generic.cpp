@@ -201,6 +201,7 @@ Result<ModelArch> read_generic_config(const json& root, const json& text, const 
     TRY_ASSIGN(const auto dense, first_of(r, {"first_k_dense_replace", "first_k_dense", "n_dense_layers"}, 0, m.layers));
     m.dense_layers = dense ? dense->value : 0;
   }
+  read_quantization(root, m);
   TRY(read_mla(r, m));
   TRY(read_layout(r, m, assumed));
   if (attention_free) {

@@ -68,7 +68,7 @@ complete -p gpurent >/dev/null || exit 3
 comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _gpurent; echo "${COMPREPLY[*]}"; }
 comp gpurent pl
 comp gpurent ''
-comp gpurent plan --card rtx-40
+comp gpurent plan --card rtx-409
 comp gpurent cost --provider ru
 comp gpurent --json plan --card rtx-4090 --provider l
 comp gpurent plan --ta

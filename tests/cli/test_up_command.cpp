@@ -146,6 +146,27 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   }
 }
 
+TEST_CASE("up --from-plan: a 70B QLoRA rents one card, as plan sizes it with gradient checkpointing", "[cli][up]")
+{
+  UpHarness u;
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  Json running = Json::parse(read_fixture("runpod/pod_running.json"));
+  running["id"] = Json::parse(read_fixture("runpod/pod_booting.json")).value("id", "");
+  running["name"] = "ft";
+  u.http.on("GET " + k_runpod + "/pods/" + running["id"].get<std::string>(), 200, running.dump());
+  const auto r = u.up({"--from-plan", "meta-llama/Llama-3.1-70B", "--task", "qlora", "--name", "ft", "--yes", "--no-wait",
+                       "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(j["gpus"] == 1);
+  CHECK(j["card"] != "b200");
+  CHECK(j["plan"]["memory_per_gpu_gib"].get<double>() < 60.0);
+  // Sizing options need --from-plan, the new one too.
+  CHECK(u.up({"--provider", "runpod", "--card", "rtx-4090", "--no-grad-checkpointing", "--yes"}).code == 2);
+}
+
 TEST_CASE("up --from-plan: nothing fits: exit 3 with the plan's fixes, nothing recorded or created", "[cli][up]")
 {
   UpHarness u;
@@ -154,7 +175,9 @@ TEST_CASE("up --from-plan: nothing fits: exit 3 with the plan's fixes, nothing r
     const auto r = u.up({"--from-plan", "llama-3.1-405b", "--task", "train", "--yes"});
     CHECK(r.code == 3);
     CHECK(has(r.out, "Fixes"));
-    CHECK(has(r.err, "up --from-plan: nothing fits within 8 GPUs of one server; see the fixes above; nothing was rented"));
+    CHECK(has(r.out, "Recipe: fits"));
+    CHECK(has(r.err, "up --from-plan: nothing fits within 8 GPUs of one server; the recipe above makes it fit: rerun "
+                     "with its options; nothing was rented"));
   }
   SECTION("json: the plan document, choice null, fixes not empty")
   {

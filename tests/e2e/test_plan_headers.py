@@ -123,6 +123,28 @@ def gptq_tensors():
 PARAMS = 2 * VOCAB * H + sum(a * b for _, a, b in linears()) + (2 * L + 1) * H
 
 
+def plain_tensors(dtype, cfg):
+    """A dense llama checkpoint of `cfg`'s shape in one 16-bit dtype."""
+    h, inter, heads, kv, vocab = (cfg["hidden_size"], cfg["intermediate_size"], cfg["num_attention_heads"],
+                                  cfg["num_key_value_heads"], cfg["vocab_size"])
+    hd = h // heads
+    ts = []
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for name, n_in, n_out in [("self_attn.q_proj", h, heads * hd), ("self_attn.k_proj", h, kv * hd),
+                                  ("self_attn.v_proj", h, kv * hd), ("self_attn.o_proj", heads * hd, h),
+                                  ("mlp.gate_proj", h, inter), ("mlp.up_proj", h, inter), ("mlp.down_proj", inter, h)]:
+            ts.append((p + name + ".weight", dtype, [n_out, n_in]))
+        ts += [(p + "input_layernorm.weight", dtype, [h]), (p + "post_attention_layernorm.weight", dtype, [h])]
+    ts += [("model.embed_tokens.weight", dtype, [vocab, h]), ("model.norm.weight", dtype, [h]),
+           ("lm_head.weight", dtype, [vocab, h])]
+    return ts
+
+
+BIG = dict(CONFIG, hidden_size=8192, intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
+           num_key_value_heads=8, vocab_size=128256, max_position_embeddings=131072, torch_dtype="bfloat16")
+
+
 def gguf_tensors(ty):
     ts = [("token_embd.weight", ty, [H, VOCAB]), ("output_norm.weight", "F32", [H]), ("output.weight", ty, [H, VOCAB])]
     for name, n_in, n_out in linears():
@@ -160,6 +182,18 @@ def main():
         q8_bytes = write_gguf(os.path.join(repos, "acme", "tiny-gguf", "tiny-Q8_0.gguf"), GGUF_KV,
                               gguf_tensors("Q8_0"), 7)
         write_gguf(os.path.join(repos, "acme", "tiny-gguf", "tiny-F16.gguf"), GGUF_KV, gguf_tensors("F16"), 1)
+        # config.json claims FP8, the files store bf16 (a re-upload that kept the old config).
+        bf16_dir = os.path.join(repos, "acme", "tiny-bf16")
+        os.makedirs(bf16_dir)
+        with open(os.path.join(bf16_dir, "config.json"), "w") as f:
+            json.dump(dict(CONFIG, quantization_config={"quant_method": "fp8"}), f)
+        write_safetensors(os.path.join(bf16_dir, "model.safetensors"), plain_tensors("BF16", CONFIG))
+        # A 70B-shaped bf16 checkpoint (sparse: only its header is real) for the recipe.
+        big_dir = os.path.join(repos, "acme", "big-bf16")
+        os.makedirs(big_dir)
+        with open(os.path.join(big_dir, "config.json"), "w") as f:
+            json.dump(BIG, f)
+        big_bytes = write_safetensors(os.path.join(big_dir, "model.safetensors"), plain_tensors("BF16", BIG))
 
         port_file = os.path.join(tmp, "port")
         log = os.path.join(tmp, "requests.log")
@@ -220,6 +254,45 @@ def main():
             check(r.returncode == 0 and json.loads(r.stdout)["job"]["weights"] == "Q8_0", f"--gguf FILE ({r.stderr})")
             r = run(["plan", "--gguf", local_gguf, "--engine", "transformers"], env)
             check(r.returncode == 2 and "--gguf" in r.stderr, "--gguf with an engine that cannot load it")
+
+            # The headers are the truth of what is stored, and job.defaults says so.
+            r = run(["plan", "acme/tiny-gptq", "--task", "serve", "--json"], env_hub)
+            why = {d["key"]: d["why"] for d in json.loads(r.stdout)["job"]["defaults"]}
+            check("safetensors header" in why.get("weights", ""), f"the weights' source is stated: {why}")
+            r = run(["plan", "acme/tiny-bf16", "--task", "serve", "--json"], env_hub)
+            check(r.returncode == 0, f"plan of a bf16 repository ({r.stderr})")
+            doc = json.loads(r.stdout)
+            check(doc["job"]["weights"] == "bf16", f"the headers win over quantization_config: {doc['job']}")
+            check("--quantization" not in doc["launch"]["vllm"], f"no quantization flag: {doc['launch']}")
+            r = run(["plan", "acme/tiny-bf16", "--task", "serve", "--weights", "fp8", "--json"], env_hub)
+            doc = json.loads(r.stdout)
+            check(doc["job"]["weights"] == "fp8" and "--quantization fp8" in doc["launch"]["vllm"],
+                  f"--weights given wins, quantized on load: {doc['launch']}")
+
+            # llama.cpp loads the very file that was sized; the line is valid shell.
+            r = run(["plan", "acme/tiny-gguf", "--weights", "Q8_0", "--json"], env_hub)
+            doc = json.loads(r.stdout)
+            line = doc["launch"]["llama.cpp"]
+            check(line.startswith("llama-server -hf acme/tiny-gguf --hf-file tiny-Q8_0.gguf "), f"GGUF launch: {line}")
+            check(subprocess.run(["bash", "-n", "-c", line]).returncode == 0, f"bash -n: {line}")
+            why = {d["key"]: d["why"] for d in doc["job"]["defaults"]}
+            check("GGUF type" in why.get("engine", ""), f"the engine's reason: {why}")
+            r = run(["plan", local_gguf, "--json", "--offline"], env)
+            check(r.returncode == 0 and json.loads(r.stdout)["launch"]["llama.cpp"].startswith(f"llama-server -m {local_gguf} "),
+                  f"a local GGUF file by its path ({r.stdout[-300:]} {r.stderr})")
+
+            # The recipe for a checkpoint sized from its headers: the same parameters in a smaller format.
+            r = run(["plan", "acme/big-bf16", "--task", "serve", "--card", "h100", "--gpus", "1", "--json"], env_hub)
+            check(r.returncode == 3, f"a 70B bf16 checkpoint does not fit one H100 ({r.returncode}, {r.stderr})")
+            doc = json.loads(r.stdout)
+            check(doc["model"]["checkpoint"]["bytes"] == big_bytes, "the stored bytes")
+            rec = doc.get("recipe")
+            check(rec is not None and rec["fits"], f"a recipe fits: {rec}")
+            check([c["id"] for c in rec["changes"]] == ["quantize-weights"] and rec["job"]["weights"] == "fp8",
+                  f"fp8 is the least invasive change: {rec['changes']}")
+            check(0.45 < rec["memory"]["weights_gib"] / (big_bytes / 2**30) < 0.55, f"fp8 halves the weights: {rec['memory']}")
+            check("--quantization fp8" in rec["launch"]["vllm"] and
+                  subprocess.run(["bash", "-n", "-c", rec["launch"]["vllm"]]).returncode == 0, f"recipe launch {rec}")
 
             # A local checkpoint directory: no network, exact bytes.
             r = run(["plan", gptq_dir, "--json", "--offline"], env)
