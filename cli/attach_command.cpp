@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `gpurent attach`: tracks a server rented elsewhere (e.g. in the console of a provider without
-// an API): checks SSH, records the host key, starts the ledger now (or at --since).
+// an API): checks SSH, records the host key, starts the ledger now (or at --since), and remembers
+// the SSH settings given (--identity, --known-hosts, user and port) for backup, ssh, doctor, down.
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,11 @@ Result<ServerRecord> run_attach(Services& s, const AttachOptions& o)
   rec.host_key = key;
   rec.status = ServerStatus::running;
   rec.created_at = since;
+  // Remembered for backup, ssh, doctor and down (the user/host/port above too).
+  std::error_code ec;
+  rec.identity_file = o.ssh.identity.empty() ? std::string{} : std::filesystem::absolute(o.ssh.identity, ec).string();
+  rec.known_hosts_file = o.ssh.known_hosts.empty() ? std::string{}
+                                                   : std::filesystem::absolute(o.ssh.known_hosts, ec).string();
   TRY_ASSIGN(rec, store->insert_server(rec));
   s.err << "gpurent: tracking " << rec.name << " (" << priced.provider.display << " " << priced.card.display << " x"
         << rec.gpus << ", " << per_hour(price) << ", " << priced.origin_text << "); host key " << key << '\n';

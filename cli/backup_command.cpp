@@ -24,25 +24,13 @@ struct BackupOptions {
   SshFlags ssh;
 };
 
-std::string human_bytes(std::uint64_t b)
-{
-  const double v = static_cast<double>(b);
-  if (b >= k_gib) {
-    return fmt::format("{:.2f} GiB", v / static_cast<double>(k_gib));
-  }
-  if (b >= k_mib) {
-    return fmt::format("{:.1f} MiB", v / static_cast<double>(k_mib));
-  }
-  if (b >= k_kib) {
-    return fmt::format("{:.1f} KiB", v / static_cast<double>(k_kib));
-  }
-  return fmt::format("{} B", b);
-}
-
 // The progress bar on stderr: bytes, rate, ETA, files. Only on a TTY and never under --json.
 class ProgressBar final : public BackupObserver {
 public:
-  ProgressBar(Services& s, bool enabled) : m_s(s), m_enabled(enabled), m_start(std::chrono::steady_clock::now()) {}
+  ProgressBar(Services& s, bool enabled)
+      : m_s(s), m_enabled(enabled), m_dumb(s.getenv("TERM").value_or("") == "dumb"), m_start(std::chrono::steady_clock::now())
+  {
+  }
   ~ProgressBar() override { finish(); }
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -67,10 +55,15 @@ public:
       const auto left = static_cast<long>(static_cast<double>(p.bytes_total - p.bytes_done) / rate);
       eta = fmt::format("{:02}:{:02}", left / 60, left % 60);
     }
-    m_s.err << fmt::format("\r[{}{}] {:3.0f}% {} / {}  {}/s  ETA {}  files {}/{}\x1b[K", std::string(static_cast<std::size_t>(filled), '#'),
-                           std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100, human_bytes(p.bytes_done),
-                           human_bytes(p.bytes_total), human_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total)
-          << std::flush;
+    const std::string line = fmt::format("[{}{}] {:3.0f}% {} / {}  {}/s  ETA {}  files {}/{}",
+                                         std::string(static_cast<std::size_t>(filled), '#'),
+                                         std::string(static_cast<std::size_t>(width - filled), ' '), frac * 100,
+                                         format_bytes(p.bytes_done), format_bytes(p.bytes_total),
+                                         format_bytes(static_cast<std::uint64_t>(rate)), eta, p.files_done, p.files_total);
+    // A dumb terminal has no "erase to the end of the line": spaces cover a longer previous line.
+    m_s.err << '\r' << line << (m_dumb ? std::string(m_width > line.size() ? m_width - line.size() : 0, ' ') : "\x1b[K")
+            << std::flush;
+    m_width = line.size();
     m_drawn = true;
   }
   void on_warning(std::string_view message) override
@@ -81,7 +74,7 @@ public:
   void finish()
   {
     if (m_drawn) {
-      m_s.err << "\r\x1b[K" << std::flush;
+      m_s.err << '\r' << (m_dumb ? std::string(m_width, ' ') + "\r" : "\x1b[K") << std::flush;
       m_drawn = false;
     }
   }
@@ -89,7 +82,9 @@ public:
 private:
   Services& m_s;
   bool m_enabled;
+  bool m_dumb;  // TERM=dumb: no escape sequences
   bool m_drawn = false;
+  std::size_t m_width = 0;  // of the line drawn last
   std::chrono::steady_clock::time_point m_start;
   std::chrono::steady_clock::time_point m_last{};
 };
@@ -124,8 +119,8 @@ void print_text(Services& s, const std::string& who, const std::filesystem::path
   s.out << "Backed up " << who << " to " << dest.string() << "\n";
   s.out << fmt::format("  files     {} ({} copied, {} unchanged, {} failed)\n", r.files_total, r.files_copied, r.files_skipped,
                        r.failed.size());
-  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", human_bytes(r.bytes_copied),
-                       human_bytes(r.bytes_total), r.seconds, mbps);
+  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", format_bytes(r.bytes_copied),
+                       format_bytes(r.bytes_total), r.seconds, mbps);
   std::string verified = "no, see the failures below";
   if (r.verified && r.files_copied == 0) {
     verified = "yes, nothing changed since the last verified copy";
@@ -192,8 +187,17 @@ Result<int> run(Services& s, BackupOptions& o)
     print_text(s, to_string(dest.target), req.dest, report);
   }
   if (!report.failed.empty()) {
-    return report_error(s, Error{Errc::partial, std::to_string(report.failed.size()) +
-                                                    " file(s) failed (listed above); re-run `gpurent backup` to retry them"});
+    std::string named;
+    for (std::size_t i = 0; i < report.failed.size() && i < 3; ++i) {
+      const std::string quoted = json_text(report.failed[i].path);  // one line whatever the name holds
+      named += (i == 0 ? "" : ", ") + quoted.substr(1, quoted.size() - 2) + " (" + report.failed[i].error.substr(0, 60) + ")";
+    }
+    if (report.failed.size() > 3) {
+      named += ", and " + std::to_string(report.failed.size() - 3) + " more";
+    }
+    return report_error(s, Error{Errc::partial, "backup: " + std::to_string(report.failed.size()) +
+                                                    " item(s) failed and the rest is backed up: " + named +
+                                                    "; fix or drop those paths and re-run `gpurent backup`"});
   }
   return 0;
 }

@@ -11,8 +11,8 @@ struct CommandEntry {
   void (*add)(CLI::App&, Services&);
 };
 
-// In the order `gpurent --help` lists them.
-constexpr std::array<CommandEntry, 14> k_commands{{
+// In the order `gpurent --help` lists them. Examples and value lists: cli/command_table.cpp.
+constexpr auto k_commands = std::to_array<CommandEntry>({
     {"plan", add_plan_command},
     {"fits", add_fits_command},
     {"models", add_models_command},
@@ -27,7 +27,14 @@ constexpr std::array<CommandEntry, 14> k_commands{{
     {"ssh", add_ssh_command},
     {"backup", add_backup_command},
     {"doctor", add_doctor_command},
-}};
+    {"push", add_push_command},
+    {"run", add_run_command},
+    {"logs", add_logs_command},
+    {"jobs", add_jobs_command},
+    {"help", add_help_command},
+    {"completion", add_completion_command},
+    {"man", add_man_command},
+});
 
 }  // namespace
 

@@ -25,12 +25,20 @@ void add_down_command(CLI::App& app, Services& s);
 void add_ssh_command(CLI::App& app, Services& s);
 void add_backup_command(CLI::App& app, Services& s);
 void add_doctor_command(CLI::App& app, Services& s);
+void add_push_command(CLI::App& app, Services& s);
+void add_run_command(CLI::App& app, Services& s);
+void add_logs_command(CLI::App& app, Services& s);
+void add_jobs_command(CLI::App& app, Services& s);
+// cli/help_command.cpp: `help [COMMAND...]`, `completion bash|zsh|fish`, `man`.
+void add_help_command(CLI::App& app, Services& s);
+void add_completion_command(CLI::App& app, Services& s);
+void add_man_command(CLI::App& app, Services& s);
 
 // Registers every subcommand above on `app` (cli/commands.cpp), for `gpurent --help`.
 void add_all_commands(CLI::App& app, Services& s);
 
 // Registers only the subcommand called `name`; false when there is none. Building one
-// subcommand instead of fourteen keeps start-up cheap (docs/benchmarks.md, "Start-up").
+// subcommand instead of all of them keeps start-up cheap (docs/benchmarks.md, "Start-up").
 bool add_command(CLI::App& app, Services& s, std::string_view name);
 
 // Every subcommand's name, in help order.

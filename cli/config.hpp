@@ -72,6 +72,14 @@ struct Config {
 [[nodiscard]] Result<Config> config_from(std::string_view file_text, std::string_view file_label,
                                          const std::map<std::string, std::string>& env);
 
+// What can be read when the file is broken (`config show`): bad lines and entries are left out
+// and described in `problems` ("config.toml:3: …"), the rest applies.
+[[nodiscard]] Config config_from_lenient(std::string_view file_text, std::string_view file_label,
+                                         const std::map<std::string, std::string>& env, std::vector<std::string>& problems);
+
+// The file's text (at most k_toml_max_bytes + 1 bytes) and whether it exists; not validated.
+[[nodiscard]] Result<std::optional<std::string>> read_config_file(const std::string& path);
+
 // A command-line flag for `key` (highest precedence).
 [[nodiscard]] Result<void> set_config_flag(Config& c, std::string_view key, std::string_view value);
 

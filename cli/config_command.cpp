@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: MIT
-// `gpurent config show [--json]` and `gpurent config path`.
+// `gpurent config show|path|init|set|get`: the configuration, where each value comes from, and
+// editing the file (cli/config_edit.cpp) without losing its comments.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <ostream>
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/config_edit.hpp"
 #include "cli/services.hpp"
+#include "common/text.hpp"
 #include "providers/card.hpp"
 
 namespace gpurent {
@@ -90,25 +100,210 @@ void show_text(Services& s, const Config& c)
   }
 }
 
+// Writes `text` to `path` atomically (a temporary file renamed over it). The mode stays what it
+// was, narrowed to 0600 when the file holds a secret; a new file is 0600.
+Result<void> write_config(Services& s, const std::string& path, const std::string& text)
+{
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  std::vector<std::string> problems;
+  const Config probe = config_from_lenient(text, path, {}, problems);
+  bool secret = false;
+  for (const auto& k : config_keys()) {
+    secret = secret || (k.secret && probe.origin(k.name) == ConfigOrigin::file);
+  }
+  unsigned mode = 0600;
+  const auto st = fs::status(path, ec);
+  if (!ec && fs::exists(st)) {
+    mode = static_cast<unsigned>(st.permissions()) & 0777U;
+    if (secret && (mode & 0177U) != 0) {
+      mode &= 0600U;
+      report_warning(s, "the config file now holds a secret: its mode becomes 0600 (was readable by others)");
+    }
+  }
+  const std::string tmp = path + ".gpurent-tmp";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) {
+    return fail(Errc::internal, "cannot write " + tmp + ": " + std::strerror(errno) + "; check the directory's permissions");
+  }
+  ::fchmod(fd, mode);  // the umask may have narrowed it further than asked; never widened beyond `mode`
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const auto w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) {
+      continue;
+    }
+    if (w < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return fail(Errc::internal, "cannot write " + tmp + ": " + why + "; nothing was changed");
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return fail(Errc::internal, "cannot replace " + path + ": " + why + "; nothing was changed");
+  }
+  return {};
+}
+
+Result<std::string> writable_path(const Services& s)
+{
+  const std::string path = config_path(s.env);
+  if (path.empty()) {
+    return fail(Errc::usage, "no config file location: HOME and XDG_CONFIG_HOME are unset; set GPURENT_CONFIG to a file path");
+  }
+  return path;
+}
+
+Result<void> run_init(Services& s, bool force)
+{
+  TRY_ASSIGN(const std::string path, writable_path(s));
+  TRY_ASSIGN(const auto existing, read_config_file(path));
+  if (existing && !force) {
+    return fail(Errc::refused, "config init: " + path + " exists; change it with `gpurent config set KEY VALUE`, "
+                               "or replace it with `gpurent config init --force` (the old file is kept as .bak)");
+  }
+  if (existing) {
+    std::error_code ec;
+    std::filesystem::copy_file(path, path + ".bak", std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return fail(Errc::internal, "config init: cannot keep the old file as " + path + ".bak: " + ec.message() +
+                                      "; nothing was changed");
+    }
+    std::filesystem::permissions(path + ".bak", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
+  }
+  TRY(write_config(s, path, config_template()));
+  if (s.global.json) {
+    s.out << nlohmann::json{{"path", path}, {"backup", existing ? nlohmann::json(path + ".bak") : nlohmann::json(nullptr)}}.dump(2)
+          << '\n';
+  } else {
+    s.out << "wrote " << path << (existing ? " (the old file is " + path + ".bak)" : "") << '\n';
+    s.err << "every key is commented out; set one with `gpurent config set KEY VALUE`, e.g. "
+             "`gpurent config set default_provider runpod`\n";
+  }
+  return {};
+}
+
+Result<void> run_set(Services& s, const std::string& key, const std::string& value)
+{
+  TRY_ASSIGN(const std::string path, writable_path(s));
+  TRY_ASSIGN(const auto existing, read_config_file(path));
+  TRY_ASSIGN(const std::string text, config_set_text(existing.value_or(""), key, value));
+  TRY(write_config(s, path, text));
+  const bool secret = config_key_is_secret(key);
+  const std::string shown = secret ? "***set***" : value;
+  for (const auto& k : config_keys()) {
+    for (const std::string_view var : {k.env, k.provider_env}) {
+      if (k.name == key && !var.empty() && s.getenv(std::string(var))) {
+        report_warning(s, std::string(var) + " is set in the environment and wins over the file");
+      }
+    }
+  }
+  if (s.global.json) {
+    s.out << nlohmann::json{{"path", path}, {"key", key}, {"value", shown}}.dump(2) << '\n';
+  } else {
+    s.out << key << " = " << shown << "   (" << path << ")\n";
+  }
+  return {};
+}
+
+Result<void> run_get(Services& s, const std::string& key)
+{
+  TRY_ASSIGN(const Config c, load_config(s));
+  std::optional<std::string> value;
+  nlohmann::json json_value = nullptr;
+  std::string origin = "default";
+  if (key.starts_with("prices.")) {
+    const auto parts = split(key, '.');
+    if (parts.size() < 3) {
+      return fail(Errc::usage, "config get " + key + ": give prices.<provider>.<card>, e.g. prices.gpucloud.rtx-pro-6000");
+    }
+    const std::string card_text = key.substr(parts[0].size() + parts[1].size() + 2);
+    for (const auto& o : c.price_overrides) {
+      if (o.provider == parts[1] && (normalize_key(o.card) == normalize_key(card_text) ||
+                                     normalize_key(o.card + "x" + std::to_string(o.gpus)) == normalize_key(card_text))) {
+        value = format_usd(o.price_per_hour).substr(1);
+        json_value = to_units(o.price_per_hour, 6);
+        origin = "file";
+      }
+    }
+  } else {
+    const ConfigKeyInfo* info = nullptr;
+    for (const auto& k : config_keys()) {
+      info = k.name == key && k.name != "prices" ? &k : info;
+    }
+    if (info == nullptr) {
+      return fail(Errc::usage, "config get " + key.substr(0, 40) + ": unknown key; `gpurent config show` lists the keys");
+    }
+    value = c.text(key);
+    if (value && info->secret) {
+      value = "***set***";
+    }
+    json_value = value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+    origin = std::string(origin_name(c.origin(key)));
+  }
+  if (!value) {
+    return fail(Errc::not_found, "config get " + key + ": not set; set it with `gpurent config set " + key + " VALUE`");
+  }
+  if (s.global.json) {
+    s.out << nlohmann::json{{"key", key}, {"value", json_value}, {"origin", origin}}.dump(2) << '\n';
+  } else {
+    s.out << *value << '\n';
+  }
+  return {};
+}
+
+// `config show`: with a broken file, everything that can be read, then the bad lines.
+void run_show(Services& s)
+{
+  auto c = load_config(s);
+  if (!c && c.error().code == Errc::invalid_input) {
+    const std::string path = config_path(s.env);
+    auto file = read_config_file(path);
+    if (file && *file) {
+      std::vector<std::string> problems;
+      Config partial = config_from_lenient(**file, path, s.env, problems);
+      partial.path = path;
+      partial.file_found = true;
+      if (s.global.json) {
+        show_json(s, partial);
+      } else {
+        show_text(s, partial);
+      }
+      for (std::size_t i = 1; i < problems.size(); ++i) {
+        report_warning(s, problems[i]);
+      }
+      const std::string first = problems.empty() ? c.error().message : problems.front();
+      s.exit_code = report_error(s, Error{Errc::invalid_input, first + "; fix that line: the values above leave it out"});
+      return;
+    }
+  }
+  if (!c) {
+    s.exit_code = report_error(s, c.error());
+    return;
+  }
+  if (s.global.json) {
+    show_json(s, *c);
+  } else {
+    show_text(s, *c);
+  }
+}
+
 }  // namespace
 
 void add_config_command(CLI::App& app, Services& s)
 {
-  auto* sub = app.add_subcommand("config", "show the configuration and where each value comes from");
+  auto* sub = app.add_subcommand("config", "show and edit the configuration: where each value comes from");
   sub->require_subcommand(1);
   auto* show = sub->add_subcommand("show", "print every key, its value (secrets hidden) and its origin");
-  show->callback([&s] {
-    auto c = load_config(s);
-    if (!c) {
-      s.exit_code = report_error(s, c.error());
-      return;
-    }
-    if (s.global.json) {
-      show_json(s, *c);
-    } else {
-      show_text(s, *c);
-    }
-  });
+  show->callback([&s] { run_show(s); });
   auto* path = sub->add_subcommand("path", "print the config file's path");
   path->callback([&s] {
     const std::string p = config_path(s.env);
@@ -116,6 +311,31 @@ void add_config_command(CLI::App& app, Services& s)
       s.out << nlohmann::json{{"path", p}}.dump() << '\n';
     } else {
       s.out << p << '\n';
+    }
+  });
+  auto force = std::make_shared<bool>(false);
+  auto* init = sub->add_subcommand("init", "write a commented config file with every key (mode 0600)");
+  init->add_flag("--force", *force, "replace an existing file (kept as config.toml.bak)");
+  init->callback([&s, force] {
+    if (auto r = run_init(s, *force); !r) {
+      s.exit_code = report_error(s, r.error());
+    }
+  });
+  auto kv = std::make_shared<std::pair<std::string, std::string>>();
+  auto* set = sub->add_subcommand("set", "set KEY to VALUE in the config file, keeping its comments");
+  set->add_option("key", kv->first, "a key of `gpurent config show`, or prices.<provider>.<card>")->required();
+  set->add_option("value", kv->second, "the value (USD, hours, a path, a URL, a provider name, a secret)")->required();
+  set->callback([&s, kv] {
+    if (auto r = run_set(s, kv->first, kv->second); !r) {
+      s.exit_code = report_error(s, r.error());
+    }
+  });
+  auto key = std::make_shared<std::string>();
+  auto* get = sub->add_subcommand("get", "print the value of KEY as gpurent uses it (secrets hidden)");
+  get->add_option("key", *key, "a key of `gpurent config show`, or prices.<provider>.<card>")->required();
+  get->callback([&s, key] {
+    if (auto r = run_get(s, *key); !r) {
+      s.exit_code = report_error(s, r.error());
     }
   });
 }

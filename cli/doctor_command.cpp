@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 #include "providers/state_store.hpp"
@@ -63,8 +64,10 @@ void print_text(Services& s, const std::string& who, const DoctorReport& r)
   }
   for (const auto& g : r.gpus) {
     const std::string busy = g.utilization_pct ? fmt::format(", {}% busy", *g.utilization_pct) : std::string();
-    s.out << fmt::format("  {}  {}  {:.1f} GiB: {:.1f} used, {:.1f} free{}  (driver {})\n", g.index, g.name,
-                         gib(g.memory_total_mib), gib(g.memory_used_mib), gib(g.memory_free_mib), busy, g.driver);
+    const std::string line = fmt::format("{}  {}  {:.1f} GiB: {:.1f} used, {:.1f} free{}  (driver {})", g.index, g.name,
+                                         gib(g.memory_total_mib), gib(g.memory_used_mib), gib(g.memory_free_mib), busy,
+                                         g.driver);
+    s.out << "  " << wrap_text(line, 78, "     ") << "\n";
   }
   if (r.nvidia_smi) {
     s.out << "\nProcesses holding GPU memory\n";
@@ -92,7 +95,7 @@ void print_text(Services& s, const std::string& who, const DoctorReport& r)
   if (!r.advice.empty()) {
     s.out << "\nWhat to do\n";
     for (const auto& a : r.advice) {
-      s.out << "  " << a << "\n";
+      s.out << "  " << wrap_text(a, 78, "      ") << "\n";  // within 80 columns
     }
   }
 }
@@ -131,6 +134,13 @@ Result<int> run(Services& s, DoctorOptions& o)
     s.out << to_json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     print_text(s, to_string(dest.target), report);
+  }
+  if (report.gpus.empty()) {
+    // The report above says what was seen; the exit status says the server cannot run GPU work.
+    return report_error(s, Error{Errc::not_found, "doctor: no GPU visible on " + to_string(dest.target) + ": " +
+                                                      report.gpu_problem +
+                                                      "; check that it is a GPU server with a GPU image and a loaded "
+                                                      "driver (restart it, or ask the provider)"});
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// `gpurent down NAME --stop | --hibernate | --destroy`: says what the new state costs per hour
-// and what it loses BEFORE acting; refuses a state the provider lacks; --destroy backs up first
-// and refuses (exit 3) unless the latest backup is verified and newer than the last change;
-// the ledger is closed only once the provider (or the user, for attached servers) confirms.
+// `gpurent down NAME --stop | --hibernate | --destroy | --released`: says what the new state
+// costs per hour and what it loses BEFORE acting; refuses a state the provider lacks; --destroy
+// backs up first and refuses (exit 3) unless the latest backup is verified and newer than the
+// last change; one destroy request, and the ledger is closed only once the provider confirms.
+// An attached server cannot be destroyed by gpurent: it becomes `release_pending` (still billed)
+// until `--released` (the user's word) or `status --refresh` sees the host gone.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -10,6 +12,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/down.hpp"
+#include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
@@ -25,6 +29,7 @@ struct DownOptions {
   bool stop = false;
   bool hibernate = false;
   bool destroy = false;
+  bool released = false;
   bool no_backup = false;
   bool force = false;
   std::string to;
@@ -36,9 +41,7 @@ Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerReco
                                 const DownOptions& o)
 {
   TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
-  if (!rec.host_key.empty()) {
-    options.expected_host_key = host_key_fingerprint_of(rec.host_key).value_or(rec.host_key);
-  }
+  apply_remembered(s, options, o.ssh, rec);
   TRY_ASSIGN(auto session, connect_ssh(s, SshTarget{rec.user, rec.host, rec.port}, options));
   BackupRequest req;
   const std::string ws = rec.terms.workspace_dir;
@@ -59,11 +62,63 @@ Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerReco
   return saved;
 }
 
+nlohmann::json down_view(StateStore& store, const ServerRecord& rec, ServerStatus state, TimePoint now,
+                         const std::string& loses)
+{
+  auto ev = store.events(rec.id);
+  const LedgerTotals totals = ev ? accrue(rec.terms, *ev, now) : LedgerTotals{};
+  const MicroUsd rate = ev ? rate_now(rec.terms, *ev) : MicroUsd{0};
+  return nlohmann::json{{"name", rec.name},
+                        {"provider", rec.provider},
+                        {"state", std::string(to_string(state))},
+                        {"cost_per_hour_now", to_units(rate)},
+                        {"accrued_cost", to_units(totals.accrued)},
+                        {"currency", rec.terms.currency},
+                        {"loses", loses}};
+}
+
+// `down NAME --released`: the user's word that an attached server was released in the console.
+Result<nlohmann::json> confirm_released(Services& s, StateStore& store, const ServerRecord& rec)
+{
+  if (!rec.attached) {
+    return fail(Errc::usage, "--released is for servers tracked with `gpurent attach`; " + rec.name + " is on " +
+                                 rec.provider + "'s API: use `gpurent down " + rec.name + " --destroy`, which "
+                                 "asks the provider to confirm");
+  }
+  if (rec.status != ServerStatus::release_pending) {
+    report_warning(s, rec.name + " was not backed up by `gpurent down " + rec.name + " --destroy` first");
+  }
+  TRY(store.record_state(rec.id, ServerStatus::destroyed, s.clock.now(), "released in the console: confirmed by the user"));
+  s.err << "gpurent: " << rec.name << ": released (your word); the ledger is closed\n";
+  return down_view(store, rec, ServerStatus::destroyed, s.clock.now(), rec.terms.destroy_loses);
+}
+
+std::string release_action(const ServerRecord& rec)
+{
+  return "destroy it in " + rec.provider + "'s console (" + rec.user + "@" + rec.host + ":" + std::to_string(rec.port) +
+         "), then run `gpurent down " + rec.name + " --released`";
+}
+
+// A server created with no recorded id (a crash before the create answered): find it by name.
+Result<bool> adopt_by_name(Services& s, Provider& p, StateStore& store, ServerRecord& rec)
+{
+  TRY_ASSIGN(auto found, find_named(p, s.clock, rec.name, wait_options(s)));
+  if (!found) {
+    TRY(store.record_state(rec.id, ServerStatus::failed, s.clock.now(), "down: the provider never created it"));
+    s.err << "gpurent: " << rec.name << ": " << rec.provider << " has no server by that name: it was never created; "
+          << "the record is closed\n";
+    return false;
+  }
+  TRY(store.set_provider_id(rec.id, found->id));
+  rec.provider_id = found->id;
+  return true;
+}
+
 Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
 {
-  const int chosen = int{o.stop} + int{o.hibernate} + int{o.destroy};
+  const int chosen = int{o.stop} + int{o.hibernate} + int{o.destroy} + int{o.released};
   if (chosen != 1) {
-    return fail(Errc::usage, "down: give exactly one of --stop, --hibernate, --destroy");
+    return fail(Errc::usage, "down: give exactly one of --stop, --hibernate, --destroy, --released");
   }
   TRY_ASSIGN(StateStore* store, s.state());
   TRY_ASSIGN(auto found, store->find_server(o.name));
@@ -71,9 +126,24 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     return fail(Errc::not_found, "no tracked server named '" + o.name + "' is open; see `gpurent status`");
   }
   ServerRecord rec = *found;
+  if (o.released) {
+    return confirm_released(s, *store, rec);
+  }
   TRY_ASSIGN(const Config cfg, load_config(s));
   const ServerStatus target = o.destroy ? ServerStatus::destroyed : o.stop ? ServerStatus::stopped : ServerStatus::hibernated;
   const char* verb = o.destroy ? "destroy" : o.stop ? "stop" : "hibernate";
+  const bool destroy_again = o.destroy && (rec.status == ServerStatus::destroying || rec.status == ServerStatus::destroy_failed);
+  if (!o.destroy && (rec.status == ServerStatus::destroying || rec.status == ServerStatus::destroy_failed ||
+                     rec.status == ServerStatus::release_pending)) {
+    return fail(Errc::refused, "cannot " + std::string(verb) + " " + rec.name + ": it is " +
+                                   std::string(to_string(rec.status)) + "; finish with `gpurent down " + rec.name +
+                                   (rec.attached ? " --released`" : " --destroy`"));
+  }
+  if (o.destroy && rec.status == ServerStatus::release_pending) {
+    s.err << "gpurent: " << rec.name << " is backed up and waiting for you: " << release_action(rec)
+          << "; it bills until then\n";
+    return down_view(*store, rec, rec.status, s.clock.now(), rec.terms.destroy_loses);
+  }
 
   // 1. The state must exist at this provider (and for this kind of server).
   if (!o.destroy) {
@@ -99,14 +169,18 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
   }
 
   // 2. What the new state costs and loses, before anything happens.
-  const MicroUsd now_rate = rate_in(rec.terms, rec.status);
-  const MicroUsd new_rate = o.destroy ? MicroUsd{0} : rate_in(rec.terms, target);
+  TRY_ASSIGN(auto events_before, store->events(rec.id));
+  const MicroUsd now_rate = rate_now(rec.terms, events_before);
+  const MicroUsd new_rate = o.destroy ? (rec.attached ? now_rate : MicroUsd{0}) : rate_in(rec.terms, target);
   std::string loses = o.destroy ? rec.terms.destroy_loses : (o.stop ? rec.terms.stopped.loses : rec.terms.hibernated.loses);
   std::string keeps = o.destroy ? std::string{} : (o.stop ? rec.terms.stopped.keeps : rec.terms.hibernated.keeps);
   s.err << "gpurent: " << verb << " " << rec.name << " (" << rec.provider << " " << rec.card << " x" << rec.gpus
         << "): cost per hour " << per_hour(now_rate) << " -> " << per_hour(new_rate);
   if (!o.destroy && (o.stop ? rec.terms.stopped.bills_full_rate : rec.terms.hibernated.bills_full_rate)) {
     s.err << " (still billed at the FULL rate)";
+  }
+  if (o.destroy && rec.attached) {
+    s.err << " until you release it in " << rec.provider << "'s console";
   }
   s.err << "\n  loses: " << (loses.empty() ? "nothing stated by the provider" : loses) << '\n';
   if (!keeps.empty()) {
@@ -117,8 +191,11 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     s.err << "  plus storage: " << note << '\n';
   }
 
-  // 3. Destroy only after a verified backup newer than the last change.
-  if (o.destroy) {
+  // 3. Destroy only after a verified backup newer than the last change (a retried destroy was
+  //    decided, backed up or not, the first time).
+  if (destroy_again) {
+    s.err << "gpurent: " << rec.name << " is " << to_string(rec.status) << ": retrying the destroy (no new backup)\n";
+  } else if (o.destroy) {
     if (o.no_backup || o.force) {
       report_warning(s, "destroying without a verified backup (" + std::string(o.force ? "--force" : "--no-backup") + ")");
     } else {
@@ -141,22 +218,34 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
   TRY(confirm(s, std::string("Really ") + verb + " " + rec.name + "?"));
 
   const auto wait = wait_options(s);
+  if (rec.attached && o.destroy) {
+    // gpurent cannot destroy it: it stays billed until the user says it is released (never --yes).
+    TRY(store->record_state(rec.id, ServerStatus::release_pending, s.clock.now(),
+                            "backed up for destroying; waiting for the release in the console"));
+    s.err << "gpurent: " << rec.name << " was rented outside gpurent, so gpurent cannot destroy it: " << release_action(rec)
+          << ". It is billed until then; `gpurent status --refresh` also takes it as released once its SSH stays "
+             "unreachable for a minute or presents another host key\n";
+    return down_view(*store, rec, ServerStatus::release_pending, s.clock.now(), loses);
+  }
   if (rec.attached) {
     s.err << "gpurent: " << rec.name << " was rented outside gpurent: " << verb << " it in " << rec.provider
           << "'s console now (" << rec.user << "@" << rec.host << ")\n";
-    TRY(confirm(s, "Has " + rec.name + " been " + (o.destroy ? "destroyed" : o.stop ? "stopped" : "hibernated") +
-                       " in the provider's console?"));
+    TRY(confirm(s, "Has " + rec.name + " been " + (o.stop ? "stopped" : "hibernated") + " in the provider's console?"));
     TRY(store->record_state(rec.id, target, s.clock.now(), std::string(verb) + " confirmed by the user"));
   } else if (o.destroy) {
     Provider& p = *handle->provider;
-    TRY(store->record_state(rec.id, ServerStatus::destroying, s.clock.now(), "destroy called"));
-    TRY(p.terminate(rec.provider_id));
-    crash_point(s, "destroy-called");
-    auto gone = ensure_terminated(p, s.clock, rec.provider_id, wait);
-    if (!gone) {
-      return std::unexpected(gone.error());  // the ledger stays open (destroying)
+    if (rec.provider_id.empty()) {
+      TRY_ASSIGN(const bool exists, adopt_by_name(s, p, *store, rec));
+      if (!exists) {
+        return down_view(*store, rec, ServerStatus::failed, s.clock.now(), loses);
+      }
     }
-    TRY(store->record_state(rec.id, ServerStatus::destroyed, s.clock.now(), "destroy confirmed by the provider"));
+    TRY_ASSIGN(DestroyRecord d, destroy_tracked(s, p, *store, rec, "gpurent down --destroy", destroy_again));
+    if (!d.outcome.confirmed) {
+      return fail(Errc::unavailable, rec.name + " is " + std::string(to_string(d.status)) + ", not confirmed destroyed (" +
+                                         d.outcome.error.message + "); it may still bill");
+    }
+    s.err << "gpurent: " << rec.name << " destroyed (confirmed by " << rec.provider << "); " << d.billed << '\n';
   } else {
     Provider& p = *handle->provider;
     TRY(o.stop ? p.stop(rec.provider_id) : p.hibernate(rec.provider_id));
@@ -165,18 +254,27 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     }
     TRY(store->record_state(rec.id, target, s.clock.now(), std::string(verb) + " confirmed by the provider"));
   }
-  TRY_ASSIGN(auto ev, store->events(rec.id));
-  const LedgerTotals totals = accrue(rec.terms, ev, s.clock.now());
-  return nlohmann::json{{"name", rec.name},
-                        {"provider", rec.provider},
-                        {"state", std::string(to_string(target))},
-                        {"cost_per_hour_now", to_units(new_rate)},
-                        {"accrued_cost", to_units(totals.accrued)},
-                        {"currency", rec.terms.currency},
-                        {"loses", loses}};
+  return down_view(*store, rec, target, s.clock.now(), loses);
 }
 
 }  // namespace
+
+Result<nlohmann::json> down_server(Services& s, const DownRequest& r)
+{
+  DownOptions o;
+  o.name = r.name;
+  o.stop = r.mode == "stop";
+  o.hibernate = r.mode == "hibernate";
+  o.destroy = r.mode == "destroy";
+  o.paths = r.backup_paths;
+  o.to = r.backup_to;
+  o.ssh = r.ssh;
+  const bool yes = s.global.yes;
+  s.global.yes = true;
+  auto out = run_down(s, o);
+  s.global.yes = yes;
+  return out;
+}
 
 void add_down_command(CLI::App& app, Services& s)
 {
@@ -185,7 +283,8 @@ void add_down_command(CLI::App& app, Services& s)
   sub->add_option("name", opts->name, "the server")->required();
   sub->add_flag("--stop", opts->stop, "stop it (see what the provider still bills)");
   sub->add_flag("--hibernate", opts->hibernate, "hibernate it where the provider has that");
-  sub->add_flag("--destroy", opts->destroy, "destroy it, after a verified backup");
+  sub->add_flag("--destroy", opts->destroy, "destroy it, after a verified backup (attached: back up, then release it in the console)");
+  sub->add_flag("--released", opts->released, "an attached server was released in the provider's console: close its record");
   sub->add_flag("--no-backup", opts->no_backup, "destroy without a backup (still confirmed)");
   sub->add_flag("--force", opts->force, "destroy even when the backup is missing or stale (still confirmed)");
   sub->add_option("--to", opts->to, "backup directory (default ./gpurent-backups/NAME/)");
@@ -200,8 +299,14 @@ void add_down_command(CLI::App& app, Services& s)
     if (s.global.json) {
       s.out << r->dump(2) << '\n';
     } else {
-      s.out << (*r)["name"].get<std::string>() << ": " << (*r)["state"].get<std::string>() << ", accrued "
-            << format_usd(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)}) << "\n";
+      const std::string state = (*r)["state"].get<std::string>();
+      s.out << (*r)["name"].get<std::string>() << ": " << state << ", accrued "
+            << money_text(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)});
+      if (state == "release_pending") {
+        s.out << "; still billed " << per_hour(MicroUsd{round_to_i64((*r)["cost_per_hour_now"].get<double>() * 1e6)})
+              << " until you release it and run `gpurent down " << opts->name << " --released`";
+      }
+      s.out << "\n";
     }
     s.exit_code = 0;
   });

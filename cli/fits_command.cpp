@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// `gpurent fits CARD [--gpus N] [--task T] [--engine E]`: "What can I run?" For every catalogue
-// model, the best (highest-precision) weight format that fits the card for the task, and the
-// longest context (up to the model's maximum) that still fits, sorted by size.
+// `gpurent fits CARD [--gpus N] [job options of plan]`: "What can I run?" For every catalogue
+// model, the job `plan` would size (same options, same defaults) in the best weight format that
+// fits the card, and the longest context (up to the model's maximum, or the --context given)
+// that still fits, sorted by size. A row is exactly what `plan MODEL --card CARD --gpus N
+// --weights W --context C` (with the same job options) finds to fit.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,12 +28,11 @@ namespace {
 
 // A model only counts as runnable with at least this much context (or its maximum, if smaller).
 constexpr std::uint32_t k_min_context = 1024;
+constexpr std::size_t k_fits_width = 80;
 
 struct FitsArgs {
   std::string card;
-  std::string gpus;
-  std::string task;
-  std::string engine;
+  PlanArgs sizing;  // --gpus, --task, --engine, --weights, --context, … as `plan` takes them
 };
 
 struct FitRow {
@@ -44,70 +45,72 @@ struct FitRow {
 struct FitsReport {
   Card card;
   std::uint32_t gpus = 1;
-  Task task = Task::infer;
-  Engine engine = Engine::transformers;
-  Bytes limit;  // for a 16-bit job; vLLM's depends on --gpu-util and is computed per job
+  PlanOptions opts;
   std::vector<FitRow> rows;
   std::vector<std::string> too_big;
 };
 
-// Weight formats to try, best (most precise) first.
-std::vector<WeightFormat> candidates(Task task, Engine engine, const ModelArch& m)
+// Weight formats to try, best first: the job's default (the checkpoint's own; GGUF engines:
+// F16 down, or gpt-oss's MXFP4), then the smaller ones the engine loads from the same
+// checkpoint. An explicit --weights is the only candidate.
+std::vector<WeightFormat> candidates(const PlanOptions& o, const JobSpec& job)
 {
-  if (task == Task::qlora) {
-    return {WeightFormat::nf4};
+  std::vector<WeightFormat> out{job.weights};
+  if (o.weights || is_training(job.task) || !requantizable(job)) {
+    return out;
   }
-  if (task == Task::train) {
-    return {WeightFormat::bf16};
+  const bool gguf = job.engine == Engine::llama_cpp || job.engine == Engine::ollama;
+  if (gguf && job.weights != WeightFormat::mxfp4) {
+    out.front() = WeightFormat::gguf_f16;
   }
-  if (engine == Engine::llama_cpp || engine == Engine::ollama) {
-    const auto g = gguf_by_size();
-    return {g.begin(), g.end()};
+  std::vector<WeightFormat> smaller;
+  switch (job.engine) {
+  case Engine::llama_cpp:
+  case Engine::ollama: smaller.assign(gguf_by_size().begin(), gguf_by_size().end()); break;
+  case Engine::vllm: smaller = {WeightFormat::fp8, WeightFormat::nf4}; break;
+  default: smaller = {WeightFormat::int8, WeightFormat::nf4}; break;
   }
-  if (task == Task::lora) {
-    return {WeightFormat::bf16};
+  JobSpec best = job;
+  best.weights = out.front();
+  const Bytes first = weight_split(best, ParamBreakdown{}).total;
+  for (const WeightFormat w : smaller) {
+    JobSpec t = job;
+    t.weights = w;
+    if (weight_split(t, ParamBreakdown{}).total < first) {
+      out.push_back(w);
+    }
   }
-  std::vector<WeightFormat> out{WeightFormat::bf16};
-  if (engine == Engine::vllm) {
-    out.push_back(WeightFormat::fp8);
-  } else {
-    out.push_back(WeightFormat::int8);
-  }
-  if (m.mxfp4_experts) {
-    out.push_back(WeightFormat::mxfp4);
-  }
-  out.push_back(engine == Engine::vllm ? WeightFormat::awq : WeightFormat::nf4);
   return out;
 }
 
 std::optional<FitRow> best_fit(const FitsReport& r, const ModelArch& m)
 {
-  JobSpec base;
-  base.model = m;
-  base.task = r.task;
-  base.engine = r.engine;
-  const JobSpec sized = job_for_gpus(base, r.gpus, std::nullopt);
+  auto base = make_job(r.opts, m);
+  if (!base || !gpus_feasible(*base, r.gpus, r.opts.request.shard)) {
+    return std::nullopt;
+  }
   const std::uint32_t max = std::max<std::uint32_t>(m.max_context, 1);
-  const std::uint32_t min = std::min(k_min_context, max);
-  for (const WeightFormat w : candidates(r.task, r.engine, m)) {
-    JobSpec job = sized;
+  const std::uint32_t min = r.opts.context ? base->context : std::min(k_min_context, max);
+  const std::uint32_t top = r.opts.context ? base->context : max;
+  for (const WeightFormat w : candidates(r.opts, *base)) {
+    JobSpec job = job_for_gpus(*base, r.gpus, r.opts.request.shard);
     job.weights = w;
-    const Bytes limit = fit_limit_for(job, r.card.usable);
     const auto total_at = [&](std::uint32_t ctx) {
       job.context = ctx;
       return estimate(job).total();
     };
-    if (total_at(min) > limit) {
+    const auto fits_at = [&](std::uint32_t ctx) { return total_at(ctx) <= fit_limit_for(job, r.card.usable); };
+    if (!fits_at(min)) {
       continue;
     }
     std::uint32_t lo = min;  // fits
-    std::uint32_t hi = max;  // upper bound to test
-    if (total_at(max) <= limit) {
-      lo = max;
+    std::uint32_t hi = top;  // upper bound to test
+    if (fits_at(top)) {
+      lo = top;
     } else {
       while (hi - lo > 1) {  // invariant: lo fits, hi does not
         const std::uint32_t mid = lo + (hi - lo) / 2;
-        (total_at(mid) <= limit ? lo : hi) = mid;
+        (fits_at(mid) ? lo : hi) = mid;
       }
     }
     return FitRow{&m, w, lo, total_at(lo)};
@@ -123,18 +126,14 @@ Result<FitsReport> build(const FitsArgs& a)
     return fail(Errc::usage, card.error().message);
   }
   r.card = *card;
-  if (!a.gpus.empty()) {
-    TRY_ASSIGN(r.gpus, parse_count(a.gpus, "--gpus", 1, k_max_gpus_per_server));
+  PlanArgs sizing = a.sizing;
+  if (!sizing.gguf.empty()) {
+    return fail(Errc::usage, "fits walks the catalogue; --gguf sizes one file: use `gpurent plan --gguf " + sizing.gguf +
+                                 " --card " + a.card + "`");
   }
-  if (!a.task.empty()) {
-    TRY_ASSIGN(r.task, parse_task(a.task));
-  }
-  r.engine = r.task == Task::serve ? Engine::vllm : Engine::transformers;
-  if (!a.engine.empty()) {
-    TRY_ASSIGN(r.engine, parse_engine(a.engine));
-  }
-  TRY(check_task_engine(r.task, r.engine));
-  r.limit = fit_limit(r.card);
+  sizing.model = "fits";  // every catalogue model, one after the other
+  TRY_ASSIGN(r.opts, validate_plan_args(sizing));
+  r.gpus = r.opts.request.gpus.value_or(1);
   for (const ModelArch& m : model_catalog()) {
     if (auto row = best_fit(r, m)) {
       r.rows.push_back(*row);
@@ -151,12 +150,23 @@ Result<FitsReport> build(const FitsArgs& a)
 std::string render_text(const FitsReport& r, bool color)
 {
   const auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
-  std::string out = bold(fmt::format("What runs on {} x {}", r.gpus, r.card.display)) +
-                    fmt::format(" ({:.2f} GiB usable, limit {:.2f} GiB per GPU)\n", round2(to_gib(r.card.usable)),
-                                round2(to_gib(r.limit)));
-  out += fmt::format("task {} with {}; best weight format first, longest context that fits\n\n", to_string(r.task),
-                     to_string(r.engine));
-  out += fmt::format("  {:<24} {:>8}  {:<8} {:>11} {:>11}\n", "model", "params", "weights", "max context", "total");
+  std::string out;
+  const auto header = wrap_words(fmt::format("What runs on {} x {} ({:.2f} GiB usable, limit {:.2f} GiB per GPU)", r.gpus,
+                                             r.card.display, round2(to_gib(r.card.usable)),
+                                             round2(to_gib(fit_limit(r.card)))),
+                                 k_fits_width, "", "  ");
+  for (const auto& line : header) {
+    out += bold(line) + "\n";
+  }
+  const bool training = is_training(r.opts.task);
+  const bool checkpointing = training && r.opts.grad_checkpointing.value_or(r.opts.task != Task::train);
+  for (const auto& line :
+       wrap_words(fmt::format("task {} with {}{}; best format first, longest context that fits",
+                              to_string(r.opts.task), to_string(r.opts.engine), checkpointing ? ", checkpointing" : ""),
+                  k_fits_width, "", "  ")) {
+    out += line + "\n";
+  }
+  out += fmt::format("\n  {:<24} {:>8}  {:<8} {:>11} {:>11}\n", "model", "params", "weights", "max context", "total");
   for (const FitRow& row : r.rows) {
     out += fmt::format("  {:<24} {:>7.2f}B  {:<8} {:>11} {:>7.2f} GiB\n", row.model->name,
                        static_cast<double>(row.model->params) / 1e9, to_string(row.weights), row.max_context,
@@ -171,8 +181,8 @@ std::string render_text(const FitsReport& r, bool color)
       names += (names.empty() ? "" : ", ") + n;
     }
     out += "\n";
-    for (const auto& line : wrap_words(fmt::format("Too big at any format ({}): {}", r.too_big.size(), names), 80, "",
-                                       "  ")) {
+    for (const auto& line : wrap_words(fmt::format("Too big at any format ({}): {}", r.too_big.size(), names), k_fits_width,
+                                       "", "  ")) {
       out += line + "\n";
     }
   }
@@ -181,7 +191,10 @@ std::string render_text(const FitsReport& r, bool color)
 
 nlohmann::ordered_json render_json(const FitsReport& r)
 {
-  nlohmann::ordered_json out{{"card", r.card.id}, {"gpus", r.gpus}, {"task", std::string(to_string(r.task))}};
+  nlohmann::ordered_json out{{"card", r.card.id},
+                             {"gpus", r.gpus},
+                             {"task", std::string(to_string(r.opts.task))},
+                             {"engine", std::string(to_string(r.opts.engine))}};
   out["models"] = nlohmann::ordered_json::array();
   for (const FitRow& row : r.rows) {
     out["models"].push_back({{"name", row.model->name},
@@ -189,6 +202,7 @@ nlohmann::ordered_json render_json(const FitsReport& r)
                              {"max_context", row.max_context},
                              {"total_gib", round2(to_gib(row.total))}});
   }
+  out["too_big"] = r.too_big;
   return out;
 }
 
@@ -199,9 +213,8 @@ void add_fits_command(CLI::App& app, Services& s)
   auto args = std::make_shared<FitsArgs>();
   auto* sub = app.add_subcommand("fits", "what can I run? every catalogue model that fits a card");
   sub->add_option("card", args->card, "a card name (\"RTX 4090\", A100-80GB, ...)")->required();
-  sub->add_option("--gpus", args->gpus, "GPUs of that card (default 1)");
-  sub->add_option("--task", args->task, "infer | serve | train | lora | qlora (default infer)");
-  sub->add_option("--engine", args->engine, "default: vllm for serve, transformers otherwise");
+  sub->add_option("--gpus", args->sizing.gpus, "GPUs of that card (default 1)");
+  add_plan_sizing_options(*sub, args->sizing);
   sub->callback([&s, args] {
     auto report = build(*args);
     if (!report) {

@@ -17,7 +17,10 @@ std::filesystem::path module_path(const std::string& module_override)
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto dir = ec ? std::filesystem::current_path() : exe.parent_path();
-  return dir / "libgpurent_io.so";
+  // Beside the executable (the build tree), else where `cmake --install` puts it (PREFIX/lib/gpurent).
+  const auto beside = dir / "libgpurent_io.so";
+  const auto installed = dir.parent_path() / "lib" / "gpurent" / "libgpurent_io.so";
+  return std::filesystem::exists(beside, ec) || !std::filesystem::exists(installed, ec) ? beside : installed;
 }
 
 }  // namespace

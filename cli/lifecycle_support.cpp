@@ -168,6 +168,29 @@ RentTerms terms_for(const ProviderInfo& info, MicroUsd price, bool spot)
   return t;
 }
 
+Result<bool> adopt_reported_prices(Services& s, StateStore& store, ServerRecord& rec, const Instance& in)
+{
+  RentTerms t = rec.terms;
+  if (in.price_per_hour.n > 0) {
+    t.price_per_hour = in.price_per_hour;
+  }
+  const bool storage_stop = t.stopped.available && !t.stopped.bills_full_rate;
+  if (in.storage_per_hour.n > 0 && storage_stop) {
+    t.stopped.fixed_per_hour = in.storage_per_hour;
+  }
+  if (t.price_per_hour == rec.terms.price_per_hour && t.stopped.fixed_per_hour == rec.terms.stopped.fixed_per_hour) {
+    return false;
+  }
+  TRY(store.set_terms(rec.id, t));
+  s.err << "gpurent: " << rec.provider << " reports " << per_hour(t.price_per_hour) << " for " << rec.name;
+  if (storage_stop && in.storage_per_hour.n > 0) {
+    s.err << " (" << per_hour(in.storage_per_hour) << " of it storage, which a stop keeps billing)";
+  }
+  s.err << "; the ledger uses that price\n";
+  rec.terms = t;
+  return true;
+}
+
 std::string iso_time(TimePoint t) { return utc_iso8601(t); }
 
 std::optional<TimePoint> parse_time(std::string_view text)
@@ -186,7 +209,14 @@ std::optional<TimePoint> parse_time(std::string_view text)
 
 std::string per_hour(MicroUsd m)
 {
-  return format_usd(m, m.n != 0 && m.n < 100'000 ? 3 : 2) + "/h";
+  // Whole cents as cents; anything finer (Vast's storage-included prices, storage rates) to a
+  // hundredth of a cent, so that $0.354167/h does not read as $0.35/h.
+  return format_usd(m, m.n % 10'000 == 0 ? 2 : 4) + "/h";
+}
+
+std::string money_text(MicroUsd m)
+{
+  return format_usd(m, m.n > 0 && m.n < 10'000 ? 6 : 2);
 }
 
 }  // namespace gpurent

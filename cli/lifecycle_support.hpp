@@ -41,7 +41,8 @@ struct ProviderHandle {
 [[nodiscard]] Result<void> confirm(Services& s, std::string_view question);
 
 // Test hook: GPURENT_TEST_CRASH_AT=<point> ends the process at once with _exit(137) at that
-// point ("recorded", "created", "destroy-called"), like a kill -9. Documented in docs/lifecycle.md.
+// point ("recorded", "created", "destroy-recorded", "destroy-called"), like a kill -9.
+// Documented in docs/lifecycle.md.
 void crash_point(Services& s, std::string_view point);
 
 // GPURENT_WAIT_TIMEOUT_S (default 600) and GPURENT_POLL_MS (default 5000).
@@ -50,11 +51,19 @@ void crash_point(Services& s, std::string_view point);
 // The rent terms of a provider for a price (spot billing when spot).
 [[nodiscard]] RentTerms terms_for(const ProviderInfo& info, MicroUsd price, bool spot);
 
+// What the provider reports for the server itself replaces the rent-time terms: its price per
+// hour (Vast's dph_total, storage included; RunPod's costPerHr) and its storage per hour, which is
+// the stopped rate where a stop keeps billing storage (Vast). Stored, and said on stderr; returns
+// whether anything changed.
+[[nodiscard]] Result<bool> adopt_reported_prices(Services& s, StateStore& store, ServerRecord& rec, const Instance& in);
+
 // 2026-11-30T10:00:00Z
 [[nodiscard]] std::string iso_time(TimePoint t);
 // "2026-11-30T10:00:00Z" or Unix seconds.
 [[nodiscard]] std::optional<TimePoint> parse_time(std::string_view text);
-// "$1.23/h"
+// "$1.23/h"; "$0.3542/h" when the rate is not whole cents.
 [[nodiscard]] std::string per_hour(MicroUsd m);
+// "$1.23"; "$0.000197" for an amount under a cent (a server that lived seconds), so it is not $0.00.
+[[nodiscard]] std::string money_text(MicroUsd m);
 
 }  // namespace gpurent

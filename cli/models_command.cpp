@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 
@@ -65,21 +66,25 @@ std::string params_b(std::uint64_t params)
 
 void print_table(Services& s)
 {
-  // 80 columns: 56 for the numbers, then the first (base) HF id, cut at 24 characters.
+  // 80 columns: the numbers, then the first (base) HF id. An id that does not fit goes whole on
+  // a line of its own below the row (a table never cuts an id).
+  constexpr std::size_t k_width = 80;
   s.out << fmt::format("{:<17} {:>7} {:>3} {:>5} {:>7} {:>4} {:>6} {}\n", "NAME", "PARAMS", "LYR", "HIDDN",
                        "HEADS", "CTX", "EXPRTS", "HF ID");
   for (const auto& m : model_catalog()) {
     const std::string heads = fmt::format("{}/{}", m.heads, m.kv_heads);
     const std::string experts = m.is_moe() ? fmt::format("{}/{}", m.experts_active, m.experts) : "-";
-    std::string id = m.hf_ids.empty() ? "-" : m.hf_ids.front();
-    if (id.size() > 24) {
-      id = id.substr(0, 23) + "~";
+    const std::string id = m.hf_ids.empty() ? "-" : m.hf_ids.front();
+    const std::string row = fmt::format("{:<17} {:>6}B {:>3} {:>5} {:>7} {:>4} {:>6}", m.name, params_b(m.params),
+                                        m.layers, m.hidden, heads, short_context(m.max_context), experts);
+    if (row.size() + 1 + id.size() <= k_width) {
+      s.out << row << ' ' << id << '\n';
+    } else {
+      s.out << row << "\n" << std::string(k_width - std::min(k_width, id.size() + 1), ' ') << id << '\n';
     }
-    s.out << fmt::format("{:<17} {:>6}B {:>3} {:>5} {:>7} {:>4} {:>6} {}\n", m.name, params_b(m.params), m.layers,
-                         m.hidden, heads, short_context(m.max_context), experts, id);
   }
-  s.out << fmt::format("{} models. HEADS = query/KV heads, EXPERTS = active/total.\n"
-                       "Any HF id or a path to a config.json also works;\n"
+  s.out << fmt::format("{} models. HEADS = query/KV heads, EXPERTS = active/total; a long HF ID is on\n"
+                       "the line below its row. Any HF id or a path to a config.json also works;\n"
                        "`gpurent models --json` gives every field and its source.\n",
                        model_catalog().size());
 }

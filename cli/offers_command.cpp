@@ -9,11 +9,14 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
-#include "cli/price_lookup.hpp"
+#include "cli/errors.hpp"
 #include "cli/lifecycle_support.hpp"
+#include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
+#include "providers/offer_cache.hpp"
+#include "providers/registry.hpp"
 
 namespace gpurent {
 namespace {
@@ -86,7 +89,7 @@ nlohmann::json row_json(const Row& r, const Config& cfg)
   return j;
 }
 
-void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
+void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, const ProviderInfo* only)
 {
   const ProviderInfo* current = nullptr;
   bool any_config = false;
@@ -102,7 +105,7 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
       if (!r.provider->default_region.empty()) {
         head += ", region " + r.provider->default_region;
       }
-      s.out << '\n' << head << '\n';
+      s.out << (&r == &rows.front() ? "" : "\n") << head << '\n';
       if (!r.provider->price_source.empty()) {
         s.out << "  " << wrap_text("built-in prices: " + r.provider->price_source, 78, "    ") << '\n';
       }
@@ -121,6 +124,14 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
   }
   if (rows.empty()) {
     s.out << "no offers match\n";
+    if (const DriverInfo* d = only == nullptr ? nullptr : find_driver(only->name)) {
+      s.out << wrap_text(only->name + " publishes no list prices gpurent can date: its offers come from its API. " +
+                             (has_api_key(cfg, d->name) ? std::string() : "Set " + std::string(d->key_env) + ", then run ") +
+                             "`gpurent offers --refresh --provider " + only->name + "`" +
+                             (has_api_key(cfg, d->name) ? " to fetch them." : "."),
+                         78, "")
+            << '\n';
+    }
   }
   if (any_config) {
     s.out << "\n* price from the config file " << cfg.path << '\n';
@@ -134,6 +145,71 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg)
   }
 }
 
+// `--refresh`: fetches from every provider with an API and a key (or only `only`). Returns the
+// error to report: nothing could be asked (no key, no API), everything failed (network), or
+// some providers failed (partial, exit 4).
+std::optional<Error> refresh(Services& s, const Config& cfg, const std::string& only)
+{
+  if (!only.empty() && find_driver(only) == nullptr) {
+    return Error{Errc::unsupported, "offers --refresh: " + only + " has no API to fetch offers from; its prices are "
+                                    "built-in, or set them with `gpurent config set prices." + only + ".<card> USD`"};
+  }
+  std::vector<std::string> asked;
+  std::string keys;
+  for (const auto& d : driver_registry()) {
+    if (only.empty() || d.name == only) {
+      keys += (keys.empty() ? "" : ", ") + std::string(d.key_env);
+      if (has_api_key(cfg, d.name)) {
+        asked.emplace_back(d.name);
+      }
+    }
+  }
+  if (asked.empty()) {
+    return Error{Errc::unauthorized, "offers --refresh: no API key" + std::string(only.empty() ? " for any provider" : " for " + only) +
+                                         ", nothing was fetched; set " + keys + " (or `gpurent config set " +
+                                         (only.empty() ? std::string("runpod") : only) + "_api_key KEY`)"};
+  }
+  auto path = offer_cache_path([&](const std::string& k) { return s.getenv(k); });
+  if (!path) {
+    return path.error();
+  }
+  std::vector<std::string> fetched_from;
+  std::vector<std::string> failed;
+  std::size_t count = 0;
+  for (const auto& name : asked) {
+    auto h = open_provider(s, cfg, name);
+    auto got = h ? refresh_offers(*h->provider, *path, s.clock.now()) : Result<std::vector<Offer>>(std::unexpected(h.error()));
+    if (!got) {
+      const std::string why = error_text(got.error(), "offers").message;
+      failed.push_back(why.starts_with(name) ? why : name + ": " + why);
+      report_warning(s, failed.back());
+      continue;
+    }
+    count += got->size();
+    fetched_from.push_back(name);
+  }
+  std::string from;
+  for (const auto& f : fetched_from) {
+    from += (from.empty() ? "" : ", ") + f;
+  }
+  if (!fetched_from.empty()) {
+    s.err << "fetched " << count << " offers from " << from << " into the offer cache\n";
+  }
+  std::string what;
+  for (const auto& f : failed) {
+    what += (what.empty() ? "" : " / ") + f;
+  }
+  if (fetched_from.empty()) {
+    return Error{Errc::unavailable, "offers --refresh fetched nothing: " + what +
+                                        "; check the network and the API keys, then retry (the table shows built-in prices)"};
+  }
+  if (!failed.empty()) {
+    return Error{Errc::partial, "offers --refresh: " + what +
+                                    "; retry later (the table shows built-in or cached prices for what failed)"};
+  }
+  return std::nullopt;
+}
+
 Result<void> run_offers(Services& s, OffersOptions o)
 {
   double min_gib = 0;
@@ -144,21 +220,22 @@ Result<void> run_offers(Services& s, OffersOptions o)
     }
     min_gib = *v;
   }
+  std::optional<ProviderInfo> only;
   if (!o.provider.empty()) {
     auto p = find_provider(o.provider);
     if (!p) {
       return fail(Errc::usage, "--provider: " + p.error().message);
     }
     o.provider = p->name;
+    only = *p;
   }
   TRY_ASSIGN(const Config cfg, load_config(s));
+  std::optional<Error> refresh_error;
   if (o.refresh) {
-    std::vector<std::string> errors;
-    TRY_ASSIGN(const auto fetched, refresh_all_offers(s, cfg, o.provider, errors));
-    for (const auto& e : errors) {
-      report_warning(s, e);
+    refresh_error = refresh(s, cfg, o.provider);
+    if (refresh_error && refresh_error->code != Errc::partial && refresh_error->code != Errc::unavailable) {
+      return std::unexpected(*refresh_error);  // nothing was asked of any API: the table would not be new
     }
-    s.err << "fetched " << fetched.size() << " offers into the offer cache\n";
   }
   const auto offers = current_offers(s, cfg);
   const auto rows = collect(offers, o, min_gib);
@@ -169,9 +246,16 @@ Result<void> run_offers(Services& s, OffersOptions o)
       j["offers"].push_back(row_json(r, cfg));
     }
     j["currency"] = "USD";
+    if (rows.empty() && only && find_driver(only->name) != nullptr) {
+      j["note"] = only->name + " publishes no list prices: its offers come from its API; run `gpurent offers --refresh "
+                               "--provider " + only->name + "` with " + std::string(find_driver(only->name)->key_env) + " set";
+    }
     s.out << j.dump(2) << '\n';
   } else {
-    print_text(s, rows, cfg);
+    print_text(s, rows, cfg, only ? &*only : nullptr);
+  }
+  if (refresh_error) {
+    return std::unexpected(*refresh_error);  // after the table: it still shows built-in and cached prices
   }
   return {};
 }

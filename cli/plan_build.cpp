@@ -8,15 +8,18 @@
 
 #include "cli/config.hpp"
 #include "cli/model_options.hpp"
+#include "cli/plan_recipe.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
 #include "providers/hf_hub.hpp"
 #include "providers/offers.hpp"
+#include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
-#include "sizing/fixes.hpp"
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/launch.hpp"
 #include "sizing/model_catalog.hpp"
+#include "sizing/precision.hpp"
 
 namespace gpurent {
 namespace {
@@ -40,6 +43,17 @@ std::string params_label(std::uint64_t n)
   return v + "B";
 }
 
+// A model name from a local path can hold anything: launch lines need a plain shell word.
+std::string shell_safe(std::string id)
+{
+  for (char& c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-' || c == '/';
+    c = ok ? c : '-';
+  }
+  return id.empty() ? std::string("model") : id;
+}
+
 Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
 {
   if (o.params) {
@@ -52,28 +66,59 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
                                   *o.params));
     return m;
   }
-  if (const ModelArch* arch = find_model_ptr(o.model)) {
-    ResolvedPlanModel m{*arch, "catalog", arch->hf_ids.empty() ? arch->name : arch->hf_ids.front()};
+  if (const ModelArch* arch = find_model_ptr(o.model); arch != nullptr && o.gguf.empty()) {
+    // The id the user named (an Instruct variant, a quantized checkpoint), in its format.
+    std::string id = named_hf_id(*arch, o.model);
+    ResolvedPlanModel m{for_checkpoint(*arch, id), "catalog", std::move(id)};
     return m;
   }
-  // A local config.json, the cache or the Hub: the IO module is loaded only if a fetch is needed.
-  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, resolve_options_from(s, o.offline), s.http));
+  // A local checkpoint, the cache or the Hub: the IO module is loaded only if a fetch is needed.
+  ResolveOptions ro = resolve_options_from(s, o.offline);
+  ro.prefer_gguf = o.engine == Engine::llama_cpp || o.engine == Engine::ollama;
+  ro.gguf_type = o.weights && is_gguf(*o.weights) ? std::string(to_string(*o.weights)) : std::string();
+  ro.gguf = o.gguf;
+  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, ro, s.http));
   for (const auto& w : resolved.warnings) {
     report_warning(s, w);
   }
-  std::string hf_id = resolved.source_kind == "hub" ? o.model : resolved.arch.name;
+  // A Hub id as named; a local checkpoint (or --gguf alone) by its config's id, else its name.
+  std::string hf_id = resolved.source_kind == "hub" && !o.model.empty() ? o.model : resolved.arch.name;
   if (resolved.source_kind != "hub" && !resolved.arch.hf_ids.empty()) {
     hf_id = resolved.arch.hf_ids.front();
   }
-  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id)};
+  // A checkpoint read from local files (not an adapter on a base model): the engines load the
+  // path the user gave, when it is one plain shell word.
+  const auto& ck = resolved.arch.checkpoint;
+  if (resolved.source_kind == "file" && ck && ck->hub_repo.empty() && !resolved.arch.adapter && !o.model.empty() &&
+      shell_safe(o.model) == o.model) {
+    hf_id = o.model;
+  }
+  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, shell_safe(hf_id)};
   return m;
 }
 
-// The largest card of the catalogue: what the fixes aim at when no offer is left to compare.
-const Card& largest_card()
+// Where the weights come from and which parts of the estimate are approximate (text notes).
+std::vector<std::string> model_notes(const JobSpec& job)
 {
-  const auto cards = card_catalog();
-  return *std::max_element(cards.begin(), cards.end(), [](const Card& a, const Card& b) { return a.usable < b.usable; });
+  std::vector<std::string> notes;
+  if (const auto& ck = job.model.checkpoint) {
+    const WeightFormat held = weights_in_memory(job);
+    const bool stored = loads_as_stored(*ck, held);
+    notes.push_back(fmt::format("weights: {} from the {}: {:.2f} GiB {}", ck->format_label, ck->source,
+                                round2(to_gib(Bytes{ck->total_bytes()})),
+                                stored ? "as stored" : fmt::format("stored, held as {} here", to_string(held))));
+    for (const auto& n : ck->notes) {
+      notes.push_back("weights: " + n);
+    }
+  }
+  if (const auto& a = job.model.adapter) {
+    notes.push_back(fmt::format("LoRA adapter: rank {}, {} parameters, {:.2f} GiB", a->rank, a->weights.params,
+                                round2(to_gib(Bytes{a->weights.bytes}))));
+  }
+  for (const auto& a : job.model.approximate) {
+    notes.push_back(fmt::format("approximate {}: {}", a.part, a.why));
+  }
+  return notes;
 }
 
 std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, const std::vector<Offer>& offers,
@@ -97,6 +142,19 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, con
       unpriced.push_back(p.name);
     }
   }
+  const JobSpec& j = r.result.job;
+  if (!is_training(j.task) && j.engine == Engine::vllm && !native_weights(j) &&
+      (j.weights == WeightFormat::awq || j.weights == WeightFormat::gptq)) {
+    notes.push_back(fmt::format("vLLM loads {} weights only from a {} checkpoint: name one (e.g. an -{} repo) "
+                                "instead of {}",
+                                to_string(j.weights), to_string(j.weights), j.weights == WeightFormat::awq ? "AWQ" : "GPTQ",
+                                r.launch_id));
+  }
+  if (j.engine == Engine::torchtune && r.launch.empty()) {
+    notes.push_back(fmt::format("torchtune ships no {} config for {} (`tune ls` lists them): use --engine "
+                                "transformers for a launch line",
+                                to_string(j.task), j.model.name));
+  }
   if (!unpriced.empty()) {
     std::string names;
     for (const auto& n : unpriced) {
@@ -115,30 +173,39 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, o));
-  TRY_ASSIGN(const JobSpec job, make_job(o, model.arch));
+  PlanReport r;
+  TRY_ASSIGN(const JobSpec job, make_job(o, model.arch, &r.defaults));
   const std::vector<Offer> offers = current_offers(s, cfg);
 
-  PlanReport r;
   r.model_source = model.source;
+  r.launch_id = model.hf_id;
   r.runtime = o.request.runtime;
   r.card_given = o.request.card.has_value();
   r.result = rank(job, offers, providers, card_catalog(), o.request, [](const JobSpec& j) { return estimate(j); });
+  add_layout_defaults(r, o.request);
   if (job.task == Task::serve && job.engine == Engine::vllm && r.result.card) {
     r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
   }
   if (!r.fits()) {
-    const Card& target = r.result.card ? *r.result.card : largest_card();
-    r.fix_limit = fit_limit_for(r.result.job, target.usable);
-    r.fixes = suggest_fixes(r.result.job, r.fix_limit);
+    add_fixes_and_recipe(r, job, o.request);
   }
-  r.launch = launch_commands(r.result.job, model.hf_id);
-  r.notes = price_notes(r, cfg, offers, o, providers);
+  if (!model.hf_id.empty()) {  // --params names no model to launch
+    r.launch = launch_commands(r.result.job, model.hf_id);
+  }
+  r.notes = model_notes(r.result.job);
+  for (auto& n : price_notes(r, cfg, offers, o, providers)) {
+    r.notes.push_back(std::move(n));
+  }
   return r;
 }
 
 std::string plan_misfit_reason(const PlanReport& report)
 {
   const auto& res = report.result;
+  if (!res.layout_ok) {
+    return fmt::format("{} cannot run {} on {} GPUs (the heads or layers do not split that way)",
+                       to_string(res.job.engine), res.job.model.name, res.job.gpus);
+  }
   if (report.card_given && !res.card_fits) {
     return fmt::format("the job needs {:.2f} GiB per GPU on {} x {}, over the {:.2f} GiB limit",
                        round2(to_gib(res.memory.total())), res.job.gpus, res.card->display,

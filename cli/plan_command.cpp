@@ -33,12 +33,14 @@ void run_plan(Services& s, const PlanArgs& args)
   if (s.global.json) {
     s.out << plan_to_json(*report).dump(2) << '\n';
   } else {
-    s.out << render_plan_text(*report, s.color_out());
+    s.out << render_plan_text(*report, s.color_out(), s.utf8());
   }
   if (!report->fits()) {
-    s.exit_code = report_error(s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
-                                                                   report->fixes.empty() ? "relax the filters"
-                                                                                         : "see the fixes above")});
+    const bool recipe = report->recipe && report->recipe->recipe.fits;
+    s.exit_code = report_error(
+        s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
+                                            recipe ? "the recipe above makes it fit"
+                                                   : (report->fixes.empty() ? "relax the filters" : "see the fixes above"))});
   }
 }
 
@@ -48,23 +50,28 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
 {
   sub.add_option("--task", args.task, "infer | serve | train | lora | qlora (default infer)");
   sub.add_option("--engine", args.engine, "transformers | vllm | llama.cpp | ollama | torchtune | deepspeed");
-  sub.add_option("--weights", args.weights, "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 or a GGUF type");
+  sub.add_option("--weights", args.weights,
+                 "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 or a GGUF type (default: the checkpoint's own)");
   sub.add_option("--kv-cache", args.kv_cache, "auto | fp16 | bf16 | fp8 | q8_0 | q4_0 (default auto)");
   sub.add_option("--context", args.context, "tokens per sequence (default 4096, capped at the model's maximum)");
   sub.add_option("--batch", args.batch, "sequences per GPU per step, or in flight (default 1)");
   sub.add_option("--optimizer", args.optimizer, "adamw | adamw-8bit | sgd | adafactor (default adamw)");
-  sub.add_flag("--grad-checkpointing", args.grad_checkpointing, "recompute activations in the backward pass");
+  sub.add_flag("--grad-checkpointing", args.grad_checkpointing,
+               "recompute activations in the backward pass (default: on for lora/qlora)");
+  sub.add_flag("--no-grad-checkpointing", args.no_grad_checkpointing, "keep every activation (lora/qlora default: on)");
   sub.add_option("--lora-rank", args.lora_rank, "LoRA rank (default 16)");
   sub.add_option("--shard", args.shard, "none | ddp | fsdp | zero1 | zero2 | zero3 | tp");
   sub.add_option("--gpu-util", args.gpu_util, "vLLM gpu_memory_utilization (default 0.9)");
   sub.add_flag("--offline", args.offline, "never fetch a model from the Hugging Face Hub");
+  sub.add_option("--gguf", args.gguf, "size this GGUF file: a path, an https:// URL, or a file of the Hub MODEL");
 }
 
 void add_plan_command(CLI::App& app, Services& s)
 {
   auto args = std::make_shared<PlanArgs>();
   auto* sub = app.add_subcommand("plan", "size a job's GPU memory, pick card + provider, model the bill");
-  sub->add_option("model", args->model, "catalogue name, Hugging Face id, or path to a config.json");
+  sub->add_option("model", args->model, "catalogue name, Hugging Face id, checkpoint or adapter directory, .gguf or "
+                                        "config.json path");
   add_plan_sizing_options(*sub, *args);
   sub->add_option("--gpus", args->gpus, "GPUs per server, 1-8 (default: the cheapest count that fits)");
   sub->add_option("--card", args->card, "check the job against this card (\"RTX 4090\", A100-80GB, ...)");

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "cli/plan_json.hpp"
 
+#include <map>
 #include <string>
+#include <vector>
 
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -19,16 +22,71 @@ double gib_signed(std::int64_t bytes)
 double usd(MicroUsd m) { return to_units(m, 6); }
 std::string str(std::string_view v) { return std::string(v); }
 
+// The weights as the model's own files store them (safetensors or GGUF headers).
+Json checkpoint_json(const CheckpointWeights& ck, WeightFormat job_weights)
+{
+  Json by_dtype = Json::object();
+  for (const auto& [dtype, bytes] : ck.bytes_by_dtype) {
+    by_dtype[dtype] = bytes;
+  }
+  const auto part = [](const WeightGroup& g) { return Json{{"params", g.params}, {"bytes", g.bytes}}; };
+  return Json{{"source", ck.source},
+              {"files", ck.files},
+              {"format", ck.format_label},
+              {"stored_as", ck.format ? Json(str(to_string(*ck.format))) : Json(nullptr)},
+              {"as_stored", loads_as_stored(ck, job_weights)},
+              {"bytes", ck.total_bytes()},
+              {"gib", gib(Bytes{ck.total_bytes()})},
+              {"file_bytes", ck.file_bytes},
+              {"params", ck.total_params()},
+              {"parts", Json{{"embedding", part(ck.embedding)}, {"linear", part(ck.linear)},
+                             {"experts", part(ck.experts)}, {"other", part(ck.other)}}},
+              {"outside_text_bytes", ck.outside_text_bytes},
+              {"bytes_by_dtype", by_dtype},
+              {"notes", ck.notes}};
+}
+
 Json model_json(const PlanReport& r)
 {
   const ModelArch& m = r.result.job.model;
-  return Json{{"name", m.name},       {"source", r.model_source},
-              {"params", m.params},   {"layers", m.layers},
-              {"hidden", m.hidden},   {"heads", m.heads},
-              {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim},
-              {"vocab", m.vocab},     {"intermediate", m.intermediate},
-              {"experts", m.experts}, {"experts_active", m.experts_active},
-              {"max_context", m.max_context}};
+  Json j{{"name", m.name},       {"source", r.model_source},
+         {"params", m.params},   {"layers", m.layers},
+         {"hidden", m.hidden},   {"heads", m.heads},
+         {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim},
+         {"vocab", m.vocab},     {"intermediate", m.intermediate},
+         {"experts", m.experts}, {"experts_active", m.experts_active},
+         {"max_context", m.max_context}};
+  if (m.checkpoint) {
+    j["checkpoint"] = checkpoint_json(*m.checkpoint, weights_in_memory(r.result.job));
+  }
+  if (m.adapter) {
+    j["adapter"] = Json{{"rank", m.adapter->rank},
+                        {"params", m.adapter->weights.params},
+                        {"bytes", m.adapter->weights.bytes},
+                        {"target_modules", m.adapter->target_modules}};
+  }
+  for (const auto& a : m.approximate) {  // only for models read from generic keys
+    j["approximate"].push_back(Json{{"part", a.part}, {"why", a.why}});
+  }
+  return j;
+}
+
+Json defaults_json(const std::vector<JobDefault>& defaults)
+{
+  Json out = Json::array();
+  for (const auto& d : defaults) {
+    Json value = d.value;
+    if (d.kind == JobDefault::Kind::boolean) {
+      value = d.value == "true";
+    } else if (d.kind == JobDefault::Kind::number) {
+      value = Json::parse(d.value, nullptr, false);
+      if (value.is_discarded()) {
+        value = d.value;
+      }
+    }
+    out.push_back(Json{{"key", d.key}, {"value", value}, {"why", d.why}});
+  }
+  return out;
 }
 
 Json job_json(const JobSpec& j)
@@ -83,6 +141,33 @@ Json option_json(const PlanOption& o)
               {"cost", usd(o.cost)}};
 }
 
+Json string_map(const std::map<std::string, std::string>& m)
+{
+  Json out = Json::object();
+  for (const auto& [k, v] : m) {
+    out[k] = v;
+  }
+  return out;
+}
+
+Json recipe_json(const PlanRecipe& p)
+{
+  Json changes = Json::array();
+  for (const auto& c : p.recipe.changes) {
+    changes.push_back(Json{{"id", c.id}, {"from", c.from}, {"to", c.to}, {"saves_gib", gib(c.saves)}});
+  }
+  return Json{{"fits", p.recipe.fits},
+              {"card", p.card},
+              {"gpus", p.recipe.job.gpus},
+              {"changes", changes},
+              {"memory", memory_json(p.recipe.memory)},
+              {"limit_gib", gib(p.recipe.limit)},
+              {"job", job_json(p.recipe.job)},
+              {"price_per_hour", p.price_per_hour ? Json(usd(*p.price_per_hour)) : Json(nullptr)},
+              {"flags", string_map(p.recipe.flags)},
+              {"launch", string_map(p.launch)}};
+}
+
 Json fix_json(const Fix& f)
 {
   Json flags = Json::object();
@@ -99,6 +184,7 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   Json out;
   out["model"] = model_json(r);
   out["job"] = job_json(r.result.job);
+  out["job"]["defaults"] = defaults_json(r.defaults);
   out["memory"] = memory_json(r.result.memory);
   if (r.serve) {
     out["serve"] = Json{{"kv_pool_gib", gib(r.serve->kv_pool)},
@@ -114,10 +200,10 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   for (const auto& f : r.fixes) {
     out["fixes"].push_back(fix_json(f));
   }
-  out["launch"] = Json::object();
-  for (const auto& [engine, line] : r.launch) {
-    out["launch"][engine] = line;
+  if (r.recipe) {
+    out["recipe"] = recipe_json(*r.recipe);
   }
+  out["launch"] = string_map(r.launch);
   return out;
 }
 

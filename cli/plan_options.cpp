@@ -145,13 +145,11 @@ Result<void> check_task_engine(Task task, Engine engine)
   return {};
 }
 
-namespace {
-
 Result<void> check_weights(Task task, Engine engine, WeightFormat w)
 {
   const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;
   const bool sixteen = w == WeightFormat::fp32 || w == WeightFormat::bf16 || w == WeightFormat::fp16;
-  if (gguf_engine && !is_gguf(w) && !sixteen) {
+  if (gguf_engine && !is_gguf(w) && !sixteen && w != WeightFormat::mxfp4) {
     return fail(Errc::usage, fmt::format("--weights {} is not a GGUF type; {} loads GGUF files: use e.g. Q4_K_M, "
                                          "Q8_0 or F16",
                                          to_string(w), to_string(engine)));
@@ -166,13 +164,17 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
                                          "weights, not {}; use --task qlora for a quantized base",
                                          to_string(w)));
   }
-  if (task == Task::qlora && w != WeightFormat::nf4 && w != WeightFormat::int4) {
-    return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4 or int4), not {}; use --task "
-                                         "lora for a 16-bit base",
+  const bool four_bit = w == WeightFormat::nf4 || w == WeightFormat::int4 || w == WeightFormat::gptq ||
+                        w == WeightFormat::awq;
+  if (task == Task::qlora && !four_bit) {
+    return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4, int4, or a GPTQ/AWQ checkpoint), "
+                                         "not {}; use --task lora for a 16-bit base",
                                          to_string(w)));
   }
   return {};
 }
+
+namespace {
 
 Result<void> check_shard(Task task, std::optional<Shard> shard)
 {
@@ -303,45 +305,68 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   PlanOptions o;
   o.model = std::string(trim(a.model));
   o.offline = a.offline;
-  o.grad_checkpointing = a.grad_checkpointing;
+  o.gguf = std::string(trim(a.gguf));
+  if (a.grad_checkpointing && a.no_grad_checkpointing) {
+    return fail(Errc::usage, "give --grad-checkpointing or --no-grad-checkpointing, not both");
+  }
+  if (a.grad_checkpointing || a.no_grad_checkpointing) {
+    o.grad_checkpointing = a.grad_checkpointing;
+  }
   o.request.spot = a.spot;
 
   if (!a.params.empty()) {
     TRY_ASSIGN(o.params, for_flag("--params", parse_param_count(a.params)));
-    if (!o.model.empty()) {
-      return fail(Errc::usage, "give a MODEL or --params, not both; --params is for a model gpurent does not know");
+    if (!o.model.empty() || !o.gguf.empty()) {
+      return fail(Errc::usage, "give a MODEL (or --gguf) or --params, not both; --params is for a model gpurent "
+                               "does not know");
     }
-  } else if (o.model.empty()) {
-    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`) or "
-                             "give --params 7B");
+  } else if (o.model.empty() && o.gguf.empty()) {
+    return fail(Errc::usage, "no model given; name one (e.g. `gpurent plan llama-3.1-8b`, see `gpurent models`), "
+                             "give --gguf FILE, or --params 7B");
   }
   if (!a.task.empty()) {
     TRY_ASSIGN(o.task, for_flag("--task", parse_task(a.task)));
   }
-  o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
-  if (!a.engine.empty()) {
-    TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
-  }
-  TRY(check_task_engine(o.task, o.engine));
-  o.weights = o.task == Task::qlora ? WeightFormat::nf4 : WeightFormat::bf16;
   if (!a.weights.empty()) {
     TRY_ASSIGN(o.weights, for_flag("--weights", parse_weight_format(a.weights)));
   }
-  TRY(check_weights(o.task, o.engine, o.weights));
+  // The engine when --engine is not given (make_job states it): serving on vLLM, else
+  // transformers; a GGUF file (--gguf) or type (--weights Q4_K_M) runs under llama.cpp.
+  o.engine = o.task == Task::serve ? Engine::vllm : Engine::transformers;
+  if (!o.gguf.empty() || (o.weights && is_gguf(*o.weights))) {
+    o.engine = Engine::llama_cpp;
+  }
+  if (!a.engine.empty()) {
+    TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
+    o.engine_given = true;
+  }
+  if (!o.gguf.empty() && o.engine != Engine::llama_cpp && o.engine != Engine::ollama && o.engine != Engine::vllm) {
+    return fail(Errc::usage, fmt::format("--gguf sizes a GGUF file, which --engine {} does not load; use llama.cpp, "
+                                         "ollama or vllm",
+                                         to_string(o.engine)));
+  }
+  TRY(check_task_engine(o.task, o.engine));
+  if (o.weights) {
+    TRY(check_weights(o.task, o.engine, *o.weights));
+  }
   if (!a.kv_cache.empty()) {
     TRY_ASSIGN(o.kv_cache, for_flag("--kv-cache", parse_kv_dtype(a.kv_cache)));
+    o.kv_cache_given = true;
   }
   if (!a.context.empty()) {
     TRY_ASSIGN(o.context, for_flag("--context", parse_context(a.context)));
   }
   if (!a.batch.empty()) {
     TRY_ASSIGN(o.batch, parse_count(a.batch, "--batch", 1, 4096));
+    o.batch_given = true;
   }
   if (!a.optimizer.empty()) {
     TRY_ASSIGN(o.optimizer, for_flag("--optimizer", parse_optimizer(a.optimizer)));
+    o.optimizer_given = true;
   }
   if (!a.lora_rank.empty()) {
     TRY_ASSIGN(o.lora_rank, parse_count(a.lora_rank, "--lora-rank", 1, 4096));
+    o.lora_rank_given = true;
   }
   if (!a.gpus.empty()) {
     TRY_ASSIGN(o.request.gpus, parse_count(a.gpus, "--gpus", 1, k_max_gpus_per_server));
@@ -352,6 +377,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   TRY(check_shard(o.task, o.request.shard));
   if (!a.gpu_util.empty()) {
     TRY_ASSIGN(o.gpu_util_permille, for_flag("--gpu-util", parse_gpu_util(a.gpu_util)));
+    o.gpu_util_given = true;
   }
   if (!a.card.empty()) {
     auto card = find_card(a.card);
@@ -367,6 +393,10 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
       return fail(Errc::usage, "--provider: " + provider.error().message);
     }
     o.request.provider = provider->name;
+    if (a.spot && !provider->spot_available) {  // as `cost` does: never on-demand prices in place of spot
+      return fail(Errc::unsupported, "--spot with --provider " + provider->name + ": " + provider->spot_note +
+                                         "; drop --spot, or pick a provider with spot servers");
+    }
   }
   if (!a.hours.empty()) {
     TRY_ASSIGN(o.request.runtime, for_flag("--hours", parse_hours(a.hours)));
@@ -375,32 +405,6 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     TRY_ASSIGN(o.request.max_price, for_flag("--max-price", parse_usd_per_hour(a.max_price)));
   }
   return o;
-}
-
-Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model)
-{
-  JobSpec job;
-  job.model = model;
-  job.task = o.task;
-  job.engine = o.engine;
-  job.weights = o.weights;
-  job.kv_cache = o.kv_cache;
-  job.batch = o.batch;
-  job.optimizer = o.optimizer;
-  job.grad_checkpointing = o.grad_checkpointing;
-  job.lora_rank = o.lora_rank;
-  job.gpu_util_permille = o.gpu_util_permille;
-  const std::uint32_t max = model.max_context;
-  if (o.context) {
-    if (max > 0 && *o.context > max) {
-      return fail(Errc::usage, fmt::format("--context {} is longer than {}'s maximum of {} tokens; give at most {}",
-                                           *o.context, model.name, max, max));
-    }
-    job.context = *o.context;
-  } else {
-    job.context = max > 0 ? std::min(k_default_context, max) : k_default_context;
-  }
-  return job;
 }
 
 }  // namespace gpurent

@@ -7,19 +7,33 @@
 #include <string>
 #include <vector>
 
+#include "cli/plan_options.hpp"
 #include "providers/plan.hpp"
 #include "sizing/fixes.hpp"
 #include "sizing/job.hpp"
 #include "sizing/model.hpp"
+#include "sizing/recipe.hpp"
 
 namespace gpurent {
 
+// The combined fixes that make the job fit a card (cli.md plan v2 `recipe`).
+struct PlanRecipe {
+  Recipe recipe;
+  std::string card;          // Card::id
+  std::string card_display;
+  std::optional<MicroUsd> price_per_hour;  // the cheapest offer of that card and GPU count, if any
+  std::map<std::string, std::string> launch;
+};
+
 struct PlanReport {
   std::string model_source;            // "catalog", "hub", "file" or "params"
+  std::string launch_id;               // the model id the launch lines name (the one the user gave)
   PlanResult result;                   // job (as sized), memory per GPU, card, choice, options
+  std::vector<JobDefault> defaults;    // every value plan chose for the user
   std::optional<ServePool> serve;      // --task serve with a card chosen or given
   std::vector<Fix> fixes;              // when the job does not fit
   Bytes fix_limit;                     // the per-GPU limit the fixes aim at
+  std::optional<PlanRecipe> recipe;    // when the job does not fit
   std::map<std::string, std::string> launch;
   std::chrono::seconds runtime{3600};  // --hours
   bool card_given = false;             // --card

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "cli/plan_shell.hpp"
 #include "common/text.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
@@ -19,6 +21,7 @@ constexpr std::size_t k_max_rows = 12;
 
 struct Style {
   bool on = false;
+  BarGlyphs glyphs = bar_glyphs(true);
   [[nodiscard]] std::string wrap(std::string_view code, std::string_view s) const
   {
     return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
@@ -65,7 +68,9 @@ std::string summary(const PlanReport& r)
       parts.push_back("checkpointing");
     }
   }
-  parts.push_back(j.gpus > 1 ? fmt::format("{} ({})", gpus_label(j.gpus), to_string(j.shard)) : gpus_label(j.gpus));
+  const std::string layout = j.pipeline > 1 ? fmt::format("tp {} x pp {}", tp_degree(j), j.pipeline)
+                                             : std::string(to_string(j.shard));
+  parts.push_back(j.gpus > 1 ? fmt::format("{} ({})", gpus_label(j.gpus), layout) : gpus_label(j.gpus));
   std::string line;
   for (const auto& p : parts) {
     line += (line.empty() ? "" : ", ") + p;
@@ -74,16 +79,16 @@ std::string summary(const PlanReport& r)
 }
 
 // One bar track: cells [from, to) filled, the limit marker (k_bar: none) where nothing is drawn.
-std::string track(std::size_t from, std::size_t to, std::size_t marker)
+std::string track(std::size_t from, std::size_t to, std::size_t marker, const BarGlyphs& g)
 {
   std::string s;
   for (std::size_t i = 0; i < k_bar; ++i) {
     if (i >= from && i < to) {
-      s += "\u2588";
+      s += g.filled;
     } else if (i == marker) {
       s += "|";
     } else if (i < from) {
-      s += "\u00b7";
+      s += g.before;
     } else {
       s += " ";
     }
@@ -123,10 +128,10 @@ void render_memory(std::string& out, const PlanReport& r, const Style& st)
     const std::size_t from = std::min(cell(cum), k_bar - 1);
     const std::size_t to = std::max(from + 1, std::min(cell(cum + bytes.n), k_bar));
     cum += bytes.n;
-    out += fmt::format("  {} {} {:>10}\n", pad(label, 12), track(from, to, marker), gib(bytes));
+    out += fmt::format("  {} {} {:>10}\n", pad(label, 12), track(from, to, marker, st.glyphs), gib(bytes));
   }
   const bool fits = card && m.total() <= limit;
-  const std::string bar = track(0, std::max<std::size_t>(1, std::min(cell(m.total().n), k_bar)), marker);
+  const std::string bar = track(0, std::max<std::size_t>(1, std::min(cell(m.total().n), k_bar)), marker, st.glyphs);
   std::string status;
   if (card) {
     const auto headroom = static_cast<std::int64_t>(limit.n) - static_cast<std::int64_t>(m.total().n);
@@ -232,18 +237,66 @@ void render_fixes(std::string& out, const PlanReport& r, const Style& st)
   }
 }
 
+void render_commands(std::string& out, const std::map<std::string, std::string>& launch, std::string_view indent)
+{
+  for (const auto& [engine, line] : launch) {
+    for (const auto& l : shell_lines(line, k_width, indent)) {
+      out += l + "\n";
+    }
+  }
+}
+
 void render_launch(std::string& out, const PlanReport& r, const Style& st)
 {
   if (r.launch.empty()) {
     return;
   }
   out += "\n" + st.bold("Launch") + "\n";
-  for (const auto& [engine, line] : r.launch) {
-    auto lines = wrap_words(line, k_width - 2, "  ", "    ");
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      out += lines[i] + (i + 1 < lines.size() ? " \\\n" : "\n");
+  render_commands(out, r.launch, "  ");
+}
+
+void render_defaults(std::string& out, const PlanReport& r, const Style& st)
+{
+  if (r.defaults.empty()) {
+    return;
+  }
+  std::string text;
+  for (const auto& d : r.defaults) {
+    text += (text.empty() ? "" : ", ") + d.key + " " + d.value;
+  }
+  for (const auto& line : wrap_words(text, k_width, "Defaults: ", "  ")) {
+    out += st.dim(line) + "\n";
+  }
+}
+
+void render_recipe(std::string& out, const PlanReport& r, const Style& st)
+{
+  if (!r.recipe) {
+    return;
+  }
+  const PlanRecipe& p = *r.recipe;
+  const Recipe& rec = p.recipe;
+  const std::string where = fmt::format("{} x {}{}", rec.job.gpus, p.card_display,
+                                        p.price_per_hour ? fmt::format(" at {}/h", format_usd(*p.price_per_hour)) : "");
+  out += "\n" + (rec.fits ? st.bold("Recipe") + fmt::format(": fits {}", where)
+                          : st.bad(fmt::format("No recipe fits {}; the nearest", where)))
+         + "\n";
+  for (const auto& c : rec.changes) {
+    const std::string text = fmt::format("{} -> {} (saves {})", c.from, c.to, gib(c.saves));
+    for (const auto& line : wrap_words(text, k_width, "  " + pad(c.id, 19) + " ", std::string(22, ' '))) {
+      out += line + "\n";
     }
   }
+  const auto headroom = static_cast<std::int64_t>(rec.limit.n) - static_cast<std::int64_t>(rec.memory.total().n);
+  out += fmt::format("  total {} per GPU, limit {}: {}\n", gib(rec.memory.total()), gib(rec.limit),
+                     headroom >= 0 ? st.good(fmt::format("{} spare", gib_signed(headroom)))
+                                   : st.bad(fmt::format("over by {}", gib_signed(-headroom))));
+  for (const auto& [engine, flags] : rec.flags) {
+    for (const auto& line : wrap_words(flags, k_width, "  " + engine + ": ", "    ")) {
+      out += st.dim(line) + "\n";
+    }
+  }
+  render_commands(out, p.launch, "  ");
 }
 
 void render_notes(std::string& out, const PlanReport& r, const Style& st)
@@ -310,13 +363,14 @@ std::string hours_label(std::chrono::seconds runtime)
   return v + " h";
 }
 
-std::string render_plan_text(const PlanReport& r, bool color)
+std::string render_plan_text(const PlanReport& r, bool color, bool utf8)
 {
-  const Style st{color};
+  const Style st{color, bar_glyphs(utf8)};
   std::string out;
   for (const auto& line : wrap_words(summary(r), k_width, "", "  ")) {
     out += st.bold(line) + "\n";
   }
+  render_defaults(out, r, st);
   out += "\n";
   render_memory(out, r, st);
   render_serve(out, r);
@@ -324,6 +378,7 @@ std::string render_plan_text(const PlanReport& r, bool color)
   render_choice(out, r, st);
   render_options(out, r, st);
   render_fixes(out, r, st);
+  render_recipe(out, r, st);
   render_launch(out, r, st);
   render_notes(out, r, st);
   return out;

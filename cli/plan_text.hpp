@@ -10,7 +10,8 @@
 
 namespace gpurent {
 
-[[nodiscard]] std::string render_plan_text(const PlanReport& report, bool color);
+// `utf8`: block bars; otherwise plain ASCII ('#', '.') for a non-UTF-8 locale.
+[[nodiscard]] std::string render_plan_text(const PlanReport& report, bool color, bool utf8 = true);
 
 // Helpers shared with `gpurent fits`.
 // Word-wraps `text` to `width` columns: the first line starts with `first`, the rest with `rest`.

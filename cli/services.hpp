@@ -43,6 +43,19 @@ struct Services {
   bool stdin_tty = false;
   GlobalOptions global;
   int exit_code = 0;
+  // The command being run ("plan", "config set"): error hints point to its --help.
+  std::string command;
+  // Under --json (cli/errors.cpp): the end of the command's document ("}\n") is held back until
+  // the command ends, so that an error reported meanwhile joins that document as its "error"
+  // key (or is the document when nothing was printed): exactly one document comes out.
+  struct JsonOutput {
+    bool capturing = false;
+    bool wrote = false;     // something other than whitespace went to stdout
+    char last = 0;          // the last character written before the held tail
+    std::string tail;       // held back: whitespace, '}', whitespace
+    std::optional<std::string> error;  // the error object, {"code",…}, as JSON text
+  };
+  JsonOutput json_output;
 
   // Ports created on first use. In the binary they come from the IO module (libgpurent_io.so),
   // which is loaded only by commands that need the network, SSH or the state database.
@@ -60,12 +73,20 @@ struct Services {
     }
     return it->second;
   }
-  // Colour only on a TTY, without NO_COLOR, without --no-color, never under --json.
-  [[nodiscard]] bool color_out() const { return stdout_tty && !global.no_color && !global.json && !env.contains("NO_COLOR"); }
-  [[nodiscard]] bool color_err() const { return stderr_tty && !global.no_color && !env.contains("NO_COLOR"); }
+  // Colour only on a TTY, without NO_COLOR, without --no-color, not with TERM=dumb, never under --json.
+  [[nodiscard]] bool color_out() const { return stdout_tty && !global.json && colour_allowed(); }
+  [[nodiscard]] bool color_err() const { return stderr_tty && colour_allowed(); }
+  [[nodiscard]] bool colour_allowed() const
+  {
+    const auto term = env.find("TERM");
+    return !global.no_color && !env.contains("NO_COLOR") && (term == env.end() || term->second != "dumb");
+  }
+  // Whether the locale (LC_ALL, else LC_CTYPE, else LANG) is UTF-8: otherwise text is plain ASCII.
+  [[nodiscard]] bool utf8() const;
 };
 
-// Prints `gpurent: error: <message>` on stderr and returns the exit code for the error kind.
+// Prints `gpurent: error: <what failed>: <why>; <what to do>` on stderr (under --json also the
+// error document on stdout, cli/errors.cpp) and returns the exit code for the error kind.
 int report_error(Services& s, const Error& e);
 // Prints `gpurent: warning: <message>` on stderr.
 void report_warning(Services& s, std::string_view message);

@@ -72,14 +72,7 @@ Result<int> run(Services& s, SshCommandOptions& o)
   TRY_ASSIGN(const SshDestination dest, resolve_destination(s, name, o.ssh, options));
   TRY_ASSIGN(auto session, connect_ssh(s, dest.target, options));
   // One argument is a shell command line as typed (ssh host 'ls -l | wc'); several are quoted words.
-  std::string command;
-  if (cmd.size() == 1) {
-    command = cmd.front();
-  } else {
-    for (const auto& a : cmd) {
-      command += (command.empty() ? "" : " ") + shell_quote(a);
-    }
-  }
+  const std::string command = cmd.empty() ? std::string() : command_line_text(cmd);
   s.out.flush();
   std::cout.flush();
   InteractiveIo io;

@@ -207,6 +207,29 @@ std::optional<std::string> host_key_fingerprint_of(std::string_view key)
   return ssh_fingerprint(*blob);
 }
 
+void apply_remembered(Services& s, SshOptions& options, const SshFlags& flags, const ServerRecord& record)
+{
+  std::error_code ec;
+  if (flags.identity.empty() && !record.identity_file.empty()) {
+    if (std::filesystem::exists(record.identity_file, ec)) {
+      options.identities = {record.identity_file};
+      options.use_agent = false;
+    } else {
+      report_warning(s, record.name + ": the SSH key remembered for it (" + record.identity_file +
+                            ") is gone; trying the agent and the default keys (give --identity KEY)");
+    }
+  }
+  if (flags.known_hosts.empty() && !record.known_hosts_file.empty()) {
+    options.known_hosts = record.known_hosts_file;
+    options.extra_known_hosts.clear();
+  }
+  if (!record.host_key.empty()) {
+    if (const auto fp = host_key_fingerprint_of(record.host_key)) {
+      options.expected_host_key = *fp;
+    }
+  }
+}
+
 Result<SshDestination> resolve_destination(Services& s, const std::string& name, const SshFlags& flags, SshOptions& options)
 {
   SshDestination d;
@@ -236,11 +259,7 @@ Result<SshDestination> resolve_destination(Services& s, const std::string& name,
   d.name = record->name;
   d.server_id = record->id;
   d.workspace_dir = record->terms.workspace_dir;
-  if (!record->host_key.empty()) {
-    if (const auto fp = host_key_fingerprint_of(record->host_key)) {
-      options.expected_host_key = *fp;
-    }
-  }
+  apply_remembered(s, options, flags, *record);
   return d;
 }
 

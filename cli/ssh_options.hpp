@@ -17,6 +17,7 @@ class App;
 
 namespace gpurent {
 struct Services;
+struct ServerRecord;
 
 // [USER@]HOST[:PORT], HOST may be an IPv6 address in brackets ([::1]:2222). USER defaults to
 // "root" (what rented GPU images log in as). Strict: no spaces, control characters or '/'.
@@ -35,6 +36,11 @@ void add_ssh_flags(CLI::App& sub, SshFlags& flags);
 // Key files, agent, known-hosts files and passphrase source from the flags and environment
 // (HOME, SSH_AUTH_SOCK, GPURENT_STATE_DIR/XDG_STATE_HOME, GPURENT_SSH_PASSPHRASE, SSH_ASKPASS).
 [[nodiscard]] Result<SshOptions> make_ssh_options(const Services& s, const SshFlags& flags);
+
+// For a tracked server: the identity and known-hosts file given at attach/up where the flags
+// give none (a remembered key file that no longer exists is skipped with a warning), and its
+// recorded host key as the one expected.
+void apply_remembered(Services& s, SshOptions& options, const SshFlags& flags, const ServerRecord& record);
 
 // "SHA256:…" stays; "<type> <base64>" (an OpenSSH public key line) becomes its fingerprint.
 [[nodiscard]] std::optional<std::string> host_key_fingerprint_of(std::string_view key);

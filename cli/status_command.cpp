@@ -2,7 +2,10 @@
 // `gpurent status [NAME] [--refresh] [--json]`: every tracked server with its accrued cost from
 // the ledger, its cost per hour now, last backup and warnings. --refresh asks each provider:
 // servers it bills that gpurent does not track are listed; ones it no longer has are marked gone.
-// A running server whose GPUs `gpurent doctor NAME` saw idle gets the idle warning.
+// A running server whose GPUs `gpurent doctor NAME` saw idle gets the idle warning. A provider
+// state that means trouble (unhealthy, preempted, crashed, offline, unknown) is shown as the
+// state, with a warning; a server whose destroy failed is retried; an attached server waiting
+// for its release is checked over SSH.
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -11,7 +14,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/job_support.hpp"
+#include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
+#include "cli/release_check.hpp"
+#include "cli/server_warnings.hpp"
 #include "cli/services.hpp"
 #include "providers/idle.hpp"
 #include "providers/ledger.hpp"
@@ -35,38 +42,73 @@ ServerStatus status_for(InstanceState st, ServerStatus current)
   case InstanceState::running: return ServerStatus::running;
   case InstanceState::stopped: return ServerStatus::stopped;
   case InstanceState::pending: return current == ServerStatus::creating ? ServerStatus::provisioning : current;
-  default: return current;
+  case InstanceState::offline: return ServerStatus::offline;
+  default:
+    // failed, unknown, …: billed as before, shown as trouble; back from offline (which bills
+    // nothing) into a state the provider does not define, it is billed as running (the most).
+    return current == ServerStatus::offline ? ServerStatus::running : current;
   }
+}
+
+// The trouble to show for a tracked server: the provider's own, or a stop nobody asked gpurent for.
+std::pair<std::string, std::string> trouble_for(const ServerRecord& rec, const Instance& in)
+{
+  if (!in.trouble.empty()) {
+    return {in.trouble, in.trouble_detail};
+  }
+  const bool was_up = rec.status == ServerStatus::running || rec.status == ServerStatus::provisioning;
+  if (in.state == InstanceState::stopped && (was_up || rec.trouble == "exited")) {
+    return {"exited", rec.provider + " reports it " + in.raw_state + ": it stopped without `gpurent down`"};
+  }
+  return {};
+}
+
+bool destroy_pending(ServerStatus st)
+{
+  return st == ServerStatus::destroying || st == ServerStatus::destroy_failed;
 }
 
 // Brings one provider's servers in the store in line with what the provider reports.
 Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store, const std::string& provider,
-                              std::vector<ServerRecord>& mine, std::vector<Untracked>& untracked)
+                              std::vector<ServerRecord>& mine, std::vector<Untracked>& untracked,
+                              std::vector<std::string>& failures)
 {
   TRY_ASSIGN(ProviderHandle h, open_provider(s, cfg, provider));
-  TRY_ASSIGN(auto listed, h.provider->list());
+  Provider& p = *h.provider;
+  TRY_ASSIGN(auto listed, p.list());
   std::set<std::string> matched;
-  const auto now = s.clock.now();
   for (auto& rec : mine) {
-    if (rec.provider != provider || rec.attached) {
+    if (rec.provider != provider || rec.attached || is_closed(rec.status)) {
       continue;
     }
-    const Instance* found = nullptr;
+    std::optional<Instance> current;
     for (const auto& in : listed) {
       if ((!rec.provider_id.empty() && in.id == rec.provider_id) ||
           (rec.provider_id.empty() && in.name == rec.name && in.state != InstanceState::terminated)) {
-        found = &in;
+        current = in;
       }
     }
-    if (found != nullptr && found->state == InstanceState::terminated) {
-      matched.insert(found->id);
-      found = nullptr;
+    if (current && current->state == InstanceState::terminated) {
+      matched.insert(current->id);
+      current.reset();
     }
-    if (found == nullptr) {
+    if (!current && !rec.provider_id.empty()) {
+      // Not in the list: the provider must confirm by id before the record is closed.
+      auto got = p.get(rec.provider_id);
+      if (!got) {
+        failures.push_back(rec.name + ": " + got.error().message);
+        continue;
+      }
+      if (*got && (*got)->state != InstanceState::terminated) {
+        current = **got;
+      }
+    }
+    const auto now = s.clock.now();
+    if (!current) {
       // Not created (crash before the create call answered), destroyed as asked, or gone.
       const ServerStatus closed = rec.provider_id.empty() ? ServerStatus::failed
-                                  : rec.status == ServerStatus::destroying ? ServerStatus::destroyed
-                                                                           : ServerStatus::gone;
+                                  : destroy_pending(rec.status)  ? ServerStatus::destroyed
+                                                                 : ServerStatus::gone;
       const char* note = closed == ServerStatus::failed      ? "refresh: the provider never created it"
                          : closed == ServerStatus::destroyed ? "refresh: destroy confirmed by the provider"
                                                              : "refresh: the provider no longer has it";
@@ -75,20 +117,44 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       rec.status = closed;
       continue;
     }
-    matched.insert(found->id);
+    matched.insert(current->id);
     if (rec.provider_id.empty()) {
-      TRY(store.set_provider_id(rec.id, found->id));
-      rec.provider_id = found->id;
-      s.err << "gpurent: " << rec.name << ": found at " << provider << " as " << found->id << " (the create call had not been recorded)\n";
+      TRY(store.set_provider_id(rec.id, current->id));
+      rec.provider_id = current->id;
+      s.err << "gpurent: " << rec.name << ": found at " << provider << " as " << current->id << " (the create call had not been recorded)\n";
     }
-    if (!found->host.empty() && found->host != rec.host) {
-      TRY(store.set_connection(rec.id, found->user, found->host, found->port, rec.host_key));
-      rec.host = found->host;
-      rec.port = found->port;
+    if (!current->host.empty() && current->host != rec.host) {
+      TRY(store.set_connection(rec.id, current->user, current->host, current->port, rec.host_key));
+      rec.host = current->host;
+      rec.port = current->port;
     }
-    const ServerStatus next = rec.status == ServerStatus::destroying ? rec.status : status_for(found->state, rec.status);
+    TRY(adopt_reported_prices(s, store, rec, *current));
+    const auto [trouble, detail] = trouble_for(rec, *current);
+    if (current->raw_state != rec.provider_state || trouble != rec.trouble || detail != rec.trouble_detail) {
+      TRY(store.set_provider_state(rec.id, current->raw_state, trouble, detail));
+      if (!trouble.empty() && trouble != rec.trouble) {
+        report_warning(s, rec.name + " is " + trouble + ": " + detail);
+      }
+      rec.provider_state = current->raw_state;
+      rec.trouble = trouble;
+      rec.trouble_detail = detail;
+    }
+    if (destroy_pending(rec.status)) {
+      // Asked to be destroyed and still there: send the destroy again (after a look) and confirm.
+      s.err << "gpurent: " << rec.name << " is " << to_string(rec.status) << " and " << provider << " still has it ("
+            << current->raw_state << "): retrying the destroy\n";
+      TRY_ASSIGN(DestroyRecord d, destroy_tracked(s, p, store, rec, "status --refresh: retry", true));
+      rec.status = d.status;
+      if (d.outcome.confirmed) {
+        s.err << "gpurent: " << rec.name << ": destroyed (confirmed by " << provider << "); " << d.billed << '\n';
+      } else {
+        failures.push_back(rec.name + ": " + d.outcome.error.message);
+      }
+      continue;
+    }
+    const ServerStatus next = status_for(current->state, rec.status);
     if (next != rec.status) {
-      TRY(store.record_state(rec.id, next, now, "refresh: provider reports " + found->raw_state));
+      TRY(store.record_state(rec.id, next, now, "refresh: provider reports " + current->raw_state));
       rec.status = next;
     }
   }
@@ -101,11 +167,11 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
 }
 
 nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint now, std::vector<std::string>& warnings,
-                             LedgerTotals& totals)
+                             LedgerTotals& totals, MicroUsd& rate)
 {
   auto ev = store.events(r.id);
   totals = ev ? accrue(r.terms, *ev, now) : LedgerTotals{};
-  const MicroUsd rate = rate_in(r.terms, r.status);
+  rate = ev ? rate_now(r.terms, *ev) : rate_in(r.terms, r.status);
   auto backup = store.latest_backup(r.id);
   nlohmann::json last_backup = nullptr;
   if (backup && backup->has_value()) {
@@ -115,6 +181,9 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
   }
   if (r.status == ServerStatus::stopped && r.terms.stopped.bills_full_rate) {
     warnings.push_back("stopped but billed at the full rate (" + per_hour(rate) + ")");
+  } else if (r.status == ServerStatus::stopped && rate.n > 0) {
+    warnings.push_back("stopped: storage still bills " + per_hour(rate) +
+                       (r.terms.stopped.storage_note.empty() ? std::string{} : " (" + r.terms.stopped.storage_note + ")"));
   } else if (r.status == ServerStatus::stopped && !r.terms.stopped.storage_note.empty()) {
     warnings.push_back("stopped: " + r.terms.stopped.storage_note);
   }
@@ -139,22 +208,25 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
               {"checks", span->observations}};
     }
   }
-  if (r.status == ServerStatus::creating) {
-    warnings.push_back("the create call was not confirmed: it may exist and bill; run `gpurent status --refresh`");
+  for (auto& w : lifecycle_warnings(r, rate, ev && !ev->empty() ? std::string_view(ev->back().note) : "")) {
+    warnings.push_back(std::move(w));
   }
-  if (r.status == ServerStatus::destroying) {
-    warnings.push_back("destroy not confirmed: it may still bill; run `gpurent status --refresh`");
-  }
-  if (r.status == ServerStatus::gone) {
-    warnings.push_back("the provider no longer has it; billed until it was found gone");
+  nlohmann::json trouble = nullptr;
+  if (!r.trouble.empty()) {
+    trouble = {{"state", r.trouble}, {"detail", r.trouble_detail}};
   }
   return {{"name", r.name},
           {"provider", r.provider},
           {"provider_id", r.provider_id},
           {"card", r.card},
           {"gpus", r.gpus},
-          {"state", std::string(to_string(r.status))},
+          {"state", shown_state(r)},
+          {"billing_state", std::string(to_string(r.status))},
+          {"provider_state", r.provider_state.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.provider_state)},
+          {"trouble", trouble},
           {"since", iso_time(r.status_since)},
+          {"billed_s", totals.billed_full_s.count()},
+          {"increment_s", r.terms.billing.increment.count()},
           {"host", r.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.user + "@" + r.host + ":" + std::to_string(r.port))},
           {"accrued_cost", to_units(totals.accrued)},
           {"cost_per_hour_now", to_units(rate)},
@@ -168,6 +240,7 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
 Result<void> run_status(Services& s, const StatusOptions& o)
 {
   TRY_ASSIGN(StateStore* store, s.state());
+  settle_pending_steps(s, *store);  // --then steps of jobs that ended since (cli/job_support.hpp)
   std::vector<ServerRecord> servers;
   if (!o.name.empty()) {
     TRY_ASSIGN(auto one, store->find_server(o.name));
@@ -194,11 +267,26 @@ Result<void> run_status(Services& s, const StatusOptions& o)
       }
     }
     for (const auto& p : providers) {
-      auto r = refresh_provider(s, cfg, *store, p, servers, untracked);
+      std::vector<std::string> failures;
+      auto r = refresh_provider(s, cfg, *store, p, servers, untracked, failures);
       if (!r) {
-        refresh_errors.push_back(r.error().message);
-        report_warning(s, "refresh " + p + ": " + r.error().message);
+        failures.push_back(r.error().message);
       }
+      for (const auto& f : failures) {
+        refresh_errors.push_back(f);
+        report_warning(s, "refresh " + p + ": " + f);
+      }
+    }
+    for (auto& r : servers) {
+      if (r.attached && r.status == ServerStatus::release_pending) {
+        TRY(check_release(s, *store, r));
+      }
+    }
+  }
+  nlohmann::json closed_now = nlohmann::json::array();
+  for (const auto& r : servers) {
+    if (is_closed(r.status) && o.refresh && o.name.empty()) {
+      closed_now.push_back({{"name", r.name}, {"provider", r.provider}, {"state", std::string(to_string(r.status))}});
     }
   }
   if (o.name.empty()) {
@@ -212,11 +300,15 @@ Result<void> run_status(Services& s, const StatusOptions& o)
   for (const auto& r : servers) {
     std::vector<std::string> warnings;
     LedgerTotals totals;
-    list.push_back(instance_json(*store, r, now, warnings, totals));
+    MicroUsd rate;
+    list.push_back(instance_json(*store, r, now, warnings, totals, rate));
     total += totals.accrued;
-    text += r.name + "  " + r.provider + "  " + r.card + " x" + std::to_string(r.gpus) + "  " +
-            std::string(to_string(r.status)) + " since " + iso_time(r.status_since) + "\n    accrued " +
-            format_usd(totals.accrued) + ", now " + per_hour(rate_in(r.terms, r.status)) +
+    const std::string shown = shown_state(r);
+    text += r.name + "  " + r.provider + "  " + r.card + " x" + std::to_string(r.gpus) + "  " + shown +
+            (shown != to_string(r.status) ? " (billed as " + std::string(to_string(r.status)) + ")" : std::string{}) +
+            " since " + iso_time(r.status_since) + "\n    accrued " +
+            money_text(totals.accrued) + ", now " +
+            per_hour(rate) +
             (r.host.empty() ? "" : ", " + r.user + "@" + r.host + ":" + std::to_string(r.port)) + "\n";
     for (const auto& w : warnings) {
       text += "    ! " + w + "\n";
@@ -228,6 +320,7 @@ Result<void> run_status(Services& s, const StatusOptions& o)
                               {"provider_id", u.instance.id},
                               {"name", u.instance.name},
                               {"state", std::string(to_string(u.instance.state))},
+                              {"provider_state", u.instance.raw_state},
                               {"card", u.instance.card},
                               {"gpus", u.instance.gpus},
                               {"cost_per_hour_now", to_units(u.instance.price_per_hour)}});
@@ -237,6 +330,9 @@ Result<void> run_status(Services& s, const StatusOptions& o)
   }
   if (s.global.json) {
     nlohmann::json doc = {{"instances", list}, {"untracked", untracked_json}, {"total_accrued", to_units(total)}};
+    if (o.refresh) {
+      doc["closed"] = closed_now;
+    }
     if (!refresh_errors.empty()) {
       doc["refresh_errors"] = refresh_errors;
     }
@@ -244,12 +340,13 @@ Result<void> run_status(Services& s, const StatusOptions& o)
   } else {
     s.out << (servers.empty() ? std::string("no tracked servers\n") : text);
     if (!servers.empty()) {
-      s.out << "total accrued: " << format_usd(total) << "\n";
+      s.out << "total accrued: " << money_text(total) << "\n";
     }
   }
   if (!refresh_errors.empty()) {
     return fail(Errc::unavailable, "status --refresh: " + std::to_string(refresh_errors.size()) +
-                                       " provider(s) could not be asked; the list above may be incomplete");
+                                       " problem(s) (above): the list may be incomplete, or a destroy is still not "
+                                       "confirmed");
   }
   return {};
 }

@@ -12,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/plan_build.hpp"
 #include "cli/plan_json.hpp"
@@ -104,8 +105,8 @@ nlohmann::json server_view(const ServerRecord& r)
 bool sizing_given(const PlanArgs& a)
 {
   return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
-         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || !a.lora_rank.empty() || !a.shard.empty() ||
-         !a.gpu_util.empty() || a.offline;
+         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || a.no_grad_checkpointing ||
+         !a.lora_rank.empty() || !a.shard.empty() || !a.gpu_util.empty() || a.offline || !a.gguf.empty();
 }
 
 // --provider/--card/--gpus as given: built-in or configured price, else a fetched offer, else
@@ -186,7 +187,7 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
     if (s.global.json) {
       s.out << plan_to_json(report).dump(2) << '\n';
     } else {
-      s.out << render_plan_text(report, s.color_out());
+      s.out << render_plan_text(report, s.color_out(), s.utf8());
     }
     const std::string why = report.fits() ? fmt::format("the job fits {} x {}, but no provider with an API ({}) offers "
                                                         "it within the filters",
@@ -194,8 +195,10 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
                                           : plan_misfit_reason(report);
     return fail(Errc::refused,
                 fmt::format("up --from-plan: {}; {}; nothing was rented", why,
-                            report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
-                                                 : "see the fixes above"));
+                            report.recipe && report.recipe->recipe.fits
+                                ? "the recipe above makes it fit: rerun with its options"
+                                : (report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
+                                                        : "see the fixes above")));
   }
   const PlanOption& pick = *res.choice;
   TRY_ASSIGN(const ProviderInfo pi, find_provider(pick.provider));
@@ -247,23 +250,34 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   return c;
 }
 
+// Destroys a server `up` created but cannot hand over (over --max-price, never running, no SSH):
+// one destroy request, confirmed by the provider, recorded either way. The error says whether
+// billing stopped and what the short life cost.
+Error destroy_created(Services& s, Provider& p, StateStore& store, const ServerRecord& rec, const Error& why)
+{
+  s.err << "gpurent: " << why.message << "\ngpurent: destroying " << rec.name << " (" << rec.provider_id
+        << "), which was created for nothing\n";
+  auto d = destroy_tracked(s, p, store, rec, "up failed: " + why.message, false);
+  if (!d) {
+    return Error{Errc::internal, why.message + "; destroying the server it created could not be recorded (" +
+                                     d.error().message + "); check `gpurent status --refresh` and the provider's console"};
+  }
+  if (d->outcome.confirmed) {
+    return Error{why.code, why.message + "; the server it created was destroyed (confirmed by " + rec.provider +
+                               "; billing stopped): " + d->billed};
+  }
+  return Error{Errc::unavailable, why.message + "; destroying the server it created was NOT confirmed (" +
+                                      d->outcome.error.message + "): it is tracked as " +
+                                      std::string(to_string(d->status)) + " and may still bill; retry with `gpurent down " +
+                                      rec.name + " --destroy` or `gpurent status --refresh`"};
+}
+
 // After the create call answered: wait for running + SSH, else destroy what was created.
 Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, ServerRecord rec, const UpOptions& o,
                               const std::filesystem::path& identity)
 {
   const WaitOptions wait = wait_options(s);
-  auto cleanup = [&](const Error& why) -> Error {
-    s.err << "gpurent: " << why.message << "\ngpurent: destroying " << rec.name << " (" << rec.provider_id
-          << "), which was created for nothing\n";
-    auto gone = ensure_terminated(p, s.clock, rec.provider_id, wait);
-    if (gone) {
-      (void)store.record_state(rec.id, ServerStatus::destroyed, s.clock.now(), "up failed: destroyed what it created");
-      return Error{why.code, why.message + "; the server it created was destroyed (billing stopped)"};
-    }
-    (void)store.record_state(rec.id, ServerStatus::destroying, s.clock.now(), "up failed: destroy not confirmed");
-    return Error{why.code, why.message + "; destroying the server it created was NOT confirmed (" + gone.error().message +
-                               "); run `gpurent down " + rec.name + " --destroy --force`"};
-  };
+  auto cleanup = [&](const Error& why) -> Error { return destroy_created(s, p, store, rec, why); };
   auto running = wait_running(p, s.clock, rec.provider_id, wait, [&](const Instance& in) {
     if (!s.global.json) {
       s.err << "gpurent: " << rec.name << ": " << in.raw_state << (in.host.empty() ? "" : " at " + in.host) << '\n';
@@ -272,6 +286,8 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
   if (!running) {
     return std::unexpected(cleanup(running.error()));
   }
+  // The instance's own price (Vast: its dph_total with the disk it has) is the ledger's price.
+  TRY(adopt_reported_prices(s, store, rec, *running));
   TRY(store.set_connection(rec.id, running->user, running->host, running->port, running->host_key));
   rec.user = running->user;
   rec.host = running->host;
@@ -367,6 +383,11 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
       s.err << "gpurent: " << name << " is already up\n";
       return rec;
     }
+    if (rec.status == ServerStatus::destroying || rec.status == ServerStatus::destroy_failed ||
+        rec.status == ServerStatus::release_pending) {
+      return fail(Errc::refused, "'" + name + "' is " + std::string(to_string(rec.status)) + "; finish that with `gpurent down " +
+                                     name + " --destroy`, or pick another --name");
+    }
     s.err << "gpurent: resuming " << name << " (" << to_string(rec.status) << ")\n";
   } else {
     const BillingPolicy policy = o.spot ? info.spot_billing : info.billing;
@@ -394,6 +415,13 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     rec.terms = terms_for(info, price, o.spot);
     rec.status = ServerStatus::creating;
     rec.created_at = s.clock.now();
+    // Remembered for backup, ssh, doctor and down.
+    std::error_code ec;
+    rec.identity_file = identity.empty() || !std::filesystem::exists(identity, ec)
+                            ? std::string{}
+                            : std::filesystem::absolute(identity, ec).string();
+    rec.known_hosts_file = o.ssh.known_hosts.empty() ? std::string{}
+                                                     : std::filesystem::absolute(o.ssh.known_hosts, ec).string();
     TRY_ASSIGN(rec, store->insert_server(rec));
   }
   crash_point(s, "recorded");
@@ -402,31 +430,35 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     LaunchRequest req{name, rec.card, rec.gpus, rec.spot, o.region, max_price, public_key, o.image};
     auto launched = p.launch(req);
     if (!launched) {
-      // A create that may have reached the provider is looked up by name before giving up.
-      if (launched.error().code == Errc::timeout || launched.error().code == Errc::unavailable) {
-        if (auto all = p.list()) {
-          for (const auto& in : *all) {
-            if (in.name == name && in.state != InstanceState::terminated) {
-              launched = in;
-            }
-          }
-        }
-      }
-      if (!launched) {
-        (void)store->record_state(rec.id, ServerStatus::failed, s.clock.now(), "create failed: " + launched.error().message);
-        return std::unexpected(launched.error());
+      // The create may have reached the provider whatever the error: its list by name decides.
+      const Error create_error = launched.error();
+      auto found = create_error.code == Errc::unauthorized ? Result<std::optional<Instance>>(std::optional<Instance>{})
+                                                           : find_named(p, s.clock, name, wait_options(s));
+      if (found && found->has_value()) {
+        s.err << "gpurent: the create call failed (" << create_error.message << "), but " << info.name << " has "
+              << name << " (" << (*found)->id << "): tracking it\n";
+        launched = **found;
+      } else if (found || !is_transient(create_error)) {
+        (void)store->record_state(rec.id, ServerStatus::failed, s.clock.now(), "create failed: " + create_error.message);
+        return std::unexpected(create_error);
+      } else {
+        return fail(Errc::unavailable, create_error.message + "; whether " + info.name + " created " + name +
+                                           " is not known (" + found.error().message + "): it stays tracked as "
+                                           "`creating`; run `gpurent status --refresh` to settle it");
       }
     }
     rec.provider_id = launched->id;
     TRY(store->set_provider_id(rec.id, rec.provider_id));
-    if (launched->price_per_hour.n > 0 && launched->price_per_hour != rec.terms.price_per_hour) {
-      s.err << "gpurent: " << info.name << " reports " << per_hour(launched->price_per_hour)
-            << " for this server; the ledger uses that price\n";
-      TRY(store->set_price(rec.id, launched->price_per_hour));
-      rec.terms.price_per_hour = launched->price_per_hour;
-    }
+    TRY(adopt_reported_prices(s, *store, rec, *launched));
     TRY(store->record_state(rec.id, ServerStatus::provisioning, s.clock.now(), "created: " + rec.provider_id));
     rec.status = ServerStatus::provisioning;
+    if (max_price && launched->price_per_hour > *max_price) {
+      // RunPod picks the machine: its price is known only now. Give it back, confirmed.
+      return std::unexpected(destroy_created(
+          s, p, *store, rec,
+          Error{Errc::refused, info.name + " created " + name + " at " + per_hour(launched->price_per_hour) +
+                                   ", above --max-price " + per_hour(*max_price) + "; raise --max-price or try later"}));
+    }
   }
   crash_point(s, "created");
   return bring_up(s, p, *store, rec, o, identity);

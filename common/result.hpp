@@ -37,12 +37,14 @@ using Result = std::expected<T, Error>;
   return std::unexpected<Error>(Error{code, std::move(message)});
 }
 
-// Exit codes of the contract: 0 ok, 1 error, 2 usage, 3 refused/does not fit, 4 partial.
+// Exit codes of the contract: 0 ok, 1 error, 2 usage, 3 refused/does not fit/the provider or
+// card does not have that (unsupported), 4 partial.
 [[nodiscard]] constexpr int exit_code_for(Errc code) noexcept
 {
   switch (code) {
   case Errc::usage: return 2;
-  case Errc::refused: return 3;
+  case Errc::refused:
+  case Errc::unsupported: return 3;
   case Errc::partial: return 4;
   default: return 1;
   }

@@ -161,4 +161,16 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept
   return v;
 }
 
+bool locale_is_utf8(std::string_view lc_all, std::string_view lc_ctype, std::string_view lang) noexcept
+{
+  std::string_view value = !lc_all.empty() ? lc_all : (!lc_ctype.empty() ? lc_ctype : lang);
+  const auto dot = value.find('.');
+  if (dot == std::string_view::npos) {
+    return false;
+  }
+  std::string_view codeset = value.substr(dot + 1);
+  codeset = codeset.substr(0, codeset.find('@'));  // "de_DE.UTF-8@euro"
+  return iequals(codeset, "utf-8") || iequals(codeset, "utf8");
+}
+
 }  // namespace gpurent

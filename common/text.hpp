@@ -28,4 +28,18 @@ struct Decimal {
 [[nodiscard]] std::optional<Decimal> parse_decimal(std::string_view s) noexcept;
 [[nodiscard]] std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept;
 
+// Whether text may use UTF-8 glyphs: the first set of LC_ALL, LC_CTYPE, LANG (as POSIX orders
+// them) names a UTF-8 codeset ("en_US.UTF-8", "C.utf8"). None set is the "C" locale: ASCII.
+[[nodiscard]] bool locale_is_utf8(std::string_view lc_all, std::string_view lc_ctype, std::string_view lang) noexcept;
+
+// The glyphs of a bar chart: a filled cell and a cell before the bar starts.
+struct BarGlyphs {
+  std::string_view filled;
+  std::string_view before;
+};
+[[nodiscard]] constexpr BarGlyphs bar_glyphs(bool utf8) noexcept
+{
+  return utf8 ? BarGlyphs{"\u2588", "\u00b7"} : BarGlyphs{"#", "."};
+}
+
 }  // namespace gpurent

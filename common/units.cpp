@@ -23,6 +23,22 @@ Bytes gib_to_bytes(double gib) noexcept
 
 double round2(double v) noexcept { return round_to_places(v, 2); }
 
+std::string format_bytes(std::uint64_t b)
+{
+  const double v = static_cast<double>(b);
+  char buf[48];
+  if (b >= k_gib) {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", v / static_cast<double>(k_gib));
+  } else if (b >= k_mib) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", v / static_cast<double>(k_mib));
+  } else if (b >= k_kib) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", v / static_cast<double>(k_kib));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  }
+  return buf;
+}
+
 MicroUsd round_to_cents(MicroUsd m) noexcept
 {
   const std::int64_t cent = k_micro_per_unit / 100;

@@ -24,6 +24,8 @@ inline constexpr std::uint64_t k_gib = 1024ULL * 1024ULL * 1024ULL;
 [[nodiscard]] Bytes gib_to_bytes(double gib) noexcept;  // rounds to nearest byte, clamps negatives to 0
 // Rounded to 2 decimals, as the text views and --json print sizes.
 [[nodiscard]] double round2(double v) noexcept;
+// "512 B", "1.5 KiB", "20.0 MiB", "1.25 GiB": a size for people (progress and reports).
+[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
 
 // Money in millionths of the currency unit (micro-USD).
 struct MicroUsd {

@@ -19,6 +19,17 @@ Bytes centi_gib(std::uint64_t c) { return Bytes{c * k_gib / 100}; }
 std::vector<Card> make_catalog()
 {
   std::vector<Card> cards;
+  cards.push_back({"t4", "T4 16GB", 16, centi_gib(1456),
+                   {"tesla t4", "nvidia t4", "t4 16g", "t4-16gb", "tesla t4 16gb"},
+                   "PyTorch OOM 'total capacity of 14.56 GiB' on a Tesla T4 (github.com/Zheng-Chong/CatVTON/issues/133, "
+                   "github.com/AlphaGPU/leetgpu-challenges/issues/52)"});
+  cards.push_back({"rtx-a4000", "RTX A4000 16GB", 16, centi_gib(1561),
+                   {"a4000", "rtx a4000", "nvidia rtx a4000", "a4000 16g"},
+                   "PyTorch OOM 'total capacity of 15.61 GiB' on an RTX A4000 (github.com/DengKaiCQ/VGGT-Long/issues/6)"});
+  cards.push_back({"rtx-4080", "RTX 4080 16GB", 16, centi_gib(1561),
+                   {"4080", "rtx 4080", "geforce rtx 4080", "rtx 4080 super", "4080 super", "rtx 4080 16g"},
+                   "[assumed] same as the RTX A4000 (both 16 GB boards, 16376MiB in nvidia-smi); the 15.99 GiB of "
+                   "aigc-apps/sd-webui-EasyPhoto#281 is a Windows (WDDM) figure"});
   cards.push_back({"rtx-4090", "RTX 4090 24GB", 24, centi_gib(2365),
                    {"4090", "rtx 4090", "geforce rtx 4090", "rtx 4090 24g", "rtx4090-24gb"},
                    "PyTorch OOM 'total capacity of 23.65 GiB' (seed 002_c21f26ea732713ce)"});

@@ -127,6 +127,7 @@ ProviderInfo runpod()
   p.workspace_dir = "/workspace";
   p.max_gpus = 8;
   p.has_api = true;
+  p.per_gpu_servers = true;
   p.billing_label = "per-second";
   p.facts_source = "https://docs.runpod.io/pods/pricing and /pods/storage (via shared/spec/providers.md, 2026-11-30)";
   p.default_region = "";
@@ -172,11 +173,11 @@ const std::vector<ProviderInfo>& providers()
   return k_providers;
 }
 
-// RunPod bills per GPU: a pod of N GPUs costs N times the per-GPU price.
+// RunPod bills per GPU: a pod of N GPUs (1 to 8, the pod's gpuCount) costs N times the per-GPU price.
 void add_per_gpu(std::vector<Offer>& out, const char* provider, const char* card, std::int64_t cents,
                  std::int64_t spot_cents, const char* origin)
 {
-  for (std::uint32_t n : {1U, 2U, 4U, 8U}) {
+  for (std::uint32_t n = 1; n <= 8; ++n) {
     Offer o;
     o.provider = provider;
     o.card = card;

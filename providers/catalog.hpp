@@ -36,6 +36,10 @@ struct ProviderInfo {
   std::string workspace_dir;   // default remote path for backups, e.g. "/workspace"
   std::uint32_t max_gpus = 8;
   std::uint32_t min_card_gb = 0;
+  // Sells a server of any GPU count 1..max_gpus of a card at n x the per-GPU price (RunPod's
+  // pods). Otherwise only the listed shapes exist (Lambda's instance types, Vast's offers, the
+  // config's "<card>x<gpus>" keys).
+  bool per_gpu_servers = false;
   bool has_api = false;        // false: use `gpurent attach`
   std::string billing_label;   // "hourly", "per-minute", "per-second"
   std::string facts_source;    // where the billing facts come from, dated

@@ -11,31 +11,16 @@
 
 #include "common/rounding.hpp"
 #include "common/text.hpp"
+#include "providers/hf_resolve_detail.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/model_config.hpp"
 #include "sizing/param_count.hpp"
 
 namespace gpurent {
-namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t k_max_index_bytes = 64ULL * 1024 * 1024;
-
-bool id_part_ok(std::string_view part) noexcept
-{
-  if (part.empty() || part.size() > 96 || part == "." || part == ".." || part.front() == '.' || part.front() == '-') {
-    return false;
-  }
-  for (const char c : part) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
-    if (!ok) {
-      return false;
-    }
-  }
-  return part.find("..") == std::string_view::npos;
-}
+namespace hf_detail {
 
 Result<std::string> read_small_file(const fs::path& path, std::uint64_t limit)
 {
@@ -64,6 +49,27 @@ Result<std::string> read_small_file(const fs::path& path, std::uint64_t limit)
   return text;
 }
 
+Result<ResolvedModel> model_from_config_file(const fs::path& given)
+{
+  fs::path path = given;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    path /= "config.json";
+  }
+  TRY_ASSIGN(const std::string text, read_small_file(path, k_max_model_config_bytes));
+  TRY_ASSIGN(ModelArch arch, parse_model_config(text, path.string()));
+  if (arch.hf_ids.empty()) {
+    const auto dir = path.parent_path().filename().string();
+    arch.name = (path.filename() == "config.json" && !dir.empty()) ? dir : path.stem().string();
+  } else {
+    arch.name = arch.hf_ids.front();
+  }
+  ResolvedModel r{std::move(arch), "file", false, {}};
+  r.warnings.push_back("parameter count of " + r.arch.name + " derived from its architecture (" +
+                       std::to_string(r.arch.params) + ")");
+  return r;
+}
+
 // Writes via a temporary file and a rename, so readers never see half a file.
 bool write_atomically(const fs::path& path, std::string_view text)
 {
@@ -84,31 +90,34 @@ bool write_atomically(const fs::path& path, std::string_view text)
   return !ec;
 }
 
+}  // namespace hf_detail
+
+namespace {
+
+using hf_detail::read_small_file;
+using hf_detail::write_atomically;
+
+constexpr std::uint64_t k_max_index_bytes = 64ULL * 1024 * 1024;
+
+bool id_part_ok(std::string_view part) noexcept
+{
+  if (part.empty() || part.size() > 96 || part == "." || part == ".." || part.front() == '.' || part.front() == '-') {
+    return false;
+  }
+  for (const char c : part) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) {
+      return false;
+    }
+  }
+  return part.find("..") == std::string_view::npos;
+}
+
 bool looks_like_path(std::string_view spec)
 {
   return spec.starts_with("/") || spec.starts_with("./") || spec.starts_with("../") || spec.starts_with("~") ||
-         spec.ends_with(".json") || spec.find('\\') != std::string_view::npos;
-}
-
-Result<ResolvedModel> from_file(const fs::path& given)
-{
-  fs::path path = given;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    path /= "config.json";
-  }
-  TRY_ASSIGN(const std::string text, read_small_file(path, k_max_model_config_bytes));
-  TRY_ASSIGN(ModelArch arch, parse_model_config(text, path.string()));
-  if (arch.hf_ids.empty()) {
-    const auto dir = path.parent_path().filename().string();
-    arch.name = (path.filename() == "config.json" && !dir.empty()) ? dir : path.stem().string();
-  } else {
-    arch.name = arch.hf_ids.front();
-  }
-  ResolvedModel r{std::move(arch), "file", false, {}};
-  r.warnings.push_back("parameter count of " + r.arch.name + " derived from its architecture (" +
-                       std::to_string(r.arch.params) + ")");
-  return r;
+         spec.ends_with(".json") || spec.ends_with(".gguf") || spec.find('\\') != std::string_view::npos;
 }
 
 std::string hub_error_hint(std::string_view id)
@@ -182,7 +191,8 @@ void apply_meta(ResolvedModel& r, const std::string& meta_text)
   }
 }
 
-Result<ResolvedModel> from_cache(const CacheEntry& c, std::string_view id)
+Result<ResolvedModel> from_cache(const CacheEntry& c, std::string_view id, const ResolveOptions& o,
+                                 const HttpProvider& http)
 {
   TRY_ASSIGN(const std::string text, read_small_file(c.config(), k_max_model_config_bytes));
   auto arch = parse_model_config(text, c.config().string());
@@ -198,12 +208,24 @@ Result<ResolvedModel> from_cache(const CacheEntry& c, std::string_view id)
       apply_meta(r, *meta);
     }
   }
+  if (o.read_weights) {
+    TRY(hf_detail::attach_hub_weights(r, http, o, id, c.dir, text));
+  }
   return r;
 }
 
 Result<ResolvedModel> from_hub(HttpClient& http, const ResolveOptions& o, std::string_view id, const CacheEntry* cache)
 {
   TRY_ASSIGN(const HttpResponse cfg, hub_get(http, o, id, "config.json"));
+  const HttpProvider provider = [&http]() -> Result<HttpClient*> { return &http; };
+  const fs::path cache_dir = cache != nullptr ? cache->dir : fs::path();
+  if (cfg.status == 404 && o.read_weights) {
+    // A GGUF repository has no config.json: its GGUF header describes the model.
+    TRY_ASSIGN(auto gguf, hf_detail::gguf_repo_model(provider, o, id, cache_dir));
+    if (gguf) {
+      return std::move(*gguf);
+    }
+  }
   if (cfg.status != 200) {
     return std::unexpected(status_error(cfg, id, o));
   }
@@ -214,9 +236,14 @@ Result<ResolvedModel> from_hub(HttpClient& http, const ResolveOptions& o, std::s
   ResolvedModel r{std::move(arch), "hub", false, {}};
   const std::uint64_t derived = r.arch.params;
   nlohmann::json meta = {{"id", std::string(id)}, {"source", url}, {"params_derived", derived}};
-
-  auto index = hub_get(http, o, id, "model.safetensors.index.json");
-  if (index && index->status == 200) {
+  bool exact_weights = false;
+  if (o.read_weights) {
+    TRY_ASSIGN(exact_weights, hf_detail::attach_hub_weights(r, provider, o, id, cache_dir, cfg.body));
+  }
+  auto index = exact_weights ? Result<HttpResponse>(HttpResponse{}) : hub_get(http, o, id, "model.safetensors.index.json");
+  if (exact_weights) {
+    // The headers gave the exact count (sizing/weights_from_headers.hpp); the index is not needed.
+  } else if (index && index->status == 200) {
     auto exact = params_from_safetensors_index(index->body, r.arch.dtype);
     if (exact) {
       const double ratio = static_cast<double>(*exact) / static_cast<double>(derived);
@@ -248,6 +275,11 @@ Result<ResolvedModel> from_hub(HttpClient& http, const ResolveOptions& o, std::s
 }
 
 }  // namespace
+
+Error hub_status_error(const HttpResponse& resp, std::string_view id, const ResolveOptions& o)
+{
+  return status_error(resp, id, o);
+}
 
 bool is_hub_id(std::string_view spec) noexcept
 {
@@ -288,6 +320,9 @@ Result<std::uint64_t> params_from_safetensors_index(std::string_view index_json,
 Result<ResolvedModel> resolve_model(std::string_view spec_in, const ResolveOptions& o, const HttpProvider& http)
 {
   const std::string_view spec = trim(spec_in);
+  if (!o.gguf.empty()) {
+    return hf_detail::resolve_with_gguf(spec, o, http);
+  }
   if (spec.empty()) {
     return fail(Errc::invalid_input, "model: the name is empty; pass a name from `gpurent models`, an HF id or a path");
   }
@@ -300,7 +335,7 @@ Result<ResolvedModel> resolve_model(std::string_view spec_in, const ResolveOptio
     if (!fs::exists(as_path, ec)) {
       return fail(Errc::not_found, "model " + std::string(spec) + ": no such file; pass the path of a config.json");
     }
-    return from_file(as_path);
+    return hf_detail::resolve_local(as_path, o, http);
   }
   if (!is_hub_id(spec)) {
     return fail(Errc::not_found, "model " + std::string(spec) + ": not in the built-in catalogue and not an HF id "
@@ -312,7 +347,13 @@ Result<ResolvedModel> resolve_model(std::string_view spec_in, const ResolveOptio
     // Hub ids are case-insensitive, so is the cache: <cache>/<org>/<name> in lower case.
     cache = CacheEntry{o.cache_dir / to_lower(spec.substr(0, slash)) / to_lower(spec.substr(slash + 1))};
     if (fs::exists(cache->config(), ec)) {
-      return from_cache(*cache, spec);
+      return from_cache(*cache, spec, o, http);
+    }
+    if (o.offline && fs::exists(cache->dir / "files.json", ec)) {
+      TRY_ASSIGN(auto gguf, hf_detail::gguf_repo_model(http, o, spec, cache->dir));  // a cached GGUF repository
+      if (gguf) {
+        return std::move(*gguf);
+      }
     }
   }
   if (o.offline) {

@@ -22,6 +22,11 @@ struct ResolveOptions {
   std::filesystem::path cache_dir;                  // .../gpurent/hf; empty: no cache
   bool offline = false;                             // --offline: never touch the network
   std::chrono::milliseconds timeout{30'000};
+  // Which weights to read from the repository's files (providers/repo_weights.hpp).
+  bool read_weights = true;   // the safetensors/GGUF headers (false: config.json and index only)
+  bool prefer_gguf = false;   // --engine llama.cpp|ollama: a GGUF file of the repository
+  std::string gguf_type;      // --weights as a GGUF type: which GGUF file
+  std::string gguf;           // --gguf FILE|URL: a local file, a URL, or a file of the Hub repository
 };
 
 struct ResolvedModel {
@@ -36,11 +41,18 @@ struct ResolvedModel {
 using HttpProvider = std::function<Result<HttpClient*>()>;
 
 // Resolves MODEL as the spec describes: catalogue short name or HF id, then a path to a
-// config.json (or a directory holding one), then the cache, then the Hub (unless offline).
+// config.json, a directory holding one (a checkpoint or a LoRA adapter directory) or a .gguf file,
+// then the cache, then the Hub (unless offline). Hub and local checkpoints get their exact
+// weights from their files' headers (ModelArch::checkpoint). With options.gguf the weights (and,
+// when `spec` is empty, the architecture) come from that GGUF file.
 [[nodiscard]] Result<ResolvedModel> resolve_model(std::string_view spec, const ResolveOptions& options,
                                                   const HttpProvider& http);
 [[nodiscard]] Result<ResolvedModel> resolve_model(std::string_view spec, const ResolveOptions& options,
                                                   HttpClient* http);
+
+// The error of a Hub answer that is not 200 (401/403 gated or private, 404, 429, 5xx), naming the
+// model and what to do.
+[[nodiscard]] Error hub_status_error(const HttpResponse& resp, std::string_view id, const ResolveOptions& o);
 
 // True for a well-formed Hub repo id "org/name" (letters, digits, '.', '_', '-').
 [[nodiscard]] bool is_hub_id(std::string_view spec) noexcept;

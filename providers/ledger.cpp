@@ -7,7 +7,8 @@
 namespace gpurent {
 namespace {
 
-enum class Kind { none, full, stopped, hibernated };
+// none: not billed and no server; free: the server exists but the provider bills nothing (offline).
+enum class Kind { none, free, full, stopped, hibernated };
 
 struct Period {
   Kind kind = Kind::none;
@@ -23,7 +24,10 @@ Kind kind_of(const RentTerms& terms, ServerStatus status, Kind previous, bool fa
   case ServerStatus::running: return Kind::full;
   case ServerStatus::stopped: return terms.stopped.bills_full_rate ? Kind::full : Kind::stopped;
   case ServerStatus::hibernated: return terms.hibernated.bills_full_rate ? Kind::full : Kind::hibernated;
-  case ServerStatus::destroying: return previous == Kind::none ? Kind::full : previous;
+  case ServerStatus::destroying:
+  case ServerStatus::destroy_failed:
+  case ServerStatus::release_pending: return previous == Kind::none ? Kind::full : previous;
+  case ServerStatus::offline: return Kind::free;
   case ServerStatus::destroyed:
   case ServerStatus::gone:
   case ServerStatus::failed: return Kind::none;
@@ -37,7 +41,8 @@ MicroUsd rate_of(const RentTerms& terms, Kind kind) noexcept
   case Kind::full: return terms.price_per_hour;
   case Kind::stopped: return terms.stopped.fixed_per_hour;
   case Kind::hibernated: return terms.hibernated.fixed_per_hour;
-  case Kind::none: return MicroUsd{0};
+  case Kind::none:
+  case Kind::free: return MicroUsd{0};
   }
   return MicroUsd{0};
 }
@@ -47,6 +52,15 @@ MicroUsd rate_of(const RentTerms& terms, Kind kind) noexcept
 MicroUsd rate_in(const RentTerms& terms, ServerStatus status) noexcept
 {
   return rate_of(terms, kind_of(terms, status, Kind::full, false));
+}
+
+MicroUsd rate_now(const RentTerms& terms, std::span<const LedgerEvent> events) noexcept
+{
+  Kind kind = Kind::none;
+  for (const LedgerEvent& e : events) {
+    kind = kind_of(terms, e.status, kind, false);
+  }
+  return rate_of(terms, kind);
 }
 
 LedgerTotals accrue(const RentTerms& terms, std::span<const LedgerEvent> events, TimePoint now) noexcept
@@ -73,7 +87,7 @@ LedgerTotals accrue(const RentTerms& terms, std::span<const LedgerEvent> events,
     if (kind == Kind::full) {
       t.running_s += length;
     }
-    if (kind == Kind::none) {
+    if (kind == Kind::none || kind == Kind::free) {
       previous = kind;
       continue;
     }
@@ -90,12 +104,15 @@ LedgerTotals accrue(const RentTerms& terms, std::span<const LedgerEvent> events,
   for (const Period& p : periods) {
     if (p.kind == Kind::full) {
       BillingPolicy policy = terms.billing;
+      // A server that existed is billed for at least its first second (times are whole seconds):
+      // under the provider's increment that is a second at RunPod and a minute at Lambda.
+      const auto length = deployed ? p.length : std::max(p.length, std::chrono::seconds{1});
       if (deployed) {
         policy.charged_at_deploy = std::chrono::seconds{0};
       }
       deployed = true;
-      t.billed_full_s += policy.billed_seconds(p.length);
-      t.running_cost += policy.charge(p.rate, p.length);
+      t.billed_full_s += policy.billed_seconds(length);
+      t.running_cost += policy.charge(p.rate, length);
     } else {
       if (p.length.count() == 0) {
         continue;

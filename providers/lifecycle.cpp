@@ -6,18 +6,19 @@
 namespace gpurent {
 namespace {
 
-bool transient(const Error& e)
-{
-  return e.code == Errc::unavailable || e.code == Errc::timeout || e.code == Errc::quota;
-}
-
 std::string seconds_text(std::chrono::milliseconds d)
 {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + " s";
 }
 
-// Sleeps one poll interval, or less when the deadline is nearer; false when the deadline passed.
-bool pause(Clock& clock, std::chrono::system_clock::time_point deadline, std::chrono::milliseconds poll)
+}  // namespace
+
+bool is_transient(const Error& e) noexcept
+{
+  return e.code == Errc::unavailable || e.code == Errc::timeout || e.code == Errc::quota;
+}
+
+bool pause_until(Clock& clock, std::chrono::system_clock::time_point deadline, std::chrono::milliseconds poll)
 {
   const auto now = clock.now();
   if (now >= deadline) {
@@ -28,8 +29,6 @@ bool pause(Clock& clock, std::chrono::system_clock::time_point deadline, std::ch
   return true;
 }
 
-}  // namespace
-
 Result<Instance> wait_running(Provider& provider, Clock& clock, std::string_view id, const WaitOptions& options,
                               const PollObserver& observe)
 {
@@ -38,7 +37,7 @@ Result<Instance> wait_running(Provider& provider, Clock& clock, std::string_view
   do {
     auto got = provider.get(id);
     if (!got) {
-      if (!transient(got.error())) {
+      if (!is_transient(got.error())) {
         return std::unexpected(got.error());
       }
       last = got.error().message;
@@ -62,10 +61,11 @@ Result<Instance> wait_running(Provider& provider, Clock& clock, std::string_view
     case InstanceState::terminating:
     case InstanceState::terminated:
     case InstanceState::failed:
+    case InstanceState::offline:
       return fail(Errc::unavailable, std::string(provider.name()) + ": server " + std::string(id) +
                                          " reached the dead end '" + in.raw_state + "' instead of running");
     }
-  } while (pause(clock, deadline, options.poll));
+  } while (pause_until(clock, deadline, options.poll));
   return fail(Errc::timeout, std::string(provider.name()) + ": server " + std::string(id) + " was not running after " +
                                  seconds_text(options.timeout) + " (last state: " + last + ")");
 }
@@ -83,43 +83,8 @@ Result<std::string> wait_ssh(const std::function<Result<std::string>()>& probe, 
       return std::unexpected(r.error());
     }
     last = r.error().message;
-  } while (pause(clock, deadline, options.poll));
+  } while (pause_until(clock, deadline, options.poll));
   return fail(Errc::timeout, "SSH did not answer within " + seconds_text(options.timeout) + " (" + last + ")");
-}
-
-Result<void> ensure_terminated(Provider& provider, Clock& clock, std::string_view id, const WaitOptions& options)
-{
-  const auto deadline = clock.now() + options.timeout;
-  bool called = false;
-  std::string last = "no answer yet";
-  do {
-    if (!called) {
-      auto t = provider.terminate(id);
-      if (!t) {
-        if (!transient(t.error())) {
-          return t;
-        }
-        last = t.error().message;
-        continue;
-      }
-      called = true;
-    }
-    auto got = provider.get(id);
-    if (!got) {
-      if (!transient(got.error())) {
-        return std::unexpected(got.error());
-      }
-      last = got.error().message;
-      continue;
-    }
-    if (!got->has_value() || (*got)->state == InstanceState::terminated) {
-      return {};
-    }
-    last = (*got)->raw_state;
-  } while (pause(clock, deadline, options.poll));
-  return fail(Errc::timeout, std::string(provider.name()) + ": could not confirm that server " + std::string(id) +
-                                 " is gone within " + seconds_text(options.timeout) + " (last: " + last +
-                                 "); it may still bill: check the provider's console and run `gpurent status --refresh`");
 }
 
 Result<void> wait_stopped(Provider& provider, Clock& clock, std::string_view id, const WaitOptions& options)
@@ -129,7 +94,7 @@ Result<void> wait_stopped(Provider& provider, Clock& clock, std::string_view id,
   do {
     auto got = provider.get(id);
     if (!got) {
-      if (!transient(got.error())) {
+      if (!is_transient(got.error())) {
         return std::unexpected(got.error());
       }
       last = got.error().message;
@@ -142,7 +107,7 @@ Result<void> wait_stopped(Provider& provider, Clock& clock, std::string_view id,
       return {};
     }
     last = (*got)->raw_state;
-  } while (pause(clock, deadline, options.poll));
+  } while (pause_until(clock, deadline, options.poll));
   return fail(Errc::timeout, std::string(provider.name()) + ": server " + std::string(id) + " was not stopped after " +
                                  seconds_text(options.timeout) + " (last: " + last + ")");
 }

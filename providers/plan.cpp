@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sizing/estimate.hpp"
+#include "sizing/layout.hpp"
 
 namespace gpurent {
 namespace {
@@ -77,12 +78,28 @@ Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept
   return Shard::tp;
 }
 
-JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+namespace {
+
+JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
 {
   JobSpec job = base;
   job.gpus = gpus;
+  job.pipeline = 1;
   job.shard = shard.value_or(default_shard(base.task, base.engine, gpus));
   return job;
+}
+
+}  // namespace
+
+JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+{
+  const JobSpec job = with_gpus(base, gpus, shard);
+  return feasible_layout(job).value_or(job);
+}
+
+bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+{
+  return feasible_layout(with_gpus(base, gpus, shard)).has_value();
 }
 
 std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
@@ -102,13 +119,10 @@ std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const 
     }
     out.push_back(o);
     const auto& counts = listed[{o.provider, o.card}];
-    if (o.gpus != 1 || counts.size() != 1) {
-      continue;  // the provider lists its server sizes: only those exist
+    if (!p->per_gpu_servers || o.gpus != 1 || counts.size() != 1) {
+      continue;  // the provider sells only the shapes it lists
     }
-    for (const std::uint32_t n : {2U, 4U, 8U}) {
-      if (n > std::min(p->max_gpus, k_max_gpus_per_server)) {
-        break;
-      }
+    for (std::uint32_t n = 2; n <= std::min(p->max_gpus, k_max_gpus_per_server); ++n) {
       Offer d = o;
       d.gpus = n;
       d.price_per_hour = MicroUsd{o.price_per_hour.n * n};
@@ -128,21 +142,38 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   EstimateCache estimates(job, request.shard, estimator);
   PlanResult result;
 
-  // --card: the smallest GPU count within 8 that fits that card (1 when none does).
+  const std::vector<Offer> sold = expand_offers(offers, providers, cards);
+  const auto wanted = [&](const Offer& o) {
+    return (!request.provider || o.provider == *request.provider) && (!request.card || o.card == *request.card);
+  };
+  // --card: the smallest feasible GPU count sold for that card (1..8 when nobody sells it) that
+  // fits (1 when none does).
   const Card* given_card = request.card ? card_with_id(cards, *request.card) : nullptr;
   std::uint32_t smallest_fit = 1;
   if (given_card != nullptr && !request.gpus) {
-    for (std::uint32_t n = k_max_gpus_per_server; n >= 1; --n) {
-      if (estimates.at(n).total() <= fit_limit_for(job_for_gpus(job, n, request.shard), given_card->usable)) {
+    std::set<std::uint32_t> counts;
+    for (const auto& o : sold) {
+      if (wanted(o)) {
+        counts.insert(o.gpus);
+      }
+    }
+    if (counts.empty()) {
+      for (std::uint32_t n = 1; n <= k_max_gpus_per_server; ++n) {
+        counts.insert(n);
+      }
+    }
+    for (auto it = counts.rbegin(); it != counts.rend(); ++it) {
+      const std::uint32_t n = *it;
+      if (gpus_feasible(job, n, request.shard) &&
+          estimates.at(n).total() <= fit_limit_for(job_for_gpus(job, n, request.shard), given_card->usable)) {
         smallest_fit = n;
       }
     }
   }
   const std::optional<std::uint32_t> count = request.gpus;
 
-  for (const auto& o : expand_offers(offers, providers, cards)) {
-    if ((request.provider && o.provider != *request.provider) || (request.card && o.card != *request.card) ||
-        (count && o.gpus != *count)) {
+  for (const auto& o : sold) {
+    if (!wanted(o) || (count && o.gpus != *count) || !gpus_feasible(job, o.gpus, request.shard)) {
       continue;
     }
     const auto& p = *provider_named(providers, o.provider);
@@ -194,7 +225,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   result.job = job_for_gpus(job, gpus, request.shard);
   result.memory = estimates.at(gpus);
-  result.card_fits = given_card != nullptr && result.memory.total() <= fit_limit_for(result.job, given_card->usable);
+  result.layout_ok = gpus_feasible(job, gpus, request.shard);
+  result.card_fits = given_card != nullptr && result.layout_ok &&
+                     result.memory.total() <= fit_limit_for(result.job, given_card->usable);
   return result;
 }
 

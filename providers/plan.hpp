@@ -55,6 +55,7 @@ struct PlanResult {
   std::optional<Card> card;   // the card `memory` is shown against (chosen, given or closest)
   std::optional<PlanOption> choice;  // the cheapest option that fits; nullopt when none does
   bool card_fits = false;     // --card: the job fits that card at job.gpus (even if nobody offers it)
+  bool layout_ok = true;      // the engine can run the model on job.gpus GPUs (sizing/layout.hpp)
   std::vector<PlanOption> options;   // every priced option: fits first, then by cost
 };
 
@@ -63,21 +64,28 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // The contract's default: fsdp for training (zero3 under DeepSpeed), tp for inference and
 // serving on more than one GPU, none on one GPU.
 [[nodiscard]] Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept;
-// `base` with `gpus` set and the shard resolved (the given one, else default_shard).
+// `base` with `gpus` set, the shard resolved (the given one, else default_shard) and the layout
+// the engine runs on that many GPUs (vLLM pipeline stages where tensor parallelism alone cannot
+// split the heads; sizing/layout.hpp).
 [[nodiscard]] JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
+// Whether the engine can run `base` on `gpus` GPUs at all (feasible_layout).
+[[nodiscard]] bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
 
-// The server configurations each provider sells: the explicit offers, plus, for a (provider,
-// card) that is only listed with one GPU, servers of 2, 4 and 8 GPUs (up to the provider's
-// max_gpus) at n x that price (per-GPU pricing). Offers of unknown providers or cards, or that break the
-// provider's constraints (max GPUs, minimum card size), are dropped.
+// The server configurations each provider sells: the explicit offers, plus, for a provider that
+// sells servers of any size at a per-GPU price (ProviderInfo::per_gpu_servers) and lists a card
+// with one GPU only, servers of 2 .. max_gpus GPUs at n x that price. Other providers sell only
+// the shapes they list. Offers of unknown providers or cards, or that break the provider's
+// constraints (max GPUs, minimum card size), are dropped.
 [[nodiscard]] std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                                std::span<const Card> cards);
 
 // Ranks every offer (after expand_offers) that matches the request. Options are sorted: fits
 // first, then cost for the runtime, fewer GPUs, more headroom, price, provider, card. The
 // choice is the first option that fits. A card fits when the total per GPU is within
-// fit_limit_for(job, usable) (usable minus 5%; for vLLM also within gpu-util x usable). With `card`, the GPU count is --gpus or the smallest
-// count within 8 that fits that card (1 when none does), and only that card is priced.
+// fit_limit_for(job, usable) (usable minus 5%; for vLLM also within gpu-util x usable). GPU
+// counts the engine cannot run the model on (gpus_feasible) are never offered. With `card`, the
+// GPU count is --gpus or the smallest feasible count sold for that card (1..8 when nobody sells
+// it) that fits (1 when none does), and only that card is priced.
 [[nodiscard]] PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                               std::span<const Card> cards, const PlanRequest& request, const Estimator& estimator);
 

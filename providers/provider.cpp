@@ -18,9 +18,31 @@ std::string_view to_string(InstanceState s) noexcept
   case InstanceState::terminating: return "terminating";
   case InstanceState::terminated: return "terminated";
   case InstanceState::failed: return "failed";
+  case InstanceState::offline: return "offline";
   case InstanceState::unknown: return "unknown";
   }
   return "unknown";
+}
+
+Result<std::optional<Instance>> find_listed(Provider& provider, std::string_view id)
+{
+  TRY_ASSIGN(auto all, provider.list());
+  for (auto& in : all) {
+    if (in.id == id) {
+      return std::optional<Instance>{std::move(in)};
+    }
+  }
+  return std::optional<Instance>{};
+}
+
+std::string public_key_body(std::string_view public_key)
+{
+  const auto first = public_key.find(' ');
+  if (first == std::string_view::npos) {
+    return std::string(public_key);
+  }
+  const auto second = public_key.find(' ', first + 1);
+  return std::string(public_key.substr(0, second));
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) noexcept

@@ -24,7 +24,8 @@ enum class InstanceState {
   stopped,      // GPU released; the provider may still bill storage
   terminating,
   terminated,   // gone (or preempted) at the provider
-  failed,       // the provider says it cannot run (e.g. Vast `offline`): destroy it
+  failed,       // the provider says it cannot run (Lambda `unhealthy`/`preempted`)
+  offline,      // the provider's host is disconnected and it bills nothing meanwhile (Vast `offline`)
   unknown,      // a state we do not know: never treated as running
 };
 
@@ -40,9 +41,14 @@ struct Instance {
   std::uint16_t port = 22;
   std::string card;            // Card::id when the provider says which card
   std::uint32_t gpus = 0;
-  MicroUsd price_per_hour;     // 0 when not reported
+  MicroUsd price_per_hour;     // 0 when not reported (running, storage included where billed with it)
+  MicroUsd storage_per_hour;   // what its disk costs per hour whatever the state; 0 when not reported
   std::string region;
   std::string host_key;        // when the provider reports one
+  // A state that needs the user's attention, in one word ("unhealthy", "preempted", "crashed",
+  // "offline", "unknown"), and the provider's own account of it; empty when all is well.
+  std::string trouble;
+  std::string trouble_detail;
 };
 
 struct LaunchRequest {
@@ -72,7 +78,10 @@ public:
   [[nodiscard]] virtual Result<void> stop(std::string_view id) = 0;
   [[nodiscard]] virtual Result<void> start(std::string_view id) = 0;
   [[nodiscard]] virtual Result<void> hibernate(std::string_view id) = 0;
-  // Succeeds also when the server is already gone.
+  // Sends ONE destroy request (no retry: the caller confirms with get() before any repeat).
+  // Errc::not_found when the provider answers that it has no such server (RunPod's 400
+  // "Invalid Pod ID.", a 404, Lambda's `global/object-does-not-exist`): an "already gone"
+  // answer, which counts only once get() confirms it (destroy_confirmed in lifecycle.hpp).
   [[nodiscard]] virtual Result<void> terminate(std::string_view id) = 0;
 };
 
@@ -87,6 +96,11 @@ struct HttpResponse;
 // (with Retry-After when given), 5xx -> unavailable, other 4xx -> invalid_input. `detail` is the
 // provider's own message (from its error envelope), `what` the operation ("lambda: launch").
 [[nodiscard]] Error http_error(std::string_view what, const HttpResponse& response, std::string_view detail);
+// The server with that id in provider.list(), nullopt when the list lacks it: how a driver
+// settles a GET by id that the provider answered 400 ("invalid id") instead of 404.
+[[nodiscard]] Result<std::optional<Instance>> find_listed(Provider& provider, std::string_view id);
+// An OpenSSH public key line's type and base64 body without the comment: how keys are compared.
+[[nodiscard]] std::string public_key_body(std::string_view public_key);
 // Retry-After as delta-seconds ("120"); nullopt for anything else (HTTP-dates are not trusted).
 [[nodiscard]] std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) noexcept;
 

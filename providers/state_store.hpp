@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// StateStore port: the record of rented servers, their billing ledger, their backups and what
-// `gpurent doctor` saw on them.
+// StateStore port: the record of rented servers, their billing ledger, their backups, what
+// `gpurent doctor` saw on them and the jobs `gpurent run` started.
 // One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
 // rest of gpurent speaks only these structs.
 #include <chrono>
@@ -29,10 +29,16 @@ enum class ServerStatus {
   running,
   stopped,
   hibernated,
-  destroying,    // destroy was called; not yet confirmed gone
+  destroying,    // a destroy request was sent (or is about to be); not yet confirmed gone
   destroyed,     // confirmed gone by the provider (or by the user for attached servers): ledger closed
   gone,          // the provider no longer has it, found by `status --refresh`: ledger closed
   failed,        // the create call failed and nothing was created: ledger closed, nothing billed
+  destroy_failed,   // the destroy request failed and the provider still has it: billed, retried by
+                    // the next `down --destroy` or `status --refresh`
+  release_pending,  // attached server backed up for destroying: billed until the user releases it
+                    // in the console (`down NAME --released`) or gpurent sees the host gone
+  offline,          // the provider's host is disconnected; the provider bills nothing meanwhile
+                    // (Vast: "not charged active rental or storage costs ... offline")
 };
 
 [[nodiscard]] std::string_view to_string(ServerStatus s) noexcept;
@@ -73,6 +79,16 @@ struct ServerRecord {
   TimePoint created_at{};
   TimePoint status_since{};
   TimePoint last_change{};    // last change on the server (state change, ssh session): backups must be newer
+  // SSH settings given at attach/up, used again by backup, ssh, doctor and down (empty: defaults).
+  std::string identity_file;     // private key path
+  std::string known_hosts_file;  // known-hosts file
+  // What `status --refresh` last heard from the provider: its own word for the state, and a
+  // state that needs attention (Instance::trouble, e.g. "unhealthy") with its account of it.
+  std::string provider_state;
+  std::string trouble;
+  std::string trouble_detail;
+  // release_pending: when SSH to the host first failed (refused/unreachable) with no success since.
+  std::optional<TimePoint> unreachable_since;
 };
 
 struct LedgerEvent {
@@ -113,6 +129,33 @@ struct DoctorObservation {
   std::optional<std::uint32_t> compute_processes;
 };
 
+// One `--then` step of a job and how far it got.
+struct JobStep {
+  std::string step;    // as given: "backup:REMOTE[:LOCAL]" (LOCAL made absolute), "down:destroy"
+  std::string state = "pending";  // pending, running, done, failed, skipped
+  std::string detail;  // what it did, or why it failed
+  auto operator<=>(const JobStep&) const = default;
+};
+
+// A job started by `gpurent run`. The server keeps the authoritative record (~/.gpurent/jobs);
+// this one remembers what the server cannot: the steps to carry out after it, and its OOM report.
+struct JobRecord {
+  std::int64_t id = 0;                    // local row id (assigned by the store)
+  std::string job_id;                     // the id on the server
+  std::optional<std::int64_t> server_id;  // the tracked server; nullopt for --host
+  std::string target;                     // user@host:port
+  std::string command;
+  std::string workdir;
+  std::string state = "starting";         // starting, running, succeeded, failed, lost
+  std::optional<int> exit_code;
+  TimePoint started{};
+  std::optional<TimePoint> ended;
+  std::string log;                        // the log's path on the server
+  std::optional<std::string> oom_json;    // `gpurent oom --json` of its log (a failed job that ran out of memory)
+  std::vector<JobStep> steps;
+  std::string steps_owner;                // the gpurent process carrying out the steps, empty when none
+};
+
 class StateStore {
 public:
   virtual ~StateStore() = default;
@@ -125,10 +168,15 @@ public:
   [[nodiscard]] virtual Result<std::optional<ServerRecord>> get_server(std::int64_t id) = 0;
   [[nodiscard]] virtual Result<std::vector<ServerRecord>> list_servers(bool include_closed) = 0;
   [[nodiscard]] virtual Result<void> set_provider_id(std::int64_t id, std::string_view provider_id) = 0;
-  // The price the provider reported for the server once created (rent terms stay otherwise).
-  [[nodiscard]] virtual Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) = 0;
   [[nodiscard]] virtual Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host,
                                                     std::uint16_t port, std::string_view host_key) = 0;
+  // The rent terms (price and state rules) as the provider reported them once the server existed.
+  [[nodiscard]] virtual Result<void> set_terms(std::int64_t id, const RentTerms& terms) = 0;
+  [[nodiscard]] virtual Result<void> set_ssh_files(std::int64_t id, std::string_view identity_file,
+                                                   std::string_view known_hosts_file) = 0;
+  [[nodiscard]] virtual Result<void> set_provider_state(std::int64_t id, std::string_view provider_state,
+                                                        std::string_view trouble, std::string_view detail) = 0;
+  [[nodiscard]] virtual Result<void> set_unreachable_since(std::int64_t id, std::optional<TimePoint> since) = 0;
   // Appends a ledger event and moves the server to `status` (one transaction). A server whose
   // ledger is closed cannot change state (Errc::refused). Also moves last_change.
   [[nodiscard]] virtual Result<void> record_state(std::int64_t id, ServerStatus status, TimePoint at,
@@ -142,6 +190,20 @@ public:
   // The server's doctor observations taken at or after `since`, oldest first.
   [[nodiscard]] virtual Result<std::vector<DoctorObservation>> doctor_observations(std::int64_t server_id,
                                                                                    TimePoint since) = 0;
+  // Records a job before it is started (the id is assigned by the store). Errc::refused when
+  // the server already has a recorded job with that id.
+  [[nodiscard]] virtual Result<JobRecord> add_job(const JobRecord& job) = 0;
+  // Stores state, exit_code, ended, log, oom_json and steps of the job with job.id.
+  [[nodiscard]] virtual Result<void> update_job(const JobRecord& job) = 0;
+  // The jobs recorded for one server (user@host:port), oldest first.
+  [[nodiscard]] virtual Result<std::vector<JobRecord>> jobs(std::string_view target) = 0;
+  // Jobs with a step still pending, oldest first (what `status` checks on).
+  [[nodiscard]] virtual Result<std::vector<JobRecord>> jobs_with_pending_steps() = 0;
+  // Makes `owner` the one who carries out the job's steps, in one transaction: true when nobody
+  // held them or `holder_gone(holder)` says the holder is gone; false when someone else does.
+  [[nodiscard]] virtual Result<bool> claim_job_steps(std::int64_t id, std::string_view owner,
+                                                     const std::function<bool(std::string_view)>& holder_gone) = 0;
+  [[nodiscard]] virtual Result<void> release_job_steps(std::int64_t id, std::string_view owner) = 0;
 };
 
 // $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.

@@ -18,11 +18,17 @@ std::uint32_t tp_degree(const JobSpec& job) noexcept
     return 1;
   }
   if (job.shard == Shard::tp) {
+    if (!is_training(job.task) && job.engine == Engine::vllm) {
+      const std::uint32_t pp = std::max<std::uint32_t>(job.pipeline, 1);
+      return pp <= g && g % pp == 0 ? g / pp : 1;
+    }
     return g;
   }
-  // Serving/inference on vLLM splits by tensor parallel unless told otherwise.
+  // Serving/inference on vLLM splits by tensor parallel unless told otherwise; with pipeline
+  // stages each stage holds gpus / stages tensor-parallel ranks.
   if (!is_training(job.task) && job.engine == Engine::vllm && (job.shard == Shard::none)) {
-    return g;
+    const std::uint32_t pp = std::max<std::uint32_t>(job.pipeline, 1);
+    return pp <= g && g % pp == 0 ? g / pp : 1;
   }
   return 1;
 }
@@ -57,6 +63,10 @@ Ctx make_ctx(const JobSpec& job) noexcept
   if (!c.training && c.tp == 1 && g > 1) {
     c.layer_split = g;
   }
+  // vLLM pipeline parallelism: each stage holds 1/stages of the layers.
+  if (!c.training && job.engine == Engine::vllm && job.pipeline > 1 && c.tp * job.pipeline == g) {
+    c.layer_split = job.pipeline;
+  }
   c.act_bytes = job.weights == WeightFormat::fp32 ? 4 : 2;
   return c;
 }
@@ -75,16 +85,24 @@ MemoryEstimate estimate(const JobSpec& job) noexcept
     e.gradients = Bytes{t.gradients};
     e.optimizer = Bytes{t.optimizer};
     e.adapters = Bytes{t.adapters};
+    if (job.offload_optimizer) {
+      // DeepSpeed offload_optimizer moves the states; FSDP/torchtune CPU offload also the gradients.
+      e.optimizer = Bytes{};
+      if (job.engine != Engine::deepspeed) {
+        e.gradients = Bytes{};
+      }
+    }
     e.activations = Bytes{detail::ceil_div(detail::training_activations(c), c.tp)};
     if (job.gpus > 1) {
       overhead = detail::sat_add(overhead, k_nccl_training_bytes);
     }
   } else {
-    e.weights = Bytes{detail::weight_bytes(c)};
+    const U w = detail::weight_bytes(c);
+    e.weights = Bytes{w - std::min<U>(w, job.offload_bytes)};
     e.kv_cache = kv_cache_bytes(job, job.context, std::max<std::uint32_t>(job.batch, 1));
     e.activations = Bytes{detail::inference_activations(c)};
     if (job.engine == Engine::vllm) {
-      overhead = detail::sat_add(overhead, c.tp > 1 ? k_vllm_non_torch_multi : k_vllm_non_torch_tp1);
+      overhead = detail::sat_add(overhead, c.tp * c.layer_split > 1 ? k_vllm_non_torch_multi : k_vllm_non_torch_tp1);
     }
   }
   // The PyTorch caching allocator holds more than it hands out (block rounding, fragmentation)

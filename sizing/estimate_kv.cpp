@@ -39,7 +39,8 @@ U layers_per_gpu(U layers, const detail::Ctx& c) noexcept { return detail::ceil_
 Bytes kv_bytes_per_token(const JobSpec& job) noexcept
 {
   const detail::Ctx c = detail::make_ctx(job);
-  return Bytes{detail::sat_mul(layer_bytes_per_token(job, c), layers_per_gpu(job.model.layers, c))};
+  const U kv_layers = job.model.layers > job.model.kv_free_layers ? job.model.layers - job.model.kv_free_layers : 0;
+  return Bytes{detail::sat_mul(layer_bytes_per_token(job, c), layers_per_gpu(kv_layers, c))};
 }
 
 Bytes kv_cache_bytes(const JobSpec& job, std::uint64_t tokens, std::uint64_t seqs) noexcept
@@ -47,11 +48,13 @@ Bytes kv_cache_bytes(const JobSpec& job, std::uint64_t tokens, std::uint64_t seq
   const detail::Ctx c = detail::make_ctx(job);
   const ModelArch& m = job.model;
   const U per_layer = layer_bytes_per_token(job, c);
-  U global = m.layers;
+  // Layers without a KV cache (linear attention, state-space layers) hold none.
+  const U kv_layers = m.layers > m.kv_free_layers ? U{m.layers} - m.kv_free_layers : 0;
+  U global = kv_layers;
   U sliding = 0;
   if (m.attention() == AttentionKind::sliding_hybrid) {
-    global = m.global_layers;
-    sliding = U{m.layers} - m.global_layers;
+    global = std::min<U>(m.global_layers, kv_layers);
+    sliding = kv_layers - global;
   }
   const U window_tokens = std::min<U>(tokens, m.sliding_window);
   const U per_seq = detail::sat_add(detail::sat_mul(detail::sat_mul(global, per_layer), tokens),

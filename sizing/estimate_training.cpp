@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Gradients, optimizer states and LoRA adapters by engine, sharded by FSDP/ZeRO (docs/sizing.md §4).
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate_detail.hpp"
 
 namespace gpurent::detail {
@@ -41,7 +42,8 @@ Training training_states(const Ctx& c) noexcept
   t.weights = weight_bytes(c);
   const U n = c.shards;
   if (j.task == Task::lora || j.task == Task::qlora) {
-    const U a = ceil_div(lora_params(c.pb, j.lora_rank), c.tp);
+    // An adapter in the checkpoint gives its exact parameters (at its rank, scaled to --lora-rank).
+    const U a = ceil_div(checkpoint_adapter_params(j).value_or(lora_params(c.pb, j.lora_rank)), c.tp);
     // peft keeps adapters in fp32 (autocast_adapter_dtype); torchtune in the model's bf16.
     const U w = j.engine == Engine::torchtune && j.weights != WeightFormat::fp32 ? 2 : 4;
     t.adapters = sat_mul(a, w);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Weights at the real bits of each format (docs/sizing.md §1), and LoRA adapter sizes.
+#include <algorithm>
+
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate_detail.hpp"
 #include "sizing/precision.hpp"
 
@@ -26,6 +29,12 @@ Parts parts_of(const Ctx& c) noexcept
   p.experts = c.pb.experts;
   p.linear = c.pb.linear_weights > expert_linear ? c.pb.linear_weights - expert_linear : 0;
   const U counted = sat_add(sat_add(p.embedding, p.experts), p.linear);
+  if (c.job.model.layers == 0) {
+    // A bare parameter count (--params): no architecture to tell the parts apart, so the whole
+    // count is quantizable linear weights (seed 000: 7B = 14 / 7 / 3.5 GB at 16 / 8 / 4 bits).
+    p.linear = c.total_params;
+    return p;
+  }
   if (c.total_params >= counted) {
     p.other = c.total_params - counted;
   } else if (c.total_params > p.embedding + p.experts) {
@@ -34,19 +43,21 @@ Parts parts_of(const Ctx& c) noexcept
   return p;
 }
 
-// The format the job's weights take in memory.
+// The bits per weight of that format, by part.
 WeightBits bits_for(const Ctx& c) noexcept
 {
   const JobSpec& j = c.job;
   if (j.task == Task::train) {
     // Full fine-tuning trains 16/32-bit weights: transformers keeps fp32 master weights (AMP),
     // torchtune and DeepSpeed hold 16-bit parameters (ZeRO keeps the fp32 copy in the optimizer).
-    if (j.engine == Engine::transformers || j.weights == WeightFormat::fp32) {
-      return weight_bits(WeightFormat::fp32, j.engine);
-    }
-    return weight_bits(WeightFormat::bf16, j.engine);
+    return weight_bits(weights_in_memory(j), j.engine);
   }
   WeightBits b = weight_bits(j.weights, j.engine);
+  if (j.task == Task::qlora && j.weights == WeightFormat::nf4) {
+    // QLoRA's recipe quantizes the base to NF4 with double quantization (the scales themselves
+    // in 8 bits): 4 + 8/64 + 32/(64*256) = 4.127 bits (QLoRA paper §3; bnb_4bit_use_double_quant).
+    b.linear = b.experts = 41270;
+  }
   if (j.task == Task::qlora && (j.engine == Engine::transformers || j.engine == Engine::deepspeed) && !b.whole_file) {
     // peft prepare_model_for_kbit_training casts every non-quantized fp16/bf16 parameter
     // (embeddings, lm_head, norms) to fp32.
@@ -65,14 +76,16 @@ U weight_bytes(const Ctx& c) noexcept
 {
   const WeightBits b = bits_for(c);
   U bytes = 0;
-  if (b.whole_file) {
+  if (const auto ck = checkpoint_bytes(c.job, weights_in_memory(c.job), b)) {
+    bytes = ck->total;  // the checkpoint's own files (sizing/checkpoint_use.hpp)
+  } else if (b.whole_file) {
     bytes = mul_div(c.total_params, b.linear, k_bits_scale);
   } else {
     const Parts p = parts_of(c);
     bytes = sat_add(sat_add(mul_div(p.linear, b.linear, k_bits_scale), mul_div(p.experts, b.experts, k_bits_scale)),
                     sat_add(mul_div(p.embedding, b.embedding, k_bits_scale), mul_div(p.other, b.other, k_bits_scale)));
   }
-  return ceil_div(bytes, c.tp * c.layer_split);
+  return ceil_div(sat_add(bytes, serving_adapter_bytes(c.job)), c.tp * c.layer_split);
 }
 
 U per_layer_params(const Ctx& c) noexcept
@@ -100,7 +113,11 @@ WeightSplit weight_split(const JobSpec& job, const ParamBreakdown& /*pb*/) noexc
   }
   const detail::U layers = job.model.layers;
   // Layer-granular share: everything but the embedding/lm_head spread over the layers.
-  const detail::U emb = detail::mul_div(c.pb.embedding + c.pb.lm_head, b.whole_file ? b.linear : b.embedding, 80000);
+  detail::U emb = detail::mul_div(c.pb.embedding + c.pb.lm_head, b.whole_file ? b.linear : b.embedding, 80000);
+  if (const auto ck = checkpoint_bytes(job, job.weights, b)) {
+    s.experts = Bytes{std::min(detail::ceil_div(ck->experts, c.tp * c.layer_split), s.total.n)};
+    emb = ck->embedding;
+  }
   const detail::U body = s.total.n > emb ? s.total.n - emb : s.total.n;
   s.per_layer = Bytes{layers > 0 ? detail::ceil_div(body, layers) : 0};
   return s;

@@ -59,7 +59,7 @@ Fix make_fix(const JobSpec& job, const JobSpec& modified, Bytes limit, std::stri
 
 }  // namespace fixes_detail
 
-std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu)
+std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu, std::span<const std::uint32_t> gpu_counts)
 {
   using namespace fixes_detail;
   std::vector<Fix> out;
@@ -83,7 +83,7 @@ std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu)
   add(fix_fewer_sequences(job, limit_per_gpu));
   add(fix_cpu_offload(job, limit_per_gpu));
   add(fix_moe_expert_offload(job, limit_per_gpu));
-  add(fix_more_gpus(job, limit_per_gpu));
+  add(fix_more_gpus(job, limit_per_gpu, gpu_counts));
   return out;
 }
 

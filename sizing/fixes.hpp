@@ -2,7 +2,9 @@
 #pragma once
 // What to change when a job does not fit: the seeds' fixes, in their order, each recomputed by
 // the same estimate and given with the flags of every engine it applies to.
+#include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,9 @@ struct Fix {
 // Empty when the job fits `limit_per_gpu`. Otherwise, in this order, the fixes that apply to the
 // task/engine and save memory: reduce-batch, reduce-context, mixed-precision,
 // grad-checkpointing, quantize-weights, 8bit-optimizer, lora, qlora, kv-cache-fp8 /
-// kv-cache-q8_0, fewer-sequences, cpu-offload, moe-expert-offload, more-gpus.
-[[nodiscard]] std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu);
+// kv-cache-q8_0, fewer-sequences, cpu-offload, moe-expert-offload, more-gpus. more-gpus tries
+// only `gpu_counts` (what is sold for the card; empty: 1..8) on layouts the engine can run.
+[[nodiscard]] std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu,
+                                             std::span<const std::uint32_t> gpu_counts = {});
 
 }  // namespace gpurent

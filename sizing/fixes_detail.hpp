@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "sizing/fixes.hpp"
@@ -32,6 +33,9 @@ namespace gpurent::fixes_detail {
 [[nodiscard]] std::optional<Fix> fix_fewer_sequences(const JobSpec& job, Bytes limit);
 [[nodiscard]] std::optional<Fix> fix_cpu_offload(const JobSpec& job, Bytes limit);
 [[nodiscard]] std::optional<Fix> fix_moe_expert_offload(const JobSpec& job, Bytes limit);
-[[nodiscard]] std::optional<Fix> fix_more_gpus(const JobSpec& job, Bytes limit);
+[[nodiscard]] std::optional<Fix> fix_more_gpus(const JobSpec& job, Bytes limit, std::span<const std::uint32_t> counts);
+// The shard mode a job uses once it has more than one GPU, and the flags that run it there.
+[[nodiscard]] Shard multi_gpu_shard(const JobSpec& job) noexcept;
+void multi_gpu_flags(Fix& f, const JobSpec& m);
 
 }  // namespace gpurent::fixes_detail

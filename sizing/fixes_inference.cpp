@@ -14,8 +14,8 @@ constexpr std::uint32_t k_context_step = 256;
 void context_flags(Fix& f, const JobSpec& job, std::uint32_t ctx)
 {
   if (is_training(job.task)) {
-    f.flags["transformers"] = fmt::format("max_seq_length={}", ctx);
-    f.flags["deepspeed"] = fmt::format("max_seq_length={}", ctx);
+    f.flags["transformers"] = fmt::format("--max_length {}", ctx);
+    f.flags["deepspeed"] = fmt::format("--max_length {}", ctx);
     f.flags["torchtune"] = fmt::format("tokenizer.max_seq_len={}", ctx);
     return;
   }
@@ -30,8 +30,11 @@ void context_flags(Fix& f, const JobSpec& job, std::uint32_t ctx)
 std::vector<WeightFormat> smaller_formats(const JobSpec& job)
 {
   std::vector<WeightFormat> c;
+  if (!requantizable(job)) {
+    return c;
+  }
   switch (job.engine) {
-  case Engine::vllm: c = {WeightFormat::fp8, WeightFormat::awq}; break;
+  case Engine::vllm: c = {WeightFormat::fp8, WeightFormat::nf4}; break;  // both quantized on load
   case Engine::llama_cpp:
   case Engine::ollama:
     for (WeightFormat f : gguf_by_size()) {
@@ -105,8 +108,7 @@ std::optional<Fix> fix_quantize_weights(const JobSpec& job, Bytes limit)
   Fix f = make_fix(job, m, limit, "quantize-weights",
                    fmt::format("weights in {} instead of {}", to_string(pick), to_string(job.weights)));
   if (job.engine == Engine::vllm) {
-    f.flags["vllm"] = pick == WeightFormat::fp8 ? "--quantization fp8"
-                                                : "--quantization awq (an AWQ checkpoint of the model)";
+    f.flags["vllm"] = pick == WeightFormat::fp8 ? "--quantization fp8" : "--quantization bitsandbytes";
   } else if (job.engine == Engine::llama_cpp || job.engine == Engine::ollama) {
     f.flags["llama.cpp"] = fmt::format("-m <model>.{}.gguf", to_string(pick));
     f.flags["ollama"] = fmt::format("ollama run <model>:{}", to_string(pick));

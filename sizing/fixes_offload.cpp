@@ -2,7 +2,10 @@
 // Fixes that move memory elsewhere: CPU offload, MoE expert offload, more GPUs.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sizing/estimate.hpp"
+#include "sizing/layout.hpp"
 #include "sizing/fixes_detail.hpp"
 #include "sizing/precision.hpp"
 
@@ -13,7 +16,8 @@ constexpr std::uint32_t k_max_gpus = 8;
 
 std::uint64_t ceil_gib(std::uint64_t bytes) { return (bytes + k_gib - 1) / k_gib; }
 
-// The shard mode a job uses once it has more than one GPU.
+}  // namespace
+
 Shard multi_gpu_shard(const JobSpec& job) noexcept
 {
   if (!is_training(job.task)) {
@@ -29,7 +33,22 @@ Shard multi_gpu_shard(const JobSpec& job) noexcept
   }
 }
 
-}  // namespace
+void multi_gpu_flags(Fix& f, const JobSpec& m)
+{
+  if (is_training(m.task)) {
+    f.flags["transformers"] = fmt::format("torchrun --nproc_per_node {} --fsdp \"full_shard auto_wrap\"", m.gpus);
+    f.flags["deepspeed"] = fmt::format("accelerate launch --num_processes {} --use_deepspeed --zero_stage {}", m.gpus,
+                                       m.shard == Shard::zero1 ? 1 : (m.shard == Shard::zero2 ? 2 : 3));
+    f.flags["torchtune"] = fmt::format("tune run --nproc_per_node {} (a *_distributed recipe)", m.gpus);
+    return;
+  }
+  const std::uint32_t tp = tp_degree(m);
+  f.flags["vllm"] = m.pipeline > 1 ? fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {}", tp, m.pipeline)
+                                   : fmt::format("--tensor-parallel-size {}", tp);
+  f.flags["llama.cpp"] = fmt::format("--split-mode layer (with {} GPUs visible)", m.gpus);
+  f.flags["ollama"] = "OLLAMA_SCHED_SPREAD=1";
+  f.flags["transformers"] = "device_map=\"auto\"";
+}
 
 std::optional<Fix> fix_cpu_offload(const JobSpec& job, Bytes limit)
 {
@@ -109,37 +128,40 @@ std::optional<Fix> fix_moe_expert_offload(const JobSpec& job, Bytes limit)
   return f;
 }
 
-std::optional<Fix> fix_more_gpus(const JobSpec& job, Bytes limit)
+std::optional<Fix> fix_more_gpus(const JobSpec& job, Bytes limit, std::span<const std::uint32_t> counts)
 {
-  if (job.gpus >= k_max_gpus) {
-    return std::nullopt;
-  }
-  JobSpec m = job;
-  m.shard = multi_gpu_shard(job);
-  m.gpus = k_max_gpus;
-  for (std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1) + 1; g <= k_max_gpus; ++g) {
-    JobSpec t = m;
+  const std::uint32_t now = std::max<std::uint32_t>(job.gpus, 1);
+  std::optional<JobSpec> best;
+  std::optional<JobSpec> largest;
+  for (std::uint32_t g = now + 1; g <= k_max_gpus; ++g) {
+    if (!counts.empty() && std::find(counts.begin(), counts.end(), g) == counts.end()) {
+      continue;
+    }
+    JobSpec t = job;
     t.gpus = g;
-    if (fits(t, limit)) {
-      m.gpus = g;
+    t.shard = multi_gpu_shard(job);
+    const auto laid = feasible_layout(t);
+    if (!laid) {
+      continue;
+    }
+    largest = *laid;
+    if (fits(*laid, limit)) {
+      best = *laid;
       break;
     }
   }
-  Fix f = make_fix(job, m, limit, "more-gpus",
-                   fmt::format("{} GPUs (was {}), {}", m.gpus, job.gpus,
-                               m.shard == Shard::none ? std::string("layers split across them")
-                                                      : fmt::format("sharded with {}", to_string(m.shard))));
-  if (is_training(job.task)) {
-    f.flags["transformers"] = fmt::format("torchrun --nproc_per_node {} --fsdp \"full_shard auto_wrap\"", m.gpus);
-    f.flags["deepspeed"] = fmt::format("deepspeed --num_gpus {} (ZeRO stage {})", m.gpus,
-                                       m.shard == Shard::zero1 ? 1 : (m.shard == Shard::zero2 ? 2 : 3));
-    f.flags["torchtune"] = fmt::format("tune run --nproc_per_node {} <recipe>_distributed", m.gpus);
-  } else {
-    f.flags["vllm"] = fmt::format("--tensor-parallel-size {}", m.gpus);
-    f.flags["llama.cpp"] = fmt::format("--split-mode layer (with {} GPUs visible)", m.gpus);
-    f.flags["ollama"] = "OLLAMA_SCHED_SPREAD=1";
-    f.flags["transformers"] = "device_map=\"auto\"";
+  if (!best && !largest) {
+    return std::nullopt;
   }
+  const JobSpec m = best ? *best : *largest;
+  std::string how = m.shard == Shard::none ? std::string("layers split across them")
+                                           : fmt::format("sharded with {}", to_string(m.shard));
+  if (m.pipeline > 1) {
+    how = fmt::format("tensor parallel {} x pipeline {} (the heads do not split {} ways)", tp_degree(m), m.pipeline,
+                      m.gpus);
+  }
+  Fix f = make_fix(job, m, limit, "more-gpus", fmt::format("{} GPUs (was {}), {}", m.gpus, job.gpus, how));
+  multi_gpu_flags(f, m);
   return f;
 }
 

@@ -108,11 +108,14 @@ std::optional<Fix> fix_qlora(const JobSpec& job, Bytes limit)
   JobSpec m = job;
   m.task = Task::qlora;
   m.weights = WeightFormat::nf4;
+  m.grad_checkpointing = true;  // prepare_model_for_kbit_training turns it on
   Fix f = make_fix(job, m, limit, "qlora",
-                   fmt::format("QLoRA: base weights in 4-bit NF4, LoRA rank {} adapters in 16/32-bit", job.lora_rank));
+                   fmt::format("QLoRA: base weights in 4-bit NF4 with double quantization, LoRA rank {} adapters in "
+                               "32-bit, gradient checkpointing",
+                               job.lora_rank));
   const std::string bnb = fmt::format(
-      "BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_compute_dtype=torch.bfloat16) + "
-      "peft.LoraConfig(r={}, target_modules=\"all-linear\")",
+      "BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant=True, "
+      "bnb_4bit_compute_dtype=torch.bfloat16) + peft.LoraConfig(r={}, target_modules=\"all-linear\")",
       job.lora_rank);
   f.flags["transformers"] = bnb;
   f.flags["deepspeed"] = bnb;

@@ -32,15 +32,24 @@ struct JobSpec {
   KvDtype kv_cache = KvDtype::auto_;
   std::uint32_t context = 4096;  // tokens per sequence
   std::uint32_t batch = 1;       // sequences per GPU per step, or sequences in flight
+  std::uint32_t grad_accumulation = 1;  // training micro-batches per optimizer step (no memory effect)
   Optimizer optimizer = Optimizer::adamw;
   bool grad_checkpointing = false;
   std::uint32_t lora_rank = 16;
   std::uint32_t gpus = 1;
   Shard shard = Shard::none;
+  // vLLM pipeline-parallel stages: the GPUs split into `pipeline` stages of gpus / pipeline
+  // tensor-parallel ranks each (sizing/layout.hpp picks it; 1 = tensor parallel only).
+  std::uint32_t pipeline = 1;
   std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization x 1000
   // llama.cpp / ollama: flash attention on (llama.cpp's `-fa auto` default on CUDA). Off, the
   // compute buffer holds the fp32 KQ matrix (n_head x n_ctx x n_ubatch x 4 B).
   bool flash_attention = true;
+  // Offload (the recipe's last resort): inference weights kept in CPU RAM, per GPU (vLLM
+  // --cpu-offload-gb, llama.cpp -ngl, transformers max_memory); training optimizer states (and,
+  // outside DeepSpeed, gradients) in CPU RAM.
+  std::uint64_t offload_bytes = 0;
+  bool offload_optimizer = false;
 };
 
 // Per GPU. peak_allocated() is what torch.cuda.max_memory_allocated() (or the engine's own

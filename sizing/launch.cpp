@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: MIT
-// Command lines that run a job as sized (cli.md `launch`).
+// Command lines that serve a job as sized (cli.md `launch`); training lines: launch_train.cpp.
 #include "sizing/launch.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+#include "common/text.hpp"
+#include "sizing/checkpoint_format.hpp"
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
+#include "sizing/recipe_detail.hpp"
 
 namespace gpurent {
 namespace {
 
-std::string base_name(std::string_view hf_id)
-{
-  const auto slash = hf_id.rfind('/');
-  return std::string(slash == std::string_view::npos ? hf_id : hf_id.substr(slash + 1));
-}
+using launch_detail::base_name;
 
 // The GGUF file type a non-GGUF format maps to.
 std::string_view gguf_type(WeightFormat f)
@@ -25,43 +30,108 @@ std::string_view gguf_type(WeightFormat f)
   switch (f) {
   case WeightFormat::fp8:
   case WeightFormat::int8: return "Q8_0";
+  case WeightFormat::mxfp4: return "MXFP4";
   case WeightFormat::int4:
   case WeightFormat::nf4:
   case WeightFormat::awq:
-  case WeightFormat::gptq:
-  case WeightFormat::mxfp4: return "Q4_K_M";
+  case WeightFormat::gptq: return "Q4_K_M";
   default: return "F16";
   }
 }
 
+bool gguf_repo(std::string_view id) { return to_lower(id).find("gguf") != std::string::npos; }
+
+std::string local_gguf(const JobSpec& j, std::string_view id)
+{
+  return fmt::format("{}.{}.gguf", base_name(id), gguf_type(j.weights));
+}
+
+// A file name as one shell word: as it is when plain, else single-quoted.
+std::string shell_word(std::string_view s)
+{
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' || c == '/' || c == '+';
+  });
+  if (plain) {
+    return std::string(s);
+  }
+  std::string out = "'";
+  for (const char c : s) {
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return out + "'";
+}
+
+// The GGUF file that was sized (ModelArch::checkpoint read from a GGUF header), when the job loads
+// it as stored: its Hub repository ("" for a local file or a URL) and its path (part 1 of a split
+// file: llama.cpp finds the other parts beside it).
+struct SizedGguf {
+  std::string repo;
+  std::string file;
+};
+std::optional<SizedGguf> sized_gguf(const JobSpec& j)
+{
+  const auto& ck = j.model.checkpoint;
+  if (!ck || !ck->gguf || ck->files.empty() || !loads_as_stored(*ck, j.weights)) {
+    return std::nullopt;
+  }
+  return SizedGguf{ck->hub_repo, ck->files.front()};
+}
+
+// llama.cpp's model argument: the sized file (from its Hub repository, or local), else a GGUF
+// repository's file of the job's type, else a local file converted to it.
+std::string llama_cpp_model(const JobSpec& j, std::string_view id)
+{
+  if (const auto g = sized_gguf(j)) {
+    if (!g->repo.empty()) {
+      return fmt::format("-hf {} --hf-file {}", g->repo, shell_word(g->file));
+    }
+    const bool path_given = id.size() > 5 && iequals(id.substr(id.size() - 5), ".gguf") && base_name(id) == base_name(g->file);
+    return "-m " + shell_word(path_given ? std::string(id) : base_name(g->file));
+  }
+  return gguf_repo(id) ? fmt::format("-hf {}:{}", id, gguf_type(j.weights)) : fmt::format("-m {}", local_gguf(j, id));
+}
+
 std::string vllm_command(const JobSpec& j, std::string_view id)
 {
-  std::string s = fmt::format("vllm serve {} --tensor-parallel-size {} --max-model-len {} --max-num-seqs {} "
-                              "--gpu-memory-utilization {:.2f}",
-                              id, tp_degree(j), j.context, std::max<std::uint32_t>(j.batch, 1),
-                              static_cast<double>(j.gpu_util_permille) / 1000.0);
+  std::string s = fmt::format("vllm serve {} --tensor-parallel-size {}", id, tp_degree(j));
+  if (j.pipeline > 1) {
+    s += fmt::format(" --pipeline-parallel-size {}", j.pipeline);
+  }
+  s += fmt::format(" --max-model-len {} --max-num-seqs {} --gpu-memory-utilization {:.2f}", j.context,
+                   std::max<std::uint32_t>(j.batch, 1), static_cast<double>(j.gpu_util_permille) / 1000.0);
   if (resolve_kv_dtype(j) == KvDtype::fp8) {
     s += " --kv-cache-dtype fp8";
   }
-  switch (j.weights) {
-  case WeightFormat::fp8: s += " --quantization fp8"; break;
-  case WeightFormat::awq: s += " --quantization awq"; break;
-  case WeightFormat::gptq: s += " --quantization gptq"; break;
-  case WeightFormat::int4:
-  case WeightFormat::nf4:
-  case WeightFormat::int8: s += " --quantization bitsandbytes"; break;
-  case WeightFormat::fp32: s += " --dtype float32"; break;
-  case WeightFormat::fp16: s += " --dtype float16"; break;
-  default: break;
+  if (!native_weights(j)) {
+    switch (j.weights) {
+    case WeightFormat::fp8: s += " --quantization fp8"; break;
+    case WeightFormat::awq: s += " --quantization awq"; break;
+    case WeightFormat::gptq: s += " --quantization gptq"; break;
+    case WeightFormat::int4:
+    case WeightFormat::nf4:
+    case WeightFormat::int8: s += " --quantization bitsandbytes"; break;
+    case WeightFormat::fp32: s += " --dtype float32"; break;
+    case WeightFormat::fp16: s += " --dtype float16"; break;
+    default: break;
+    }
+  }
+  if (j.offload_bytes > 0) {
+    s += fmt::format(" --cpu-offload-gb {}", (j.offload_bytes + k_gib - 1) / k_gib);
   }
   return s;
+}
+
+std::uint32_t gpu_layers(const JobSpec& j)
+{
+  return j.offload_bytes > 0 ? j.model.layers - recipe_detail::offloaded_layers(j) : 999;
 }
 
 std::string llama_cpp_command(const JobSpec& j, std::string_view id)
 {
   const std::uint32_t np = std::max<std::uint32_t>(j.batch, 1);
-  std::string s = fmt::format("llama-server -m {}.{}.gguf -c {} -np {} -ngl 999", base_name(id), gguf_type(j.weights),
-                              std::uint64_t{j.context} * np, np);
+  std::string s = fmt::format("llama-server {} -c {} -np {} -ngl {}", llama_cpp_model(j, id), std::uint64_t{j.context} * np,
+                              np, gpu_layers(j));
   s += j.flash_attention ? " -fa on" : " -fa off";
   const KvDtype kv = resolve_kv_dtype(j);
   if (kv == KvDtype::q8_0 || kv == KvDtype::q4_0) {
@@ -73,6 +143,8 @@ std::string llama_cpp_command(const JobSpec& j, std::string_view id)
   return s;
 }
 
+// ollama: the library tag when the job uses its quantization, a GGUF repo from the Hub, else a
+// local GGUF file imported with a Modelfile.
 std::string ollama_command(const JobSpec& j, std::string_view id)
 {
   std::string env = fmt::format("OLLAMA_CONTEXT_LENGTH={} OLLAMA_NUM_PARALLEL={}", j.context, std::max<std::uint32_t>(j.batch, 1));
@@ -83,112 +155,99 @@ std::string ollama_command(const JobSpec& j, std::string_view id)
   if (kv == KvDtype::q8_0 || kv == KvDtype::q4_0) {
     env += fmt::format(" OLLAMA_KV_CACHE_TYPE={}", to_string(kv));
   }
-  return fmt::format("{} ollama serve & ollama run hf.co/{}:{}", env, id, gguf_type(j.weights));
+  if (j.gpus > 1) {
+    env += " OLLAMA_SCHED_SPREAD=1";
+  }
+  const std::string serve = env + " ollama serve & sleep 5 && ";
+  const std::string num_gpu = j.offload_bytes > 0 ? fmt::format("PARAMETER num_gpu {}\\n", gpu_layers(j)) : "";
+  // The sized GGUF file: its repository's file of that type, or the local file by its name.
+  const auto sized = sized_gguf(j);
+  const std::string hub = sized && !sized->repo.empty() ? sized->repo : (gguf_repo(id) ? std::string(id) : std::string());
+  if (!hub.empty() && num_gpu.empty()) {
+    return fmt::format("{}ollama run hf.co/{}:{}", serve, hub, gguf_type(j.weights));
+  }
+  if (!j.model.ollama_tag.empty() && iequals(j.model.ollama_quant, gguf_type(j.weights)) && num_gpu.empty()) {
+    return fmt::format("{}ollama run {}", serve, j.model.ollama_tag);
+  }
+  std::string name = to_lower(base_name(id));
+  for (char& c : name) {
+    c = (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '-';
+  }
+  std::string from = !hub.empty() ? fmt::format("hf.co/{}:{}", hub, gguf_type(j.weights)) : "./" + local_gguf(j, id);
+  if (sized && sized->repo.empty() && shell_word(base_name(sized->file)) == base_name(sized->file)) {
+    from = "./" + base_name(sized->file);  // inside printf's single quotes: plain names only
+  }
+  return fmt::format("{}printf 'FROM {}\\n{}' > Modelfile && ollama create {} -f Modelfile && ollama run {}", serve,
+                     from, num_gpu, name, name);
 }
 
+// transformers generate(): a Python snippet that loads the model as sized and generates.
 std::string transformers_infer(const JobSpec& j, std::string_view id)
 {
-  std::string q;
-  switch (j.weights) {
-  case WeightFormat::int8: q = ", quantization_config=BitsAndBytesConfig(load_in_8bit=True)"; break;
-  case WeightFormat::nf4:
-  case WeightFormat::int4: q = ", quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\")"; break;
-  default: break;
+  std::vector<std::string> imports{"AutoModelForCausalLM", "AutoTokenizer"};
+  std::string load = "model_id, device_map=\"auto\"";
+  bool uses_torch = false;
+  if (native_weights(j)) {
+    load += ", torch_dtype=\"auto\"";
+  } else {
+    const std::string_view dtype =
+        j.weights == WeightFormat::fp32 ? "float32" : (j.weights == WeightFormat::fp16 ? "float16" : "bfloat16");
+    load += fmt::format(", torch_dtype=torch.{}", dtype);
+    uses_torch = true;
+    if (j.weights == WeightFormat::int8) {
+      imports.emplace_back("BitsAndBytesConfig");
+      load += ", quantization_config=BitsAndBytesConfig(load_in_8bit=True)";
+    } else if (j.weights == WeightFormat::nf4 || j.weights == WeightFormat::int4) {
+      imports.emplace_back("BitsAndBytesConfig");
+      load += ", quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\")";
+    }
   }
-  const std::string_view dtype = j.weights == WeightFormat::fp32 ? "float32" : (j.weights == WeightFormat::fp16 ? "float16" : "bfloat16");
-  return fmt::format("python -c 'import torch; from transformers import AutoModelForCausalLM, BitsAndBytesConfig; "
-                     "m = AutoModelForCausalLM.from_pretrained(\"{}\", torch_dtype=torch.{}, device_map=\"auto\"{})' "
-                     "# generate(max_length={}) on batches of {}",
-                     id, dtype, q, j.context, std::max<std::uint32_t>(j.batch, 1));
-}
-
-std::string_view hf_optim(Optimizer o)
-{
-  switch (o) {
-  case Optimizer::adamw_8bit: return "paged_adamw_8bit";
-  case Optimizer::sgd: return "sgd";
-  case Optimizer::adafactor: return "adafactor";
-  default: return "adamw_torch";
+  if (j.offload_bytes > 0) {
+    const std::uint64_t on_gpu = (estimate(j).weights.n + k_gib - 1) / k_gib + 1;
+    load += fmt::format(", max_memory={{0: \"{}GiB\", \"cpu\": \"{}GiB\"}}", on_gpu, (j.offload_bytes + k_gib - 1) / k_gib + 2);
   }
-}
-
-std::string hf_train_args(const JobSpec& j, std::string_view id)
-{
-  std::string s = fmt::format("train.py --model_name_or_path {} --per_device_train_batch_size {} --max_seq_length {} "
-                              "--optim {}",
-                              id, std::max<std::uint32_t>(j.batch, 1), j.context, hf_optim(j.optimizer));
-  s += j.weights == WeightFormat::fp32 ? "" : " --bf16";
-  if (j.grad_checkpointing) {
-    s += " --gradient_checkpointing";
+  std::string names;
+  for (const auto& n : imports) {
+    names += (names.empty() ? "" : ", ") + n;
   }
-  if (j.task == Task::lora || j.task == Task::qlora) {
-    s += fmt::format(" --use_peft --lora_r {} --lora_target_modules all-linear", j.lora_rank);
+  std::vector<std::string> lines;
+  if (uses_torch) {
+    lines.emplace_back("import torch");
   }
-  if (j.task == Task::qlora) {
-    s += " --load_in_4bit --bnb_4bit_quant_type nf4";
+  lines.push_back("from transformers import " + names);
+  lines.push_back(fmt::format("model_id = \"{}\"", id));
+  lines.emplace_back("tok = AutoTokenizer.from_pretrained(model_id)");
+  lines.push_back(fmt::format("model = AutoModelForCausalLM.from_pretrained({})", load));
+  lines.push_back(fmt::format("ids = tok([\"Hello\"] * {}, return_tensors=\"pt\").to(model.device)",
+                              std::max<std::uint32_t>(j.batch, 1)));
+  lines.push_back(fmt::format("print(tok.batch_decode(model.generate(**ids, max_length={})))", j.context));
+  std::string body;
+  for (const auto& l : lines) {
+    body += (body.empty() ? "" : "; ") + l;
   }
-  return s;
-}
-
-std::string transformers_train(const JobSpec& j, std::string_view id)
-{
-  std::string s = fmt::format("torchrun --nproc_per_node {} {}", std::max<std::uint32_t>(j.gpus, 1), hf_train_args(j, id));
-  if (j.gpus > 1 && j.shard == Shard::fsdp) {
-    s += " --fsdp \"full_shard auto_wrap\"";
-  }
-  return s;
-}
-
-std::string deepspeed_train(const JobSpec& j, std::string_view id)
-{
-  int stage = 0;
-  switch (j.shard) {
-  case Shard::zero1: stage = 1; break;
-  case Shard::zero2: stage = 2; break;
-  case Shard::zero3:
-  case Shard::fsdp: stage = 3; break;
-  default: break;
-  }
-  return fmt::format("deepspeed --num_gpus {} {} --deepspeed ds_zero{}.json  # zero_optimization.stage={}",
-                     std::max<std::uint32_t>(j.gpus, 1), hf_train_args(j, id), stage, stage);
-}
-
-std::string torchtune_train(const JobSpec& j, std::string_view id)
-{
-  const bool lora = j.task == Task::lora || j.task == Task::qlora;
-  const bool multi = j.gpus > 1;
-  std::string recipe = std::string(lora ? "lora_finetune" : "full_finetune") + (multi ? "_distributed" : "_single_device");
-  std::string s = "tune run ";
-  if (multi) {
-    s += fmt::format("--nproc_per_node {} ", j.gpus);
-  }
-  s += fmt::format("{} --config {}.yaml checkpointer.checkpoint_dir=./{} batch_size={} tokenizer.max_seq_len={} "
-                   "enable_activation_checkpointing={}",
-                   recipe, recipe, base_name(id), std::max<std::uint32_t>(j.batch, 1), j.context,
-                   j.grad_checkpointing ? "True" : "False");
-  if (lora) {
-    s += fmt::format(" model.lora_rank={}", j.lora_rank);
-  }
-  if (j.task == Task::qlora) {
-    s += " model.quantize_base=True";
-  }
-  if (j.optimizer == Optimizer::adamw_8bit) {
-    s += " optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
-  }
-  return s;
+  return "python -c '" + body + "'";
 }
 
 }  // namespace
+
+namespace launch_detail {
+
+std::string base_name(std::string_view hf_id)
+{
+  const auto slash = hf_id.rfind('/');
+  return std::string(slash == std::string_view::npos ? hf_id : hf_id.substr(slash + 1));
+}
+
+}  // namespace launch_detail
 
 std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id)
 {
   std::map<std::string, std::string> out;
   const std::string key{to_string(job.engine)};
   if (is_training(job.task)) {
-    switch (job.engine) {
-    case Engine::torchtune: out[key] = torchtune_train(job, hf_id); break;
-    case Engine::deepspeed: out[key] = deepspeed_train(job, hf_id); break;
-    default: out["transformers"] = transformers_train(job, hf_id); break;
+    std::string line = launch_detail::training_command(job, hf_id);
+    if (!line.empty()) {
+      out[key] = std::move(line);
     }
     return out;
   }

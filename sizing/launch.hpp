@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The command line that runs a job as sized, keyed by engine name (cli.md `launch`).
+// The command line that runs a job as sized, keyed by engine name (cli.md `launch`). Every line
+// is one shell command line (`bash -n` clean) that names the repository the user gave; Python
+// runs as `python -c '…'` with statements separated by "; " (the text view turns it into a
+// here-document). docs/sizing.md "Launch lines" lists what each engine gets.
 #include <map>
 #include <string>
 #include <string_view>
@@ -9,9 +12,21 @@
 
 namespace gpurent {
 
-// `hf_id` names the model for the engine (a Hugging Face repo id; GGUF engines derive the file
-// name `<basename>.<QUANT>.gguf` from it). Keys: the job's engine ("vllm", "llama.cpp", "ollama",
-// "transformers", "torchtune", "deepspeed").
+// `hf_id` names the model (a Hugging Face repo id). GGUF engines read a GGUF repo (an id with
+// "GGUF" in it) from the Hub, else ollama runs the catalogue's library tag when the job uses its
+// quantization, else both load a local `<name>.<QUANT>.gguf`. Keys: the job's engine ("vllm",
+// "llama.cpp", "ollama", "transformers", "torchtune", "deepspeed"); torchtune only where
+// torchtune ships a config for the model (see torchtune_config).
 [[nodiscard]] std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id);
+
+// The torchtune config (e.g. "llama3_1/8B_lora_single_device") that runs the job, or "" when
+// torchtune ships none for this model and method.
+[[nodiscard]] std::string torchtune_config(const JobSpec& job);
+
+namespace launch_detail {
+// Shared by the launch files: the last path component of an id, and the training command lines.
+[[nodiscard]] std::string base_name(std::string_view hf_id);
+[[nodiscard]] std::string training_command(const JobSpec& job, std::string_view hf_id);
+}  // namespace launch_detail
 
 }  // namespace gpurent

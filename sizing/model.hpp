@@ -2,8 +2,11 @@
 #pragma once
 // The architecture of one model, exactly as its published config.json gives it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sizing/checkpoint.hpp"
 
 namespace gpurent {
 
@@ -54,6 +57,28 @@ struct ModelArch {
   std::uint32_t norms_per_layer = 2;   // Gemma 2/3 have 4 (pre/post attention and MLP)
   bool mxfp4_experts = false;          // expert weights published in MXFP4 (gpt-oss)
   std::string dtype;                   // torch_dtype of the published weights, e.g. "bfloat16"
+  // The checkpoint's own storage format: config.json quantization_config.quant_method ("fp8",
+  // "mxfp4", "gptq", "awq", "compressed-tensors", "bitsandbytes"; "" = 16-bit weights) and its
+  // bits per weight where the method has several (gptq/awq/bitsandbytes/compressed-tensors: 4
+  // or 8; 0 = the method's usual width). sizing/checkpoint.hpp maps it to a WeightFormat.
+  std::string quant_method;
+  std::uint32_t quant_bits = 0;
+  bool quant_float = false;            // compressed-tensors: float weights (FP8/FP4), else int
+  // Official checkpoints of the same architecture published in another format (e.g.
+  // "Qwen/Qwen2.5-72B-Instruct-AWQ"): naming one of these ids sizes that format.
+  struct QuantizedCheckpoint {
+    std::string hf_id;
+    std::string quant_method;
+    std::uint32_t quant_bits = 0;
+    std::uint32_t intermediate = 0;  // MLP width when the checkpoint pads it for tensor parallelism (0: same)
+  };
+  std::vector<QuantizedCheckpoint> quantized;
+  // Where the GGUF engines get the model: the ollama library tag ("llama3.1:8b", its default
+  // quantization `ollama_quant`) and the torchtune config family ("llama3_1/8B"), when known.
+  std::string ollama_tag;
+  std::string ollama_quant = "Q4_K_M";
+  std::string torchtune;
+  std::string torchtune_kinds;         // its config suffixes ("lora_single_device qlora_single_device …")
   // Parameters outside the text decoder that the checkpoint still loads (a vision tower and
   // projector); included in `params`, counted by count_params() as `other`.
   std::uint64_t extra_params = 0;
@@ -61,6 +86,21 @@ struct ModelArch {
   std::string source;
   // Other short names the catalogue also accepts (e.g. "mistral-7b-v0.3").
   std::vector<std::string> aliases;
+  // Layers that keep no KV cache (linear attention, state-space layers of hybrid models).
+  std::uint32_t kv_free_layers = 0;
+  // Read from the checkpoint's own files (safetensors or GGUF headers); absent for catalogue
+  // models and configs read alone. The estimate's weights come from it when present.
+  std::optional<CheckpointWeights> checkpoint;
+  // A LoRA adapter the model is used with (a local adapter directory): served with the model,
+  // or trained further at its own rank.
+  std::optional<AdapterWeights> adapter;
+  // Parts of the estimate that rest on assumptions for this model, and why (an architecture
+  // read from generic config keys, a guessed attention layout): shown with the plan.
+  struct Approximation {
+    std::string part;  // "kv_cache", "activations", "weights", "params"
+    std::string why;
+  };
+  std::vector<Approximation> approximate;
 
   [[nodiscard]] AttentionKind attention() const noexcept
   {

@@ -20,6 +20,7 @@ std::vector<ModelArch> build_catalog()
   catalog::add_gemma_models(all);
   catalog::add_phi_models(all);
   catalog::add_moe_models(all);
+  catalog::add_deploy_facts(all);
   return all;
 }
 
@@ -29,6 +30,19 @@ std::string_view strip_prefix(std::string_view s, std::string_view prefix)
     s.remove_prefix(prefix.size());
   }
   return s;
+}
+
+// The lookup key of a name or id: no spaces, no URL prefix, no trailing '/'.
+std::string_view lookup_key(std::string_view name_or_id)
+{
+  std::string_view key = trim(name_or_id);
+  key = strip_prefix(key, "https://");
+  key = strip_prefix(key, "huggingface.co/");
+  key = strip_prefix(key, "hf.co/");
+  while (!key.empty() && key.back() == '/') {
+    key.remove_suffix(1);
+  }
+  return key;
 }
 
 }  // namespace
@@ -41,13 +55,7 @@ std::span<const ModelArch> model_catalog()
 
 const ModelArch* find_model_ptr(std::string_view name_or_id)
 {
-  std::string_view key = trim(name_or_id);
-  key = strip_prefix(key, "https://");
-  key = strip_prefix(key, "huggingface.co/");
-  key = strip_prefix(key, "hf.co/");
-  while (!key.empty() && key.back() == '/') {
-    key.remove_suffix(1);
-  }
+  const std::string_view key = lookup_key(name_or_id);
   if (key.empty()) {
     return nullptr;
   }
@@ -65,8 +73,29 @@ const ModelArch* find_model_ptr(std::string_view name_or_id)
         return &m;
       }
     }
+    for (const auto& q : m.quantized) {
+      if (iequals(q.hf_id, key)) {
+        return &m;
+      }
+    }
   }
   return nullptr;
+}
+
+std::string named_hf_id(const ModelArch& model, std::string_view name_or_id)
+{
+  const std::string_view key = lookup_key(name_or_id);
+  for (const auto& id : model.hf_ids) {
+    if (iequals(id, key)) {
+      return id;
+    }
+  }
+  for (const auto& q : model.quantized) {
+    if (iequals(q.hf_id, key)) {
+      return q.hf_id;
+    }
+  }
+  return model.hf_ids.empty() ? model.name : model.hf_ids.front();
 }
 
 std::optional<ModelArch> find_model(std::string_view name_or_id)

@@ -14,5 +14,7 @@ void add_qwen_models(std::vector<ModelArch>& out);
 void add_gemma_models(std::vector<ModelArch>& out);
 void add_moe_models(std::vector<ModelArch>& out);
 void add_phi_models(std::vector<ModelArch>& out);
+// Checkpoint formats, quantized checkpoints, ollama tags, torchtune configs (catalog_deploy.cpp).
+void add_deploy_facts(std::vector<ModelArch>& models);
 
 }  // namespace gpurent::catalog

@@ -10,124 +10,118 @@
 #include <optional>
 #include <string>
 
+#include "sizing/config_reader.hpp"
 #include "sizing/param_count.hpp"
 
 namespace gpurent {
+namespace config_detail {
+
+Result<void> read_mla(const Reader& r, ModelArch& m)
+{
+  TRY_ASSIGN(const auto kv_rank, r.opt_u32("kv_lora_rank", 1, k_max_width));
+  if (!kv_rank) {
+    return {};
+  }
+  m.kv_lora_rank = *kv_rank;
+  TRY_ASSIGN(m.q_lora_rank, r.u32_or("q_lora_rank", 0, k_max_width, 0));
+  TRY_ASSIGN(m.qk_rope_head_dim, r.u32("qk_rope_head_dim", 1, k_max_width));
+  TRY_ASSIGN(m.qk_nope_head_dim, r.u32("qk_nope_head_dim", 0, k_max_width));
+  TRY_ASSIGN(m.v_head_dim, r.u32("v_head_dim", 1, k_max_width));
+  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  m.kv_heads = m.heads;
+  return {};
+}
+
+// quantization_config (lenient: what is not understood leaves the checkpoint 16-bit). The bits
+// come from `bits` (gptq, awq), `load_in_4bit`/`load_in_8bit` (bitsandbytes) or the first
+// config group's `weights` {num_bits, type} (compressed-tensors).
+void read_quantization(const json& root, ModelArch& m)
+{
+  const auto quant = root.find("quantization_config");
+  if (quant == root.end() || !quant->is_object()) {
+    return;
+  }
+  const auto method = quant->find("quant_method");
+  if (method == quant->end() || !method->is_string()) {
+    return;
+  }
+  m.quant_method = method->get<std::string>().substr(0, 64);
+  m.mxfp4_experts = m.quant_method == "mxfp4";
+  m.quant_float = m.quant_method == "fp8" || m.quant_method == "fbgemm_fp8" || m.quant_method == "mxfp4";
+  const auto number = [](const json& o, const char* key) -> std::uint32_t {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number_unsigned() && it->get<std::uint64_t>() <= 64 ? it->get<std::uint32_t>() : 0;
+  };
+  const auto flag = [](const json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_boolean() && it->get<bool>();
+  };
+  m.quant_bits = number(*quant, "bits");
+  if (m.quant_method == "bitsandbytes") {
+    m.quant_bits = flag(*quant, "load_in_8bit") || flag(*quant, "_load_in_8bit") ? 8 : 4;
+  }
+  const auto groups = quant->find("config_groups");
+  if (m.quant_method == "compressed-tensors" && groups != quant->end() && groups->is_object() && !groups->empty()) {
+    const json& group = groups->begin().value();
+    const auto weights = group.is_object() ? group.find("weights") : group.end();
+    if (group.is_object() && weights != group.end() && weights->is_object()) {
+      m.quant_bits = number(*weights, "num_bits");
+      const auto type = weights->find("type");
+      m.quant_float = type != weights->end() && type->is_string() && type->get<std::string>() == "float";
+    }
+  }
+}
+
+Result<void> read_tying_and_dtype(const Reader& top, const Reader& r, bool tied_default, ModelArch& m)
+{
+  // tie_word_embeddings sits at the top level of multimodal configs.
+  TRY_ASSIGN(const bool top_tied, top.boolean_or("tie_word_embeddings", tied_default));
+  TRY_ASSIGN(m.tied_embeddings, r.boolean_or("tie_word_embeddings", top_tied));
+  TRY_ASSIGN(std::string dtype, r.string_or("torch_dtype", ""));
+  if (dtype.empty()) {
+    TRY_ASSIGN(dtype, top.string_or("torch_dtype", ""));
+  }
+  if (dtype.empty()) {
+    TRY_ASSIGN(dtype, r.string_or("dtype", "bfloat16"));
+  }
+  m.dtype = dtype;
+  return {};
+}
+
+Result<ModelArch> finish_arch(const Reader& top, const Reader& r, ModelArch m)
+{
+  if (m.max_context > 0 && m.sliding_window > m.max_context) {
+    m.sliding_window = 0;  // a window as long as the context is full attention
+    m.global_layers = m.layers - m.kv_free_layers;
+  }
+  // Each size is bounded on its own; together they must still describe a buildable model
+  // (and keep count_params far from 64-bit overflow).
+  const double h = m.hidden;
+  const double widths = 4.0 * h + 3.0 * (static_cast<double>(m.intermediate) +
+                                         static_cast<double>(m.experts) * static_cast<double>(m.moe_intermediate));
+  const double estimate = static_cast<double>(m.layers) * h * widths + 2.0 * static_cast<double>(m.vocab) * h;
+  if (estimate > k_max_total_params) {
+    return r.error("hidden_size", "with these layer, expert and MLP sizes describes over 100 trillion parameters");
+  }
+  TRY_ASSIGN(const std::string id, top.string_or("_name_or_path", ""));
+  if (id.find('/') != std::string::npos && id.front() != '/' && id.front() != '.') {
+    m.hf_ids.push_back(id);
+  }
+  m.params = count_params(m).total;
+  return m;
+}
+
+}  // namespace config_detail
+
 namespace {
 
-using nlohmann::json;
+using config_detail::json;
+using config_detail::Reader;
+using namespace config_detail;  // the k_max_* bounds
 
 constexpr std::array<std::string_view, 16> k_supported = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
     "gemma2", "gemma3", "gemma3_text", "phi3", "phi", "deepseek_v2", "deepseek_v3", "gpt_oss",
-};
-
-// Upper bounds far beyond any published model; above them the file is not a real config.
-constexpr std::uint64_t k_max_layers = 1000;
-constexpr std::uint64_t k_max_hidden = 1'000'000;
-constexpr std::uint64_t k_max_vocab = 10'000'000;
-constexpr std::uint64_t k_max_width = 10'000'000;     // intermediate sizes, head dims, ranks
-constexpr std::uint64_t k_max_heads = 100'000;
-constexpr std::uint64_t k_max_experts = 100'000;
-constexpr std::uint64_t k_max_context = 1'000'000'000;
-constexpr double k_max_total_params = 1e14;
-
-class Reader {
-public:
-  Reader(const json& j, std::string_view source) : m_j(j), m_source(source) {}
-
-  [[nodiscard]] std::unexpected<Error> error(std::string_view key, std::string_view why) const
-  {
-    return fail(Errc::invalid_input, "model config " + std::string(m_source) + ": \"" + std::string(key) + "\" " +
-                                         std::string(why) +
-                                         "; pass the config.json of a supported decoder-only model "
-                                         "(see `gpurent models` for built-in ones)");
-  }
-
-  [[nodiscard]] bool has(std::string_view key) const
-  {
-    const auto it = m_j.find(key);
-    return it != m_j.end() && !it->is_null();
-  }
-
-  // An optional whole number in [lo, hi]; nullopt when absent or null.
-  [[nodiscard]] Result<std::optional<std::uint32_t>> opt_u32(std::string_view key, std::uint64_t lo, std::uint64_t hi) const
-  {
-    const auto it = m_j.find(key);
-    if (it == m_j.end() || it->is_null()) {
-      return std::optional<std::uint32_t>{};
-    }
-    std::uint64_t v = 0;
-    if (it->is_number_unsigned()) {
-      v = it->get<std::uint64_t>();
-    } else if (it->is_number_integer()) {
-      const auto s = it->get<std::int64_t>();
-      if (s < 0) {
-        return error(key, "is negative (" + std::to_string(s) + ")");
-      }
-      v = static_cast<std::uint64_t>(s);
-    } else if (it->is_number_float()) {
-      const double d = it->get<double>();
-      if (!(d >= 0.0 && d <= 1e12) || d != static_cast<double>(static_cast<std::uint64_t>(d))) {
-        return error(key, "must be a non-negative whole number");
-      }
-      v = static_cast<std::uint64_t>(d);
-    } else {
-      return error(key, "must be a number");
-    }
-    if (v < lo) {
-      return error(key, "must be at least " + std::to_string(lo) + " (got " + std::to_string(v) + ")");
-    }
-    if (v > hi) {
-      return error(key, "is absurdly large (" + std::to_string(v) + ", limit " + std::to_string(hi) + ")");
-    }
-    return std::optional<std::uint32_t>{static_cast<std::uint32_t>(v)};
-  }
-
-  [[nodiscard]] Result<std::uint32_t> u32(std::string_view key, std::uint64_t lo, std::uint64_t hi) const
-  {
-    TRY_ASSIGN(auto v, opt_u32(key, lo, hi));
-    if (!v) {
-      return error(key, "is missing");
-    }
-    return *v;
-  }
-
-  [[nodiscard]] Result<std::uint32_t> u32_or(std::string_view key, std::uint64_t lo, std::uint64_t hi, std::uint32_t dflt) const
-  {
-    TRY_ASSIGN(auto v, opt_u32(key, lo, hi));
-    return v.value_or(dflt);
-  }
-
-  [[nodiscard]] Result<bool> boolean_or(std::string_view key, bool dflt) const
-  {
-    const auto it = m_j.find(key);
-    if (it == m_j.end() || it->is_null()) {
-      return dflt;
-    }
-    if (!it->is_boolean()) {
-      return error(key, "must be true or false");
-    }
-    return it->get<bool>();
-  }
-
-  [[nodiscard]] Result<std::string> string_or(std::string_view key, std::string dflt) const
-  {
-    const auto it = m_j.find(key);
-    if (it == m_j.end() || it->is_null()) {
-      return dflt;
-    }
-    if (!it->is_string()) {
-      return error(key, "must be a string");
-    }
-    return it->get<std::string>();
-  }
-
-  [[nodiscard]] const json& raw() const { return m_j; }
-
-private:
-  const json& m_j;
-  std::string_view m_source;
 };
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -223,22 +217,6 @@ Result<void> read_moe(const Reader& r, const std::string& type, ModelArch& m)
   return {};
 }
 
-Result<void> read_mla(const Reader& r, ModelArch& m)
-{
-  TRY_ASSIGN(const auto kv_rank, r.opt_u32("kv_lora_rank", 1, k_max_width));
-  if (!kv_rank) {
-    return {};
-  }
-  m.kv_lora_rank = *kv_rank;
-  TRY_ASSIGN(m.q_lora_rank, r.u32_or("q_lora_rank", 0, k_max_width, 0));
-  TRY_ASSIGN(m.qk_rope_head_dim, r.u32("qk_rope_head_dim", 1, k_max_width));
-  TRY_ASSIGN(m.qk_nope_head_dim, r.u32("qk_nope_head_dim", 0, k_max_width));
-  TRY_ASSIGN(m.v_head_dim, r.u32("v_head_dim", 1, k_max_width));
-  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
-  m.kv_heads = m.heads;
-  return {};
-}
-
 Result<ModelArch> read_text_config(const json& root, const json& text, std::string_view source)
 {
   const Reader top{root, source};
@@ -255,10 +233,7 @@ Result<ModelArch> read_text_config(const json& root, const json& text, std::stri
     known = known || s == type;
   }
   if (!known) {
-    return fail(Errc::invalid_input, "model config " + std::string(source) + ": unknown architecture \"" + type +
-                                         "\" (model_type); supported: llama, mistral, mixtral, qwen2, qwen2_moe, "
-                                         "qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, phi, deepseek_v2, "
-                                         "deepseek_v3, gpt_oss");
+    return read_generic_config(root, text, type, source);
   }
   ModelArch m;
   m.family = type;
@@ -290,17 +265,7 @@ Result<ModelArch> read_text_config(const json& root, const json& text, std::stri
     TRY_ASSIGN(m.max_context, r.u32("max_position_embeddings", 1, k_max_context));
   }
   const bool gemma = starts_with(type, "gemma");
-  // tie_word_embeddings sits at the top level of multimodal configs.
-  TRY_ASSIGN(const bool top_tied, top.boolean_or("tie_word_embeddings", gemma));
-  TRY_ASSIGN(m.tied_embeddings, r.boolean_or("tie_word_embeddings", top_tied));
-  TRY_ASSIGN(std::string dtype, r.string_or("torch_dtype", ""));
-  if (dtype.empty()) {
-    TRY_ASSIGN(dtype, top.string_or("torch_dtype", ""));
-  }
-  if (dtype.empty()) {
-    TRY_ASSIGN(dtype, r.string_or("dtype", "bfloat16"));
-  }
-  m.dtype = dtype;
+  TRY(read_tying_and_dtype(top, r, gemma, m));
 
   TRY_ASSIGN(const bool attention_bias, r.boolean_or("attention_bias", type == "gpt_oss"));
   TRY_ASSIGN(const bool mlp_bias, r.boolean_or("mlp_bias", false));
@@ -316,33 +281,11 @@ Result<ModelArch> read_text_config(const json& root, const json& text, std::stri
     m.norm_bias = true;
     m.norms_per_layer = 1;  // one LayerNorm feeds attention and MLP in parallel
   }
-  const auto quant = root.find("quantization_config");
-  if (quant != root.end() && quant->is_object()) {
-    const auto method = quant->find("quant_method");
-    m.mxfp4_experts = method != quant->end() && method->is_string() && method->get<std::string>() == "mxfp4";
-  }
+  read_quantization(root, m);
   TRY(read_mla(r, m));
   TRY(read_moe(r, type, m));
   TRY(read_sliding_window(r, type, m));
-  if (m.max_context > 0 && m.sliding_window > m.max_context) {
-    m.sliding_window = 0;  // a window as long as the context is full attention
-    m.global_layers = m.layers;
-  }
-  // Each size is bounded on its own; together they must still describe a buildable model
-  // (and keep count_params far from 64-bit overflow).
-  const double h = m.hidden;
-  const double widths = 4.0 * h + 3.0 * (static_cast<double>(m.intermediate) +
-                                         static_cast<double>(m.experts) * static_cast<double>(m.moe_intermediate));
-  const double estimate = static_cast<double>(m.layers) * h * widths + 2.0 * static_cast<double>(m.vocab) * h;
-  if (estimate > k_max_total_params) {
-    return r.error("hidden_size", "with these layer, expert and MLP sizes describes over 100 trillion parameters");
-  }
-  TRY_ASSIGN(const std::string id, top.string_or("_name_or_path", ""));
-  if (id.find('/') != std::string::npos && id.front() != '/' && id.front() != '.') {
-    m.hf_ids.push_back(id);
-  }
-  m.params = count_params(m).total;
-  return m;
+  return finish_arch(top, r, std::move(m));
 }
 
 }  // namespace

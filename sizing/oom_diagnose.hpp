@@ -22,6 +22,8 @@ enum class OomCause {
   job_too_large,
   context_exceeds_kv_cache,
   no_kv_cache_memory,
+  limit_not_capacity,  // free memory was enough: something capped the process
+  host_memory,         // system RAM, not GPU memory, ran out
 };
 [[nodiscard]] std::string_view to_string(OomCause c) noexcept;
 
@@ -54,12 +56,13 @@ struct OomDiagnosis {
   Bytes non_pytorch;                   // n
   bool non_pytorch_estimated = true;   // n is the 0.5 GiB CUDA-context estimate
   std::optional<Bytes> footprint;      // what this process held
-  std::optional<Bytes> need;           // need_gib = A + R + n
+  std::optional<Bytes> need;           // need_gib: A + R + n (MPS: A + O + R; TPU: the program's use)
   std::optional<Bytes> other_processes;
-  bool other_may_be_self = false;      // one listed process about this process's size: likely itself, seen from a container
+  std::optional<OomOtherProcess> self_process;  // the listed process that is this job, seen from a container
   std::vector<OomCause> causes;
   std::vector<OomFix> fixes;
-  std::optional<Bytes> card_need;      // what the suggested card must hold: need (PyTorch) or R (llama.cpp)
+  std::optional<std::uint64_t> fitting_max_model_len;  // vLLM: the longest context the KV memory holds
+  std::optional<Bytes> card_need;      // what the suggested card must hold
   std::optional<OomCardOption> card;   // smallest card with usable >= card_need / 0.95, cheapest offer
   std::optional<OomCardVerdict> on_card;  // the card given with --card
 };
@@ -69,6 +72,9 @@ struct OomDiagnosis {
 {
   return Bytes{usable.n / 100 * 95 + usable.n % 100 * 95 / 100};
 }
+
+// A size as people read it, never rounded to nothing: "23.34 GiB", "2.00 MiB", "512 bytes".
+[[nodiscard]] std::string oom_size(Bytes b);
 
 [[nodiscard]] OomDiagnosis diagnose_oom(const OomReport& report, std::span<const OomCardOption> options,
                                         const std::optional<OomCardOption>& given = std::nullopt);

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Internal to the OOM diagnosis: the fixes for the causes that hold, in the seeds' order.
+// Internal to the OOM diagnosis: the fixes for the causes that hold, in order, chosen by the
+// engine that raised the error. Every command carries computed values, never a placeholder.
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "sizing/oom_diagnose.hpp"
@@ -8,5 +12,47 @@
 namespace gpurent::oom_detail {
 
 [[nodiscard]] std::vector<OomFix> fixes_for(const OomReport& report, const OomDiagnosis& diagnosis);
+
+// Fixes in order, each id once.
+class FixList {
+public:
+  void add(std::string id, std::string description, std::string command = {});
+  [[nodiscard]] bool has(std::string_view id) const;
+  [[nodiscard]] std::vector<OomFix> take() { return std::move(m_fixes); }
+
+private:
+  std::vector<OomFix> m_fixes;
+};
+
+[[nodiscard]] bool holds(const OomDiagnosis& d, OomCause c);
+// 0.xx rounded down / up to two decimals, and printed so ("0.85").
+[[nodiscard]] double floor2(double v);
+[[nodiscard]] double ceil2(double v);
+[[nodiscard]] std::string fraction_text(double v);
+// The process list of the card: nvidia-smi, or rocm-smi on AMD.
+[[nodiscard]] std::string process_query(const OomReport& r);
+// "List/stop what else holds memory", with the amount when it is known and large enough to matter.
+void check_other_processes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+// The smallest card that holds the need (or a split over two cards when none does).
+void larger_card(FixList& out, const OomDiagnosis& d);
+// Halve the batch: the Trainer's flags, or in words for code we do not know.
+void reduce_batch(FixList& out, const OomReport& r);
+
+// Lowers an engine's share of the card (vLLM's --gpu-memory-utilization, SGLang's
+// --mem-fraction-static; `id` is the flag) to 0.05 below the value in the log, or `fallback`.
+void lower_share(FixList& out, std::string_view id, std::optional<double> now, double fallback, std::string_view why);
+
+// The fixes of the engine around a PyTorch error (vLLM, SGLang, TGI, a diffusion pipeline) when
+// the job does not fit; false when the log names no such engine.
+bool engine_job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+// The engines' own messages.
+void vllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void sglang_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void xla_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void tensorflow_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void nccl_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 
 }  // namespace gpurent::oom_detail

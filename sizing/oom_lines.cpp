@@ -93,8 +93,9 @@ bool clock_time(Cur& c) noexcept
   return true;
 }
 
-// [2024-06-28T06:11:45.123Z], 2024-06-28 06:11:45,123, 2024/06/28 06:11:45 +02:00, with " UTC".
-bool iso_stamp(Cur& c) noexcept
+// [2024-06-28T06:11:45.123Z], 2024-06-28 06:11:45,123, 2024/06/28 06:11:45 +02:00, with " UTC";
+// SGLang's "[2025-07-02 07:41:58 DP0 TP0]" sets `sglang`.
+bool iso_stamp(Cur& c, bool& sglang) noexcept
 {
   Cur t = c;
   const bool bracket = t.ch('[');
@@ -122,16 +123,42 @@ bool iso_stamp(Cur& c) noexcept
       }
     }
   }
-  if (bracket && !t.ch(']')) {
+  if (bracket) {
+    bool tagged = false;
+    for (int tags = 0; tags < 4; ++tags) {  // " DP0 TP0 EP0 PP0"
+      Cur g = t;
+      if (!(g.spaces() > 0 && g.run(upper, 3) && g.digits(1, 4))) {
+        break;
+      }
+      t = g;
+      tagged = true;
+    }
+    if (!t.ch(']')) {
+      return false;
+    }
+    sglang = sglang || tagged;
+  }
+  c = t;
+  return true;
+}
+
+// llama.cpp's own log format: "1.06.520.077 E " (elapsed time and a level letter).
+bool llama_stamp(Cur& c) noexcept
+{
+  Cur t = c;
+  if (!(t.digits(1, 4) && t.ch('.') && t.digits(2, 2) && t.ch('.') && t.digits(3, 3) && t.ch('.') && t.digits(3, 3))) {
+    return false;
+  }
+  if (t.spaces() == 0 || !(t.ch('I') || t.ch('W') || t.ch('E') || t.ch('D') || t.ch('T') || t.ch('N')) || !(t.end() || space(t.peek()))) {
     return false;
   }
   c = t;
   return true;
 }
 
-// vLLM: "INFO 06-28 06:11:45 file.py:45] " or "ERROR 03-10 08:07:20 [core.py:302] ".
+// vLLM: "INFO 06-28 06:11:45 file.py:45] " or "ERROR 03-10 08:07:20 [core.py:302] " (sets `vllm`).
 // glog: "E0628 06:11:45.123456 12345 file.cc:12] ".
-bool level_date(Cur& c) noexcept
+bool level_date(Cur& c, bool& vllm) noexcept
 {
   Cur t = c;
   bool glog = false;
@@ -155,6 +182,7 @@ bool level_date(Cur& c) noexcept
   if (!(t.run(file_char, 128) && t.ch(':') && t.digits(1, 7) && t.ch(']'))) {
     return false;
   }
+  vllm = vllm || !glog;
   c = t;
   return true;
 }
@@ -282,7 +310,7 @@ bool level_word(Cur& c) noexcept
 bool separator(Cur& c) noexcept
 {
   Cur t = c;
-  if (t.ch('|') || (t.ch('-') && (t.end() || space(t.peek())))) {
+  if (t.ch('|') || (t.ch('-') && !t.end() && space(t.peek()))) {  // a lone "-" ending a line is text
     c = t;
     return true;
   }
@@ -291,64 +319,10 @@ bool separator(Cur& c) noexcept
 
 }  // namespace
 
-void strip_ansi(std::string_view in, std::string& out, int& state)
+std::size_t line_prefix_length(std::string_view line, PrefixInfo* info) noexcept
 {
-  // state = kind + 8 * length so far; a sequence that runs too long was not one (an unterminated
-  // OSC in garbage must not swallow the rest of a 2 GB line).
-  constexpr int k_max_csi = 32;
-  constexpr int k_max_osc = 512;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    const int kind = state & 7;
-    const int length = state >> 3;
-    switch (kind) {
-    case 1:  // after ESC
-      state = c == '[' ? 2 : c == ']' ? 3 : 0;
-      continue;
-    case 2:  // CSI: parameters until a final byte
-      state = (c >= '@' && c <= '~') || length >= k_max_csi ? 0 : 2 + 8 * (length + 1);
-      continue;
-    case 3:  // OSC: until BEL or ESC backslash
-      state = c == '\x07' || length >= k_max_osc ? 0 : (c == '\x1b' ? 4 : 3) + 8 * (length + 1);
-      continue;
-    case 4:
-      state = c == '\\' || length >= k_max_osc ? 0 : 3 + 8 * (length + 1);
-      continue;
-    default: break;
-    }
-    if (c != '\x1b' && c != '^' && c != '[') {
-      // Fast path: copy up to the next character that may start a sequence in one go.
-      const std::size_t next = in.find_first_of("\x1b^[", i);
-      const std::size_t end = next == std::string_view::npos ? in.size() : next;
-      out.append(in.substr(i, end - i));
-      i = end - 1;
-      continue;
-    }
-    if (c == '\x1b') {
-      state = 1;
-      continue;
-    }
-    if (c == '^' && i + 1 < in.size() && in[i + 1] == '[') {
-      state = 1;  // caret notation "^[[0m"
-      ++i;
-      continue;
-    }
-    if (c == '[') {  // bare residue "[0m", "[1;31m" of a pasted coloured log
-      std::size_t j = i + 1;
-      while (j < in.size() && j - i <= 12 && (digit(in[j]) || in[j] == ';')) {
-        ++j;
-      }
-      if (j < in.size() && in[j] == 'm' && j > i + 1) {
-        i = j;
-        continue;
-      }
-    }
-    out.push_back(c);
-  }
-}
-
-std::size_t line_prefix_length(std::string_view line) noexcept
-{
+  PrefixInfo scratch;
+  PrefixInfo& seen = info != nullptr ? *info : scratch;
   Cur c{line, 0};
   for (int round = 0; round < 12; ++round) {
     c.spaces();
@@ -358,10 +332,10 @@ std::size_t line_prefix_length(std::string_view line) noexcept
     const char first = c.peek();
     bool stripped = false;
     if (digit(first) || first == '[') {
-      stripped = iso_stamp(c) || rank_tag(c) || clock_time(c);
+      stripped = iso_stamp(c, seen.sglang) || rank_tag(c) || llama_stamp(c) || clock_time(c);
     }
     if (!stripped && upper(first)) {
-      stripped = level_date(c) || syslog_stamp(c);
+      stripped = level_date(c, seen.vllm) || syslog_stamp(c);
     }
     if (!stripped && first == '(') {
       stripped = actor_tag(c);

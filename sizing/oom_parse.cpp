@@ -4,54 +4,42 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
+#include "sizing/oom_context.hpp"
 #include "sizing/oom_grammar.hpp"
 #include "sizing/oom_lines.hpp"
+#include "sizing/oom_shapes.hpp"
 
 namespace gpurent {
 
-using oom_detail::CaptureKind;
+using oom_detail::Anchor;
 using oom_detail::ReportParser;
+using oom_detail::ScanState;
+using oom_detail::Role;
 using oom_detail::Status;
 
 namespace {
 // Normalised text kept before the search point when no report is being read: enough for an
-// anchor split between two lines and for llama.cpp's "allocating M MiB on device d:".
+// anchor split between two lines and for the sizes printed before an anchor.
 constexpr std::size_t k_keep = 256;
+// A report without numbers right after a sized one is its echo (a chained exception, Ollama's
+// "llama runner process no longer running: ... cudaMalloc failed"), not a new failure.
+constexpr std::uint64_t k_echo_lines = 500;
+// Lines after a report in which llama.cpp says what the buffer was for, or NCCL its size.
+constexpr std::uint64_t k_amend_lines = 20;
+constexpr std::size_t hint(Anchor a) { return oom_detail::hint_index(a); }
+
 }  // namespace
 
-std::string_view to_string(OomEngine e) noexcept
-{
-  switch (e) {
-  case OomEngine::pytorch: return "pytorch";
-  case OomEngine::vllm: return "vllm";
-  case OomEngine::llama_cpp: return "llama.cpp";
-  }
-  return "pytorch";
-}
-
-std::string_view to_string(OomFormat f) noexcept
-{
-  switch (f) {
-  case OomFormat::unknown: return "unknown";
-  case OomFormat::pytorch_2_2: return "pytorch>=2.2";
-  case OomFormat::pytorch_2_0: return "pytorch-2.0";
-  case OomFormat::pytorch_1x: return "pytorch-1.x";
-  case OomFormat::pytorch_legacy: return "pytorch-legacy";
-  case OomFormat::vllm: return "vllm";
-  case OomFormat::llama_cpp: return "llama.cpp";
-  }
-  return "unknown";
-}
-
-OomScanner::OomScanner() = default;
+OomScanner::OomScanner() : m_state(std::make_unique<ScanState>()) {}
 OomScanner::~OomScanner() = default;
 OomScanner::OomScanner(OomScanner&&) noexcept = default;
 OomScanner& OomScanner::operator=(OomScanner&&) noexcept = default;
 
 std::size_t OomScanner::retained_bytes() const noexcept
 {
-  return m_line.size() + m_clean.size() + m_text.size();
+  return m_line.size() + m_unescaped.size() + m_pending.size() + m_clean.size() + m_text.size();
 }
 
 void OomScanner::feed(std::string_view chunk)
@@ -105,13 +93,51 @@ void OomScanner::feed(std::string_view chunk)
 void OomScanner::on_segment(std::string_view seg, bool line_start)
 {
   if (line_start) {
+    m_pending.clear();  // an escape cut at the end of the previous line
+  }
+  if (m_pending.empty() && seg.find('\\') == std::string_view::npos) {
+    on_text(seg, line_start);
+    return;
+  }
+  // A JSON log line or a Python repr: "\n" inside the string starts a new (virtual) line.
+  m_unescaped.clear();
+  oom_detail::unescape(seg, m_unescaped, m_pending, false);
+  std::string_view rest = m_unescaped;
+  bool start = line_start;
+  for (;;) {
+    const std::size_t nl = rest.find('\n');
+    on_text(rest.substr(0, nl), start);
+    if (nl == std::string_view::npos) {
+      break;
+    }
+    rest.remove_prefix(nl + 1);
+    start = true;
+  }
+  m_unescaped.clear();
+}
+
+void OomScanner::on_text(std::string_view seg, bool line_start)
+{
+  if (line_start) {
     m_esc = 0;
   }
   m_clean.clear();
   oom_detail::strip_ansi(seg, m_clean, m_esc);
   std::string_view text = m_clean;
   if (line_start) {
-    text.remove_prefix(oom_detail::line_prefix_length(text));
+    oom_detail::PrefixInfo info;
+    const std::size_t prefix = oom_detail::line_prefix_length(text, &info);
+    if (prefix > 0) {
+      unsigned hints = oom_detail::prefix_hints(text.substr(0, prefix));
+      hints |= info.vllm ? 1U << hint(Anchor::hint_vllm) : 0U;
+      hints |= info.sglang ? 1U << hint(Anchor::hint_sglang) : 0U;
+      for (std::size_t h = 0; h < oom_detail::k_hint_count; ++h) {
+        if ((hints >> h & 1U) != 0) {
+          m_state->saw_hint(h, m_lines + 1);
+        }
+      }
+      text.remove_prefix(prefix);
+    }
   }
   const std::size_t old_size = m_text.size();
   m_text.resize(old_size + text.size());
@@ -122,6 +148,7 @@ void OomScanner::on_segment(std::string_view seg, bool line_start)
     out += (u > 0x20 && u != 0x7f) ? 1 : 0;  // drop whitespace and control characters, branch-free
   }
   m_text.resize(static_cast<std::size_t>(out - m_text.data()));
+  m_clean.clear();
   scan(false);
 }
 
@@ -139,17 +166,10 @@ void OomScanner::scan(bool final)
       close_capture();
       continue;
     }
-    std::size_t best = std::string::npos;
-    CaptureKind kind = CaptureKind::cuda_oom;
-    for (const auto& anchor : oom_detail::k_anchors) {
-      const std::size_t at = m_text.find(anchor.text, m_search_from);
-      if (at < best) {
-        best = at;
-        kind = anchor.kind;
-      }
-    }
-    if (best == std::string::npos) {
-      const std::size_t tail = m_text.size() > oom_detail::k_longest_anchor ? m_text.size() - oom_detail::k_longest_anchor : 0;
+    const oom_detail::AnchorHit hit = oom_detail::find_anchor(m_text, m_search_from);
+    if (hit.pos == std::string_view::npos) {
+      const std::size_t keep = oom_detail::longest_anchor();
+      const std::size_t tail = m_text.size() > keep ? m_text.size() - keep : 0;
       m_search_from = std::max(m_search_from, tail);
       if (m_text.size() > 2 * k_keep) {
         const std::size_t drop = std::min(m_text.size() - k_keep, m_search_from);
@@ -158,41 +178,95 @@ void OomScanner::scan(bool final)
       }
       return;
     }
-    m_parser = std::make_unique<ReportParser>(kind, best, m_lines + 1);
+    if (oom_detail::is_hint(hit.anchor)) {
+      m_state->saw_hint(hint(hit.anchor), m_lines + 1);
+      m_search_from = hit.pos + hit.length;
+      continue;
+    }
+    m_parser = std::make_unique<ReportParser>(hit.anchor, m_text, hit.pos, hit.length, m_lines + 1);
   }
 }
 
 void OomScanner::close_capture()
 {
   ReportParser& p = *m_parser;
+  ScanState& st = *m_state;
+  const Anchor anchor = p.anchor();
+  const Role role = p.role();
+  const bool recognised = p.recognised();
+  const bool strong = p.strong();
   OomReport report = std::move(p.report());
   std::string error = p.error();
-  bool keep = p.recognised() || (!error.empty() && p.kind() != CaptureKind::vllm_blocks && p.kind() != CaptureKind::tried);
-  switch (p.kind()) {
-  case CaptureKind::vllm_blocks:
-    if (report.gpu_blocks) {
-      m_gpu_blocks = report.gpu_blocks;
-    }
-    keep = false;
-    break;
-  case CaptureKind::vllm_no_kv:
-  case CaptureKind::vllm_len: report.gpu_blocks = m_gpu_blocks; break;
-  case CaptureKind::llama:
-    oom_detail::parse_llama_size(m_text, p.start(), report, error);
-    // Ollama repeats the failure without the size ("llama runner process no longer running:
-    // -1 cudaMalloc failed: out of memory"): the detailed line before it stays the report.
-    if (!report.requested && error.empty() && m_last && m_last->engine == OomEngine::llama_cpp && m_last->requested) {
-      keep = false;
-    }
-    break;
-  default: break;
-  }
   m_search_from = p.pos();
   m_parser.reset();
-  if (keep) {
-    m_last = std::move(report);
-    m_last_error = std::move(error);
+
+  using oom_detail::llama_family;
+  const bool amendable = st.last && report.line - st.last->line <= k_amend_lines && st.last_error.empty();
+  switch (role) {
+  case Role::context:
+    if (recognised && error.empty()) {
+      oom_detail::update_context(report, anchor, st);
+    }
+    return;
+  case Role::near_miss: st.cublas_line = report.line; return;
+  case Role::amend:
+    if (!recognised || !error.empty()) {
+      return;
+    }
+    if (amendable && report.kind == OomKind::nccl && st.last->kind == OomKind::nccl) {
+      if (!st.last->requested) {
+        st.last->requested = report.requested;
+        st.last_sized = true;
+      }
+      return;
+    }
+    if (amendable && llama_family(report) && llama_family(*st.last)) {
+      if (st.last->stage == OomStage::unknown) {
+        st.last->stage = report.stage;
+      }
+      return;
+    }
+    break;  // nothing to amend: "failed to allocate buffer for kv cache" alone is a report of its own
+  case Role::report: break;
   }
+  if (!recognised && (error.empty() || !strong)) {
+    return;
+  }
+  if (anchor == Anchor::llama_unable && error.empty() && amendable && llama_family(*st.last)) {
+    // "llama_model_load: error loading model: unable to allocate CUDA0 buffer" after the size.
+    if (st.last->stage == OomStage::unknown) {
+      st.last->stage = OomStage::weights;
+    }
+    return;
+  }
+  if (anchor == Anchor::llama_failed && error.empty() && amendable && llama_family(*st.last) && st.last->requested &&
+      report.requested && st.last->device == report.device) {
+    // "allocating 8900.01 MiB on device 0: cudaMalloc failed" then "failed to allocate CUDA0 buffer
+    // of size 9332334592": the same failure, the second line only names the backend.
+    const std::uint64_t a = st.last->requested->n;
+    const std::uint64_t b = report.requested->n;
+    if ((a > b ? a - b : b - a) <= k_mib / 100) {
+      if (st.last->backend.empty()) {
+        st.last->backend = report.backend;
+      }
+      return;
+    }
+  }
+  oom_detail::attach_context(report, st);
+  const bool is_sized = oom_detail::sized(report);
+  if (!is_sized && error.empty() && st.last && st.last_sized && st.last_error.empty() && report.line - st.last->line <= k_echo_lines) {
+    // An echo of the sized report before it; vLLM's "warming up sampler with N dummy requests" adds N.
+    if (report.max_num_seqs && !st.last->max_num_seqs) {
+      st.last->max_num_seqs = report.max_num_seqs;
+      st.last->context = report.context;
+    }
+    return;
+  }
+  st.last = std::move(report);
+  st.last_error = std::move(error);
+  st.last_sized = is_sized;
+  st.hint_at_report = st.hint_line;
+  st.hint_after.fill(0);
 }
 
 Result<OomReport> OomScanner::finish()
@@ -206,20 +280,29 @@ Result<OomReport> OomScanner::finish()
     scan(true);
     m_finished = true;
   }
-  if (!m_last) {
+  ScanState& st = *m_state;
+  if (!st.last) {
+    const std::string hint =
+        st.cublas_line == 0
+            ? std::string{}
+            : fmt::format("; line {} holds cuBLAS's CUBLAS_STATUS_ALLOC_FAILED, which gives no sizes: cuBLAS could not "
+                          "allocate its workspace, usually because the GPU was already full (check `nvidia-smi`)",
+                          st.cublas_line);
     return fail(Errc::invalid_input,
-                fmt::format("reading the out-of-memory report: no out-of-memory report found in the input ({} bytes, {} lines); "
-                            "pass the log or the error text that holds PyTorch's 'CUDA out of memory', one of vLLM's KV-cache "
-                            "errors or llama.cpp's 'cudaMalloc failed: out of memory'",
-                            m_bytes, m_lines));
+                fmt::format("reading the out-of-memory report: no out-of-memory report found in the input ({} bytes, {} lines){}; "
+                            "pass the log or the error text that holds the out-of-memory message (PyTorch, vLLM, SGLang, TGI, "
+                            "llama.cpp, Ollama, JAX, TensorFlow or NCCL)",
+                            m_bytes, m_lines, hint));
   }
-  if (!m_last_error.empty()) {
+  if (!st.last_error.empty()) {
     return fail(Errc::invalid_input,
                 fmt::format("reading the out-of-memory report on line {}: {}; the message looks corrupted or edited, paste it as "
                             "the program printed it",
-                            m_last->line, m_last_error));
+                            st.last->line, st.last_error));
   }
-  return *m_last;
+  OomReport out = *st.last;
+  oom_detail::resolve_engine(out, st);
+  return out;
 }
 
 Result<OomReport> parse_oom(std::string_view text)

@@ -216,6 +216,14 @@ std::span<const WeightFormat> gguf_by_size() noexcept { return k_gguf_by_size; }
 
 bool is_gguf(WeightFormat f) noexcept { return f >= WeightFormat::gguf_f16; }
 
+bool requantizable(const JobSpec& job) noexcept
+{
+  if (job.engine == Engine::llama_cpp || job.engine == Engine::ollama) {
+    return true;
+  }
+  return job.weights == WeightFormat::fp32 || job.weights == WeightFormat::bf16 || job.weights == WeightFormat::fp16;
+}
+
 bool is_quantized(WeightFormat f) noexcept
 {
   switch (f) {

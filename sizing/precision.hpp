@@ -39,6 +39,11 @@ namespace gpurent {
 [[nodiscard]] bool is_gguf(WeightFormat f) noexcept;
 // Formats below 16 bits per weight.
 [[nodiscard]] bool is_quantized(WeightFormat f) noexcept;
+// The engine can load the job's checkpoint in a smaller format: vLLM (fp8, bitsandbytes) and
+// transformers (bitsandbytes) quantize 16-bit weights as they load them; GGUF files of every type
+// are made from the 16-bit original. An already quantized checkpoint (FP8, MXFP4, GPTQ, AWQ)
+// loads only as it is.
+[[nodiscard]] bool requantizable(const JobSpec& job) noexcept;
 // GGUF file types from the largest to the smallest (what the quantize fix steps through).
 [[nodiscard]] std::span<const WeightFormat> gguf_by_size() noexcept;
 

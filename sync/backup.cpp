@@ -169,6 +169,7 @@ private:
   // Lists every root; with `open_channels`, through one backup channel per root where the
   // server can run it (kept open in m_channels for the copy), else with list_tree.
   Result<std::vector<RemoteEntry>> list_all(bool open_channels);
+  Result<void> missing_root(const std::string& root, const Error& e);
   Result<void> add_root(const std::string& root, std::vector<RemoteEntry> entries, bool root_is_file,
                         std::vector<RemoteEntry>& all);
   // The first round's copy through the open channels: files stream and the server hashes them
@@ -188,6 +189,7 @@ private:
   BackupObserver& m_obs;
   BackupReport m_report;
   std::vector<std::string> m_roots;
+  std::set<std::string> m_missing_roots;  // given but not on the server (several roots only)
   std::map<std::string, Source> m_sources;  // destination-relative path -> where it comes from
   std::map<std::string, std::unique_ptr<BackupChannel>> m_channels;  // user root -> open channel
   BackupProgress m_progress;
@@ -330,20 +332,34 @@ Result<std::vector<RemoteEntry>> Runner::list_all(bool open_channels)
   m_sources.clear();
   m_channels.clear();
   for (const auto& root : m_roots) {
+    if (m_missing_roots.contains(root)) {
+      continue;
+    }
     if (open_channels) {
       auto channel = m_session.open_backup_channel(root);
       if (channel) {
-        TRY_ASSIGN(auto entries, (*channel)->listing());
+        auto listing = (*channel)->listing();
+        if (!listing) {
+          TRY(missing_root(root, listing.error()));
+          continue;
+        }
+        std::vector<RemoteEntry> entries = std::move(*listing);
         const bool is_file = (*channel)->root_is_file();
         m_channels[root] = std::move(*channel);
         TRY(add_root(root, std::move(entries), is_file, all));
         continue;
       }
       if (channel.error().code != Errc::unsupported) {
-        return std::unexpected(channel.error());
+        TRY(missing_root(root, channel.error()));
+        continue;
       }
     }
-    TRY_ASSIGN(auto entries, m_session.list_tree(root));
+    auto listed = m_session.list_tree(root);
+    if (!listed) {
+      TRY(missing_root(root, listed.error()));
+      continue;
+    }
+    std::vector<RemoteEntry> entries = std::move(*listed);
     bool is_file = false;
     if (entries.empty()) {
       // Nothing below it: an empty directory, or a single file given as the remote path.
@@ -357,6 +373,22 @@ Result<std::vector<RemoteEntry>> Runner::list_all(bool open_channels)
     TRY(add_root(root, std::move(entries), is_file, all));
   }
   return all;
+}
+
+// Listing `root` failed with `e`. One of several remote paths that does not exist is reported
+// as failed (exit 4) and the others are still backed up; a single remote path that does not
+// exist, and any other error, fails the run.
+Result<void> Runner::missing_root(const std::string& root, const Error& e)
+{
+  if (e.code != Errc::not_found) {
+    return std::unexpected(e);
+  }
+  if (m_roots.size() == 1) {
+    return fail(Errc::not_found, "remote path " + root + " does not exist on the server; check the path (e.g. `gpurent ssh NAME -- ls`)");
+  }
+  m_missing_roots.insert(root);
+  m_report.failed.push_back(FailedFile{root, "does not exist on the server; nothing was copied from it"});
+  return {};
 }
 
 Result<void> Runner::add_root(const std::string& root, std::vector<RemoteEntry> entries, bool root_is_file,
@@ -547,7 +579,14 @@ Result<BackupReport> Runner::run()
 
   Manifest next = old;
   for (const auto& f : plan.forgotten) {
-    next.entries.erase(f);
+    // What a missing root held stays in the manifest: its copies are still here.
+    const bool under_missing = std::any_of(m_missing_roots.begin(), m_missing_roots.end(), [&](const std::string& root) {
+      const std::string prefix = last_component(root);
+      return f == prefix || f.starts_with(prefix + "/");
+    });
+    if (!under_missing) {
+      next.entries.erase(f);
+    }
   }
   std::vector<RemoteEntry> to_copy;
   std::vector<const RemoteEntry*> dirs;

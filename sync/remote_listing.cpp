@@ -10,17 +10,10 @@ namespace {
 // Splits at NUL; the text must end with a NUL (a trailing partial field is an error).
 Result<std::vector<std::string_view>> nul_fields(std::string_view out)
 {
-  std::vector<std::string_view> fields;
-  std::size_t start = 0;
-  while (start < out.size()) {
-    const auto nul = out.find('\0', start);
-    if (nul == std::string_view::npos) {
-      return fail(Errc::invalid_input, "remote listing: output cut short; run the backup again");
-    }
-    fields.push_back(out.substr(start, nul - start));
-    start = nul + 1;
+  if (!out.empty() && out.back() != '\0') {
+    return fail(Errc::invalid_input, "remote listing: output cut short; run the backup again");
   }
-  return fields;
+  return split_nul_fields(out);
 }
 
 template <class T>
@@ -36,6 +29,21 @@ std::optional<T> parse_int(std::string_view s, int base = 10)
 
 }  // namespace
 
+std::vector<std::string_view> split_nul_fields(std::string_view out)
+{
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const auto nul = out.find('\0', start);
+    if (nul == std::string_view::npos) {
+      break;
+    }
+    fields.push_back(out.substr(start, nul - start));
+    start = nul + 1;
+  }
+  return fields;
+}
+
 std::string shell_quote(std::string_view s)
 {
   std::string out = "'";
@@ -47,6 +55,18 @@ std::string shell_quote(std::string_view s)
     }
   }
   out.push_back('\'');
+  return out;
+}
+
+std::string command_line_text(const std::vector<std::string>& words)
+{
+  if (words.size() == 1) {
+    return words.front();
+  }
+  std::string out;
+  for (const auto& w : words) {
+    out += (out.empty() ? "" : " ") + shell_quote(w);
+  }
   return out;
 }
 

@@ -11,8 +11,14 @@
 
 namespace gpurent {
 
+// The NUL-terminated fields of a remote command's output; an unterminated tail is not a field.
+[[nodiscard]] std::vector<std::string_view> split_nul_fields(std::string_view out);
 // POSIX-shell single quoting ('it'\''s').
 [[nodiscard]] std::string shell_quote(std::string_view s);
+// A remote command from its words, as `gpurent ssh` and `gpurent run` take them: one word is a
+// shell command line as typed ("python a.py && python b.py"), several are that exact argument
+// list (each quoted).
+[[nodiscard]] std::string command_line_text(const std::vector<std::string>& words);
 // A remote path as the shell should see it: "~" and "~/x" become paths relative to the login
 // directory (".", "x"), everything else is quoted verbatim.
 [[nodiscard]] std::string remote_shell_path(std::string_view path);

@@ -162,10 +162,17 @@ public:
   [[nodiscard]] Result<void> read_until(const DataSink& on_out, const std::function<bool()>& done);
   // What finish() writes to stdin (then EOF); set after read_until().
   void set_input(std::string input) { m_input = std::move(input); }
+  // The general form of finish(): input pulled from `in` (empty: none besides set_input's),
+  // stderr to `on_err` when given, `stop` asked at least every 200 ms (see ExecStream::finish).
+  [[nodiscard]] Result<ExecStreamEnd> pump(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                                           const std::function<bool()>& stop);
 
 private:
   // One non-blocking read of stdout and stderr; `progressed` tells whether anything came.
-  [[nodiscard]] Result<void> read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed);
+  [[nodiscard]] Result<void> read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed,
+                                          const DataSink& on_err = {});
+  // Ends the channel: close, wait for the server's close (briefly when `hurry`), exit status.
+  void close_channel(bool hurry, ExecStreamEnd& end);
 
   LibsshSession& m_owner;
   LIBSSH2_CHANNEL* m_channel;
@@ -192,6 +199,32 @@ public:
 private:
   std::unique_ptr<ExecChannel> m_channel;
   std::vector<std::string> m_rel_paths;
+};
+
+// An exec channel the caller drives (push, job logs).
+class LibsshExecStream final : public ExecStream {
+public:
+  explicit LibsshExecStream(std::unique_ptr<ExecChannel> ch) : m_channel(std::move(ch)) {}
+  Result<void> read_until(const DataSink& on_out, const std::function<bool()>& done) override
+  {
+    if (!m_channel) {
+      return fail(Errc::internal, "exec stream: already finished");
+    }
+    return m_channel->read_until(on_out, done);
+  }
+  Result<ExecStreamEnd> finish(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                               const std::function<bool()>& stop) override
+  {
+    if (!m_channel) {
+      return fail(Errc::internal, "exec stream: already finished");
+    }
+    auto r = m_channel->pump(in, on_out, on_err, stop);
+    m_channel.reset();
+    return r;
+  }
+
+private:
+  std::unique_ptr<ExecChannel> m_channel;
 };
 
 // The one-channel backup (sync/backup_agent.hpp) over an exec channel.
@@ -382,6 +415,12 @@ public:
     return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch), rel_paths));
   }
 
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command) override
+  {
+    TRY_ASSIGN(auto ch, start_exec(command, {}));
+    return std::unique_ptr<ExecStream>(std::make_unique<LibsshExecStream>(std::move(ch)));
+  }
+
   Result<int> run_interactive(const std::string& command, const InteractiveIo& io) override;
 
   // Used by ExecChannel.
@@ -545,13 +584,15 @@ Result<void> ExecChannel::send_input_now()
   return {};
 }
 
-Result<void> ExecChannel::read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed)
+Result<void> ExecChannel::read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed, const DataSink& on_err)
 {
   for (int stream = 0; stream < 2; ++stream) {
     const auto n = libssh2_channel_read_ex(m_channel, stream, buf.data(), buf.size());
     if (n > 0) {
       if (stream == 0 && on_out) {
         TRY(on_out(buf.data(), static_cast<std::size_t>(n)));
+      } else if (stream == 1 && on_err) {
+        TRY(on_err(buf.data(), static_cast<std::size_t>(n)));
       } else {
         (stream == 0 ? m_result.out : m_result.err).append(buf.data(), static_cast<std::size_t>(n));
       }
@@ -585,57 +626,119 @@ Result<void> ExecChannel::read_until(const DataSink& on_out, const std::function
 
 Result<ExecResult> ExecChannel::finish(const DataSink& on_out)
 {
+  TRY_ASSIGN(ExecStreamEnd end, pump({}, on_out, {}, {}));
+  m_result.err = std::move(end.err);
+  m_result.exit_status = end.exit_status;
+  return std::move(m_result);
+}
+
+Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                                        const std::function<bool()>& stop)
+{
   LIBSSH2_SESSION* s = m_owner.raw();
   libssh2_session_set_blocking(s, 0);
   std::vector<char> buf(256 * 1024);
+  std::vector<char> pending;  // input pulled from `in`, not yet written
+  std::size_t pending_pos = 0;
+  bool in_done = !in;
+  ExecStreamEnd end;
+  const auto fail_with = [&](Error e) -> Result<ExecStreamEnd> {
+    libssh2_session_set_blocking(s, 1);
+    return std::unexpected(std::move(e));
+  };
+  // Writes what it can of data[pos..size); false on a real error. A command that stopped
+  // reading ends the sending: its exit status and stderr say why.
+  const auto write_some = [&](const char* data, std::size_t size, std::size_t& pos, bool& progressed) {
+    const auto n = libssh2_channel_write(m_channel, data + pos, size - pos);
+    if (n > 0) {
+      pos += static_cast<std::size_t>(n);
+      progressed = true;
+    } else if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || (n < 0 && n != LIBSSH2_ERROR_EAGAIN && libssh2_channel_eof(m_channel) != 0)) {
+      m_eof_sent = true;
+    } else if (n != LIBSSH2_ERROR_EAGAIN) {
+      return false;
+    }
+    return true;
+  };
   while (true) {
     bool progressed = false;
     if (!m_eof_sent) {
+      // The string given at construction (or set_input) first, then the source.
       if (m_written < m_input.size()) {
-        const auto n = libssh2_channel_write(m_channel, m_input.data() + m_written, m_input.size() - m_written);
-        if (n > 0) {
-          m_written += static_cast<std::size_t>(n);
-          progressed = true;
-        } else if (n != LIBSSH2_ERROR_EAGAIN) {
-          libssh2_session_set_blocking(s, 1);
-          return std::unexpected(session_error(s, to_string(m_owner.target()), "send a command's input"));
+        if (!write_some(m_input.data(), m_input.size(), m_written, progressed)) {
+          return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
         }
-      }
-      if (m_written == m_input.size()) {
-        const int rc = libssh2_channel_send_eof(m_channel);
-        if (rc == 0) {
-          m_eof_sent = true;
+      } else {
+        if (pending_pos == pending.size() && !in_done) {
+          pending.resize(buf.size());
+          auto got = in(pending.data(), pending.size());
+          if (!got) {
+            return fail_with(got.error());
+          }
+          pending.resize(*got);
+          pending_pos = 0;
+          in_done = *got == 0;
           progressed = true;
-        } else if (rc != LIBSSH2_ERROR_EAGAIN) {
-          m_eof_sent = true;  // the command may have exited already
+        }
+        if (pending_pos < pending.size() && !write_some(pending.data(), pending.size(), pending_pos, progressed)) {
+          return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
+        }
+        if (!m_eof_sent && in_done && pending_pos == pending.size()) {
+          const int rc = libssh2_channel_send_eof(m_channel);
+          if (rc == 0) {
+            m_eof_sent = true;
+            progressed = true;
+          } else if (rc != LIBSSH2_ERROR_EAGAIN) {
+            m_eof_sent = true;  // the command may have exited already
+          }
         }
       }
     }
-    if (auto r = read_streams(on_out, buf, progressed); !r) {
-      libssh2_session_set_blocking(s, 1);
-      return std::unexpected(r.error());
+    if (auto r = read_streams(on_out, buf, progressed, on_err); !r) {
+      return fail_with(r.error());
     }
     if (libssh2_channel_eof(m_channel) != 0 && !progressed) {
       break;
     }
+    if (stop && stop()) {
+      end.stopped = true;
+      break;
+    }
     if (!progressed) {
-      m_owner.wait_socket();
+      int next = 0;
+      libssh2_keepalive_send(s, &next);
+      m_owner.wait_socket(-1, 0, nullptr, 200);
     }
   }
+  end.err = std::move(m_result.err);
+  close_channel(end.stopped, end);
+  return end;
+}
+
+void ExecChannel::close_channel(bool hurry, ExecStreamEnd& end)
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
   libssh2_session_set_blocking(s, 1);
+  if (hurry) {
+    // sshd answers a close only once the command has exited, and the connection may be dead:
+    // do not wait long for it (a later answer for the freed channel is dropped by libssh2).
+    libssh2_session_set_timeout(s, 250);
+  }
   libssh2_channel_close(m_channel);
   libssh2_channel_wait_closed(m_channel);
-  m_result.exit_status = libssh2_channel_get_exit_status(m_channel);
+  end.exit_status = libssh2_channel_get_exit_status(m_channel);
   char* signal = nullptr;
   std::size_t signal_len = 0;
   libssh2_channel_get_exit_signal(m_channel, &signal, &signal_len, nullptr, nullptr, nullptr, nullptr);
   if (signal != nullptr) {
-    m_result.exit_status = 255;
+    end.exit_status = 255;
     libssh2_free(s, signal);
   }
   libssh2_channel_free(m_channel);
   m_channel = nullptr;
-  return std::move(m_result);
+  if (hurry) {
+    libssh2_session_set_timeout(s, k_op_timeout_ms);
+  }
 }
 
 Result<void> LibsshSession::handshake(const SshOptions& o)

@@ -3,6 +3,8 @@
 // typeflag 156, magic 257, prefix 345..500) and GNU tar's 'L' long-name members.
 #include "sync/tar_reader.hpp"
 
+#include "sync/tar_writer.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -243,36 +245,10 @@ Result<void> TarReader::feed(const char* data, std::size_t size)
 std::string make_tar(const std::vector<std::pair<std::string, std::string>>& files)
 {
   std::string out;
-  auto header = [&](const std::string& name, std::uint64_t size, char type) {
-    char h[k_block]{};
-    std::memcpy(h, name.data(), std::min<std::size_t>(name.size(), 100));
-    std::snprintf(h + 100, 8, "%07o", 0644U);
-    std::snprintf(h + 108, 8, "%07o", 0U);
-    std::snprintf(h + 116, 8, "%07o", 0U);
-    std::snprintf(h + 124, 12, "%011llo", static_cast<unsigned long long>(size));
-    std::snprintf(h + 136, 12, "%011o", 0U);
-    h[156] = type;
-    std::memcpy(h + 257, "ustar  ", 8);  // GNU magic
-    std::memset(h + 148, ' ', 8);
-    unsigned sum = 0;
-    for (const char c : h) {
-      sum += static_cast<unsigned char>(c);
-    }
-    std::snprintf(h + 148, 8, "%06o", sum);
-    h[155] = ' ';
-    out.append(h, k_block);
-  };
-  auto body = [&](const std::string& data) {
-    out += data;
-    out.append(static_cast<std::size_t>(padding_for(data.size())), '\0');
-  };
   for (const auto& [name, data] : files) {
-    if (name.size() >= 100) {
-      header("././@LongLink", name.size() + 1, 'L');
-      body(name + std::string(1, '\0'));
-    }
-    header(name, data.size(), '0');
-    body(data);
+    out += tar_header(TarMember{name, EntryKind::file, data.size(), 0, 0644, {}});
+    out += data;
+    out.append(tar_padding(data.size()), '\0');
   }
   out.append(2 * k_block, '\0');
   return out;

@@ -66,6 +66,9 @@ struct ExecResult {
 
 // Receives file data in order; an error aborts the transfer and is returned by the caller.
 using DataSink = std::function<Result<void>(const char* data, std::size_t size)>;
+// Produces a command's input in pieces: fills up to `size` bytes of `buf` and returns how many;
+// 0 means the end of the input. An error aborts the command.
+using DataSource = std::function<Result<std::size_t>(char* buf, std::size_t size)>;
 
 // Receives several files streamed in one channel (see SshSession::stream_files).
 class FileStreamHandler {
@@ -119,6 +122,31 @@ public:
   [[nodiscard]] virtual Result<RemoteHashes> wait() = 0;
 };
 
+// How a command driven through an ExecStream ended.
+struct ExecStreamEnd {
+  std::string err;       // its stderr, when no stderr sink was given
+  int exit_status = 0;
+  bool stopped = false;  // the caller's `stop` ended it first (the command may still run on the server)
+};
+
+// One exec channel driven by the caller, for commands that answer before they read their input
+// (push: the server lists its tree, then reads an archive) or that stream for a long time
+// (following a job's log). Input is pulled from a DataSource, never held whole in memory.
+class ExecStream {
+public:
+  virtual ~ExecStream() = default;
+  // Reads stdout into `on_out` (stderr is kept) until `done()` or the end of the output,
+  // without writing any input.
+  [[nodiscard]] virtual Result<void> read_until(const DataSink& on_out, const std::function<bool()>& done) = 0;
+  // Sends all of `in` (an empty function: no input), then EOF, while stdout goes to `on_out`
+  // and stderr to `on_err` (empty: kept in the result); then reads to the end. `stop` (may be
+  // empty) is asked at least every 200 ms; when it answers true the channel is closed at once.
+  // A command that exits before reading all its input ends the sending, not the call: its exit
+  // status and stderr tell why.
+  [[nodiscard]] virtual Result<ExecStreamEnd> finish(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                                                     const std::function<bool()>& stop) = 0;
+};
+
 // Terminal hooks for an interactive session (gpurent ssh); all fds belong to the caller.
 struct InteractiveIo {
   int in_fd = 0;
@@ -157,6 +185,9 @@ public:
   // Starts SHA-256 of root/rel for each rel, on the server, without waiting for it.
   [[nodiscard]] virtual Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root,
                                                                            const std::vector<std::string>& rel_paths) = 0;
+  // Starts a command (through the user's shell) on a channel the caller drives (see ExecStream).
+  // Errc::unsupported where the session cannot run commands.
+  [[nodiscard]] virtual Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command) = 0;
   // A shell (empty command) or a command, wired to the caller's fds; returns the exit status.
   [[nodiscard]] virtual Result<int> run_interactive(const std::string& command, const InteractiveIo& io) = 0;
 };

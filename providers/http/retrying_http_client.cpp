@@ -11,7 +11,7 @@ namespace gpurent {
 
 bool is_idempotent(std::string_view method) noexcept
 {
-  return method == "GET" || method == "HEAD" || method == "DELETE";
+  return method == "GET" || method == "HEAD";
 }
 
 std::string redact_url(std::string_view url)

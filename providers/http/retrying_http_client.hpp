@@ -30,8 +30,10 @@ struct RetryPolicy {
   std::optional<std::chrono::milliseconds> request_timeout;  // overrides each request's own timeout
 };
 
-// POST and PUT may create things: they are retried only on 429 (the server did not act on
-// them). GET, HEAD and DELETE are also retried on 5xx and transport timeouts.
+// POST and PUT may create things, and DELETE destroys them: they are retried only on 429 (the
+// server did not act on them). A destroy is repeated only by the lifecycle, after get() showed
+// the server still there (a repeated DELETE answers RunPod's 400 "Invalid Pod ID." or a 404).
+// GET and HEAD are also retried on 5xx and transport timeouts.
 [[nodiscard]] bool is_idempotent(std::string_view method) noexcept;
 
 class RetryingHttpClient final : public HttpClient {

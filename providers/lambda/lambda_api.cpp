@@ -46,6 +46,10 @@ Result<Instance> instance_from(const json& j)
   in.name = str(j, "name");
   in.raw_state = str(j, "status");
   in.state = map_status(in.raw_state);
+  in.trouble = trouble_of(in.raw_state);
+  if (!in.trouble.empty()) {
+    in.trouble_detail = "Lambda reports the instance " + (in.raw_state.empty() ? std::string("without a status") : in.raw_state);
+  }
   in.host = str(j, "ip");
   in.user = "ubuntu";
   in.port = 22;
@@ -84,13 +88,21 @@ InstanceState map_status(std::string_view status) noexcept
   if (status == "terminating") {
     return InstanceState::terminating;
   }
-  if (status == "terminated" || status == "preempted") {
+  if (status == "terminated") {
     return InstanceState::terminated;
   }
-  if (status == "unhealthy") {
+  if (status == "unhealthy" || status == "preempted") {
     return InstanceState::failed;
   }
   return InstanceState::unknown;
+}
+
+std::string trouble_of(std::string_view status)
+{
+  if (status == "unhealthy" || status == "preempted") {
+    return std::string(status);
+  }
+  return map_status(status) == InstanceState::unknown ? "unknown" : "";
 }
 
 std::optional<std::string> card_of(std::string_view gpu_description)

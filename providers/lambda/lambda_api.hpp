@@ -46,9 +46,12 @@ struct SshKey {
 [[nodiscard]] std::string terminate_body(std::string_view id);
 [[nodiscard]] std::string add_ssh_key_body(std::string_view name, std::string_view public_key);
 
-// booting -> pending, active -> running, terminating -> terminating, terminated/preempted ->
-// terminated, unhealthy -> failed, anything else -> unknown.
+// booting -> pending, active -> running, terminating -> terminating, terminated -> terminated,
+// unhealthy/preempted -> failed (the instance still exists: it may bill until terminated),
+// anything else -> unknown.
 [[nodiscard]] InstanceState map_status(std::string_view status) noexcept;
+// "unhealthy", "preempted", "unknown" (a status outside the documented enum), else "".
+[[nodiscard]] std::string trouble_of(std::string_view status);
 // "A100 (40 GB SXM4)" -> "a100-40gb"; nullopt for a GPU the card catalogue lacks.
 [[nodiscard]] std::optional<std::string> card_of(std::string_view gpu_description);
 // Offers from instance types: one per type whose card we know, priced from price_cents_per_hour.

@@ -9,17 +9,6 @@
 namespace gpurent::lambda {
 namespace {
 
-// The key's type and base64 body, without the comment: how two public keys are compared.
-std::string key_body(std::string_view public_key)
-{
-  const auto first = public_key.find(' ');
-  if (first == std::string_view::npos) {
-    return std::string(public_key);
-  }
-  const auto second = public_key.find(' ', first + 1);
-  return std::string(public_key.substr(0, second));
-}
-
 std::string short_hash(std::string_view s)
 {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
@@ -110,8 +99,11 @@ Result<std::optional<Instance>> LambdaProvider::get(std::string_view id)
 {
   auto body = call(request("GET", "/api/v1/instances/" + std::string(id)), "get instance");
   if (!body) {
-    if (body.error().code == Errc::not_found) {
+    if (body.error().code == Errc::not_found) {  // 404 global/object-does-not-exist
       return std::optional<Instance>{};
+    }
+    if (body.error().code == Errc::invalid_input) {
+      return find_listed(*this, id);  // 400 global/invalid-parameters: the list decides
     }
     return std::unexpected(body.error());
   }
@@ -123,9 +115,9 @@ Result<std::string> LambdaProvider::ensure_ssh_key(std::string_view public_key)
 {
   TRY_ASSIGN(std::string body, call(request("GET", "/api/v1/ssh-keys"), "list ssh keys"));
   TRY_ASSIGN(auto keys, parse_ssh_keys(body));
-  const std::string wanted = key_body(public_key);
+  const std::string wanted = public_key_body(public_key);
   for (const auto& k : keys) {
-    if (key_body(k.public_key) == wanted) {
+    if (public_key_body(k.public_key) == wanted) {
       return k.name;
     }
   }
@@ -216,10 +208,9 @@ Result<void> LambdaProvider::hibernate(std::string_view)
 
 Result<void> LambdaProvider::terminate(std::string_view id)
 {
-  auto r = call(request("POST", "/api/v1/instance-operations/terminate", terminate_body(id)), "terminate");
-  if (!r && r.error().code != Errc::not_found) {
-    return std::unexpected(r.error());
-  }
+  // One POST; a 404 (global/object-does-not-exist) comes back as Errc::not_found: "already gone",
+  // to be confirmed with get().
+  TRY(call(request("POST", "/api/v1/instance-operations/terminate", terminate_body(id)), "terminate"));
   return {};
 }
 

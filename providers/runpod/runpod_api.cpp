@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/rounding.hpp"
+#include "common/text.hpp"
 
 namespace gpurent::runpod {
 namespace {
@@ -84,14 +85,22 @@ Result<Instance> pod_from(const json& j)
       port = static_cast<std::uint16_t>(p);
     }
   }
+  const std::string change = str(j, "lastStatusChange");
   if (in.raw_state == "RUNNING") {
     in.state = (!ip.empty() && port) ? InstanceState::running : InstanceState::pending;
   } else if (in.raw_state == "EXITED") {
     in.state = InstanceState::stopped;
+    if (const auto code = exit_code_in(change); code && *code != 0) {
+      in.trouble = "crashed";
+      in.trouble_detail = "RunPod: the pod EXITED with code " + std::to_string(*code) + " (" + change + ")";
+    }
   } else if (in.raw_state == "TERMINATED") {
     in.state = InstanceState::terminated;
   } else {
     in.state = InstanceState::unknown;
+    in.trouble = "unknown";
+    in.trouble_detail = "RunPod reports desiredStatus '" + in.raw_state + "', which gpurent does not know" +
+                        (change.empty() ? std::string{} : " (" + change + ")");
   }
   in.host = ip;
   in.port = port.value_or(22);
@@ -115,6 +124,35 @@ Result<Instance> pod_from(const json& j)
 }
 
 }  // namespace
+
+std::optional<int> exit_code_in(std::string_view text)
+{
+  const std::string t = to_lower(text);
+  for (std::size_t at = t.find("code"); at != std::string::npos; at = t.find("code", at + 4)) {
+    const std::size_t from = at >= 16 ? at - 16 : 0;
+    if (t.substr(from, at - from).find("exit") == std::string::npos) {
+      continue;
+    }
+    std::size_t i = at + 4;
+    while (i < t.size() && (t[i] == ' ' || t[i] == ':' || t[i] == '=')) {
+      ++i;
+    }
+    const bool negative = i < t.size() && t[i] == '-';
+    const std::size_t digits = negative ? i + 1 : i;
+    std::size_t end = digits;
+    while (end < t.size() && end - digits < 6 && t[end] >= '0' && t[end] <= '9') {
+      ++end;
+    }
+    if (end == digits) {
+      continue;
+    }
+    const auto n = parse_u64(std::string_view(t).substr(digits, end - digits));
+    if (n) {
+      return negative ? -static_cast<int>(*n) : static_cast<int>(*n);
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> card_of(std::string_view gpu_type_id)
 {

@@ -18,10 +18,14 @@ namespace gpurent::runpod {
 [[nodiscard]] std::vector<std::string> gpu_type_ids(std::string_view card);
 
 // RUNNING with a public IP and port 22 mapped -> running; RUNNING otherwise -> pending;
-// EXITED -> stopped; TERMINATED -> terminated; anything else -> unknown.
+// EXITED -> stopped (trouble "crashed" when lastStatusChange gives a non-zero exit code);
+// TERMINATED -> terminated; anything else -> unknown (trouble "unknown").
 [[nodiscard]] Result<Instance> parse_pod(std::string_view body);
 [[nodiscard]] Result<std::vector<Instance>> parse_pods(std::string_view body);  // a bare array
 [[nodiscard]] std::string error_detail(std::string_view body);                  // the provider's message, or ""
+// The exit code named in a lastStatusChange text ("... exit code 137", "exited with code: 1"),
+// nullopt when it names none. RunPod documents the field only as a description of the last event.
+[[nodiscard]] std::optional<int> exit_code_in(std::string_view text);
 
 struct CreatePod {
   std::string name;

@@ -61,8 +61,11 @@ Result<std::optional<Instance>> RunpodProvider::get(std::string_view id)
 {
   auto resp = call(request("GET", m_base + "/pods/" + std::string(id)), "get pod");
   if (!resp) {
-    if (resp.error().code == Errc::not_found) {
+    if (resp.error().code == Errc::not_found) {  // 404 "Pod not found."
       return std::optional<Instance>{};
+    }
+    if (resp.error().code == Errc::invalid_input) {
+      return find_listed(*this, id);  // 400 "Invalid ID supplied.": the list decides
     }
     return std::unexpected(resp.error());
   }
@@ -87,12 +90,8 @@ Result<Instance> RunpodProvider::launch(const LaunchRequest& req)
               req.ssh_public_key};
   TRY_ASSIGN(HttpResponse resp, call(request("POST", m_base + "/pods", create_body(c)), "create pod"));
   TRY_ASSIGN(Instance in, parse_pod(resp.body));
-  if (req.max_price_per_hour && in.price_per_hour.n > 0 && in.price_per_hour > *req.max_price_per_hour) {
-    // The price is known only once RunPod picked a machine: give it back at once.
-    (void)terminate(in.id);
-    return fail(Errc::refused, "runpod: the pod RunPod picked costs more per hour than --max-price, so it was "
-                               "terminated at once; raise --max-price or try later");
-  }
+  // RunPod picks the machine, so its price is known only now: the caller checks --max-price
+  // against in.price_per_hour and destroys the pod (confirmed, recorded) when it is over.
   if (in.name.empty()) {
     in.name = req.name;
   }
@@ -118,10 +117,13 @@ Result<void> RunpodProvider::hibernate(std::string_view)
 
 Result<void> RunpodProvider::terminate(std::string_view id)
 {
+  // DELETE /pods/{podId} documents 204, 400 "Invalid Pod ID." and 401. A 400 (or a 404) is what a
+  // pod that no longer exists gets: Errc::not_found, "already gone", confirmed later with get().
   auto r = call(request("DELETE", m_base + "/pods/" + std::string(id)), "terminate pod");
-  if (!r && r.error().code != Errc::not_found) {
-    return std::unexpected(r.error());
+  if (!r && r.error().code == Errc::invalid_input) {
+    return fail(Errc::not_found, r.error().message);
   }
+  TRY(r);
   return {};
 }
 

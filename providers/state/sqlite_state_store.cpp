@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The one StateStore implementation, and the only file that includes <sqlite3.h>.
 // WAL journal, a busy timeout, BEGIN IMMEDIATE around every read-modify-write, and a schema
-// version table with forward-only migrations (1: servers, events, backups; 2: doctor observations).
+// version table with forward-only migrations (1: servers, events, backups; 2: doctor observations;
+// 3: remembered SSH files, the provider's last word, the release check; 4: the jobs of
+// `gpurent run`).
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -24,7 +26,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 2> k_migrations{{
+constexpr std::array<const char*, 4> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -82,6 +84,38 @@ CREATE TABLE doctor_observations(
   gpus_json TEXT NOT NULL
 );
 CREATE INDEX doctor_observations_server ON doctor_observations(server_id, at);
+)sql",
+    // 2 -> 3: the SSH identity and known-hosts file given at attach/up; what the provider last
+    // said (its state word, trouble such as `unhealthy`); when SSH to a release_pending host
+    // first failed. New statuses (destroy_failed, release_pending) need no schema change.
+    R"sql(
+ALTER TABLE servers ADD COLUMN ssh_identity TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN ssh_known_hosts TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN provider_state TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN trouble TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN trouble_detail TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN unreachable_since INTEGER;
+)sql",
+    // 3 -> 4: jobs started by `gpurent run` and the --then steps to carry out after them.
+    R"sql(
+CREATE TABLE jobs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  server_id INTEGER REFERENCES servers(id),
+  target TEXT NOT NULL,
+  command TEXT NOT NULL,
+  workdir TEXT NOT NULL,
+  state TEXT NOT NULL,
+  exit_code INTEGER,
+  started INTEGER NOT NULL,
+  ended INTEGER,
+  log TEXT NOT NULL DEFAULT '',
+  oom_json TEXT,
+  steps_json TEXT NOT NULL DEFAULT '[]',
+  steps_owner TEXT NOT NULL DEFAULT '',
+  UNIQUE(target, job_id)
+);
+CREATE INDEX jobs_target ON jobs(target, started);
 )sql",
 }};
 
@@ -242,9 +276,38 @@ Result<std::vector<GpuSample>> gpus_from_json(const std::string& text)
   return out;
 }
 
+std::string steps_to_json(const std::vector<JobStep>& steps)
+{
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& st : steps) {
+    out.push_back({{"step", st.step}, {"state", st.state}, {"detail", st.detail}});
+  }
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<std::vector<JobStep>> steps_from_json(const std::string& text)
+{
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) {
+    return fail(Errc::internal, "state database: a job has unreadable --then steps; the database was edited or damaged");
+  }
+  std::vector<JobStep> out;
+  for (const auto& st : j) {
+    if (!st.is_object() || !st.value("step", nlohmann::json()).is_string()) {
+      return fail(Errc::internal, "state database: a job has unreadable --then steps; the database was edited or damaged");
+    }
+    out.push_back(JobStep{st["step"].get<std::string>(), st.value("state", "pending"), st.value("detail", "")});
+  }
+  return out;
+}
+
+constexpr const char* k_job_columns =
+    "id,job_id,server_id,target,command,workdir,state,exit_code,started,ended,log,oom_json,steps_json,steps_owner";
+
 constexpr const char* k_server_columns =
     "id,name,provider,provider_id,card,gpus,spot,attached,region,price_micro,currency,increment_s,minimum_s,"
-    "deploy_s,terms_json,ssh_user,host,port,host_key,status,status_since,created_at,last_change";
+    "deploy_s,terms_json,ssh_user,host,port,host_key,status,status_since,created_at,last_change,"
+    "ssh_identity,ssh_known_hosts,provider_state,trouble,trouble_detail,unreachable_since";
 
 Result<ServerRecord> read_server(const Stmt& st)
 {
@@ -285,7 +348,24 @@ Result<ServerRecord> read_server(const Stmt& st)
   r.status_since = from_unix(st.i64(20));
   r.created_at = from_unix(st.i64(21));
   r.last_change = from_unix(st.i64(22));
+  r.identity_file = st.text(23);
+  r.known_hosts_file = st.text(24);
+  r.provider_state = st.text(25);
+  r.trouble = st.text(26);
+  r.trouble_detail = st.text(27);
+  if (!st.is_null(28)) {
+    r.unreachable_since = from_unix(st.i64(28));
+  }
   return r;
+}
+
+std::string terms_json(const RentTerms& t)
+{
+  const nlohmann::json terms = {{"stopped", rule_to_json(t.stopped)},
+                                {"hibernated", rule_to_json(t.hibernated)},
+                                {"destroy_loses", t.destroy_loses},
+                                {"workspace_dir", t.workspace_dir}};
+  return terms.dump();
 }
 
 class SqliteStateStore final : public StateStore {
@@ -297,14 +377,10 @@ public:
   Result<ServerRecord> insert_server(const ServerRecord& rec) override
   {
     TRY(begin());
-    const nlohmann::json terms = {{"stopped", rule_to_json(rec.terms.stopped)},
-                                  {"hibernated", rule_to_json(rec.terms.hibernated)},
-                                  {"destroy_loses", rec.terms.destroy_loses},
-                                  {"workspace_dir", rec.terms.workspace_dir}};
-    const std::string terms_text = terms.dump();
+    const std::string terms_text = terms_json(rec.terms);
     const std::string status{to_string(rec.status)};
     const std::string sql = std::string("INSERT INTO servers(") + (k_server_columns + 3) +
-                            ",closed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                            ",closed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     Stmt st(db(), sql.c_str());
     if (!st.ok()) {
       return rollback_with(db_error(db(), "prepare insert"));
@@ -317,7 +393,10 @@ public:
     st.bind(13, static_cast<std::int64_t>(rec.terms.billing.charged_at_deploy.count()));
     st.bind(14, terms_text).bind(15, rec.user).bind(16, rec.host).bind(17, std::int64_t{rec.port});
     st.bind(18, rec.host_key).bind(19, status).bind(20, to_unix(rec.created_at)).bind(21, to_unix(rec.created_at));
-    st.bind(22, to_unix(rec.created_at)).bind(23, std::int64_t{is_closed(rec.status)});
+    st.bind(22, to_unix(rec.created_at)).bind(23, rec.identity_file).bind(24, rec.known_hosts_file);
+    st.bind(25, rec.provider_state).bind(26, rec.trouble).bind(27, rec.trouble_detail);
+    st.bind(28, rec.unreachable_since ? std::optional<std::int64_t>{to_unix(*rec.unreachable_since)} : std::nullopt);
+    st.bind(29, std::int64_t{is_closed(rec.status)});
     const int rc = st.step();
     if (rc == SQLITE_CONSTRAINT) {
       rollback();
@@ -375,18 +454,46 @@ public:
     return exec_write("UPDATE servers SET provider_id=? WHERE id=?", [&](Stmt& st) { st.bind(1, provider_id).bind(2, id); });
   }
 
-  Result<void> set_price(std::int64_t id, MicroUsd price_per_hour) override
-  {
-    return exec_write("UPDATE servers SET price_micro=? WHERE id=?",
-                      [&](Stmt& st) { st.bind(1, price_per_hour.n).bind(2, id); });
-  }
-
   Result<void> set_connection(std::int64_t id, std::string_view user, std::string_view host, std::uint16_t port,
                               std::string_view host_key) override
   {
     return exec_write("UPDATE servers SET ssh_user=?, host=?, port=?, host_key=? WHERE id=?", [&](Stmt& st) {
       st.bind(1, user).bind(2, host).bind(3, std::int64_t{port}).bind(4, host_key).bind(5, id);
     });
+  }
+
+  Result<void> set_terms(std::int64_t id, const RentTerms& t) override
+  {
+    const std::string text = terms_json(t);
+    return exec_write("UPDATE servers SET price_micro=?, currency=?, increment_s=?, minimum_s=?, deploy_s=?, "
+                      "terms_json=? WHERE id=?",
+                      [&](Stmt& st) {
+                        st.bind(1, t.price_per_hour.n).bind(2, t.currency);
+                        st.bind(3, static_cast<std::int64_t>(t.billing.increment.count()));
+                        st.bind(4, static_cast<std::int64_t>(t.billing.minimum.count()));
+                        st.bind(5, static_cast<std::int64_t>(t.billing.charged_at_deploy.count()));
+                        st.bind(6, text).bind(7, id);
+                      });
+  }
+
+  Result<void> set_ssh_files(std::int64_t id, std::string_view identity, std::string_view known_hosts) override
+  {
+    return exec_write("UPDATE servers SET ssh_identity=?, ssh_known_hosts=? WHERE id=?",
+                      [&](Stmt& st) { st.bind(1, identity).bind(2, known_hosts).bind(3, id); });
+  }
+
+  Result<void> set_provider_state(std::int64_t id, std::string_view provider_state, std::string_view trouble,
+                                  std::string_view detail) override
+  {
+    return exec_write("UPDATE servers SET provider_state=?, trouble=?, trouble_detail=? WHERE id=?", [&](Stmt& st) {
+      st.bind(1, provider_state).bind(2, trouble).bind(3, detail).bind(4, id);
+    });
+  }
+
+  Result<void> set_unreachable_since(std::int64_t id, std::optional<TimePoint> since) override
+  {
+    const std::optional<std::int64_t> at = since ? std::optional<std::int64_t>{to_unix(*since)} : std::nullopt;
+    return exec_write("UPDATE servers SET unreachable_since=? WHERE id=?", [&](Stmt& st) { st.bind(1, at).bind(2, id); });
   }
 
   Result<void> record_state(std::int64_t id, ServerStatus status, TimePoint at, std::string_view note) override
@@ -515,8 +622,153 @@ public:
     return out;
   }
 
+  Result<JobRecord> add_job(const JobRecord& j) override
+  {
+    TRY(begin());
+    Stmt st(db(), "INSERT INTO jobs(job_id,server_id,target,command,workdir,state,exit_code,started,ended,log,oom_json,"
+                  "steps_json,steps_owner) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    const std::string steps = steps_to_json(j.steps);
+    bind_job(st, j, steps);
+    st.bind(1, j.job_id).bind(2, j.server_id).bind(3, j.target).bind(4, j.command).bind(5, j.workdir);
+    st.bind(13, j.steps_owner);
+    const int rc = st.step();
+    if (rc == SQLITE_CONSTRAINT) {
+      rollback();
+      return fail(Errc::refused, "job " + j.job_id + " on " + j.target + " is already recorded");
+    }
+    if (rc != SQLITE_DONE) {
+      return rollback_with(db_error(db(), "record job"));
+    }
+    JobRecord out = j;
+    out.id = sqlite3_last_insert_rowid(db());
+    TRY(commit());
+    return out;
+  }
+
+  Result<void> update_job(const JobRecord& j) override
+  {
+    const std::string steps = steps_to_json(j.steps);
+    return exec_write("UPDATE jobs SET state=?6, exit_code=?7, started=?8, ended=?9, log=?10, oom_json=?11, steps_json=?12 "
+                      "WHERE id=?1",
+                      [&](Stmt& st) {
+                        bind_job(st, j, steps);
+                        st.bind(1, j.id);
+                      },
+                      "job");
+  }
+
+  Result<std::vector<JobRecord>> jobs(std::string_view target) override
+  {
+    const std::string sql = std::string("SELECT ") + k_job_columns + " FROM jobs WHERE target=? ORDER BY started, id";
+    return query_jobs(sql, [&](Stmt& st) { st.bind(1, target); });
+  }
+
+  Result<std::vector<JobRecord>> jobs_with_pending_steps() override
+  {
+    const std::string sql = std::string("SELECT ") + k_job_columns +
+                            " FROM jobs WHERE steps_json LIKE '%\"state\":\"pending\"%' ORDER BY started, id";
+    return query_jobs(sql, [](Stmt&) {});
+  }
+
+  Result<bool> claim_job_steps(std::int64_t id, std::string_view owner,
+                               const std::function<bool(std::string_view)>& holder_gone) override
+  {
+    TRY(begin());
+    std::string holder;
+    {
+      Stmt check(db(), "SELECT steps_owner FROM jobs WHERE id=?");
+      check.bind(1, id);
+      const int rc = check.step();
+      if (rc != SQLITE_ROW) {
+        Error e = rc == SQLITE_DONE ? Error{Errc::not_found, "state database: no such job"} : db_error(db(), "read job");
+        return rollback_with(std::move(e));
+      }
+      holder = check.text(0);
+    }
+    if (!holder.empty() && holder != owner && !(holder_gone && holder_gone(holder))) {
+      rollback();
+      return false;
+    }
+    Stmt up(db(), "UPDATE jobs SET steps_owner=? WHERE id=?");
+    up.bind(1, owner).bind(2, id);
+    if (up.step() != SQLITE_DONE) {
+      return rollback_with(db_error(db(), "claim job steps"));
+    }
+    TRY(commit());
+    return true;
+  }
+
+  Result<void> release_job_steps(std::int64_t id, std::string_view owner) override
+  {
+    TRY(begin());
+    Stmt up(db(), "UPDATE jobs SET steps_owner='' WHERE id=? AND steps_owner=?");
+    up.bind(1, id).bind(2, owner);
+    if (up.step() != SQLITE_DONE) {
+      return rollback_with(db_error(db(), "release job steps"));
+    }
+    return commit();
+  }
+
 private:
   sqlite3* db() const { return m_db.get(); }
+
+  // Parameters 6..12 (state .. steps_json); `steps` must outlive the statement's step().
+  static void bind_job(Stmt& st, const JobRecord& j, const std::string& steps)
+  {
+    st.bind(6, j.state);
+    st.bind(7, j.exit_code ? std::optional<std::int64_t>{*j.exit_code} : std::nullopt);
+    st.bind(8, to_unix(j.started));
+    st.bind(9, j.ended ? std::optional<std::int64_t>{to_unix(*j.ended)} : std::nullopt);
+    st.bind(10, j.log);
+    if (j.oom_json) {
+      st.bind(11, std::string_view(*j.oom_json));
+    } else {
+      st.bind(11, std::optional<std::int64_t>{});
+    }
+    st.bind(12, steps);
+  }
+
+  template <class Bind>
+  Result<std::vector<JobRecord>> query_jobs(const std::string& sql, Bind&& bind)
+  {
+    Stmt st(db(), sql.c_str());
+    if (!st.ok()) {
+      return std::unexpected(db_error(db(), "prepare jobs query"));
+    }
+    bind(st);
+    std::vector<JobRecord> out;
+    int rc = SQLITE_ROW;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      JobRecord j;
+      j.id = st.i64(0);
+      j.job_id = st.text(1);
+      if (!st.is_null(2)) {
+        j.server_id = st.i64(2);
+      }
+      j.target = st.text(3);
+      j.command = st.text(4);
+      j.workdir = st.text(5);
+      j.state = st.text(6);
+      if (!st.is_null(7)) {
+        j.exit_code = static_cast<int>(st.i64(7));
+      }
+      j.started = from_unix(st.i64(8));
+      if (!st.is_null(9)) {
+        j.ended = from_unix(st.i64(9));
+      }
+      j.log = st.text(10);
+      if (!st.is_null(11)) {
+        j.oom_json = st.text(11);
+      }
+      TRY_ASSIGN(j.steps, steps_from_json(st.text(12)));
+      j.steps_owner = st.text(13);
+      out.push_back(std::move(j));
+    }
+    if (rc != SQLITE_DONE) {
+      return std::unexpected(db_error(db(), "read jobs"));
+    }
+    return out;
+  }
 
   Result<void> begin()
   {
@@ -553,7 +805,7 @@ private:
   }
 
   template <class Bind>
-  Result<void> exec_write(const char* sql, Bind&& bind)
+  Result<void> exec_write(const char* sql, Bind&& bind, std::string_view thing = "server")
   {
     TRY(begin());
     Stmt st(db(), sql);
@@ -563,7 +815,7 @@ private:
     }
     if (sqlite3_changes(db()) == 0) {
       rollback();
-      return fail(Errc::not_found, "state database: no such server");
+      return fail(Errc::not_found, "state database: no such " + std::string(thing));
     }
     return commit();
   }

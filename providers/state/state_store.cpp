@@ -8,7 +8,7 @@
 namespace gpurent {
 namespace {
 
-constexpr std::array<std::pair<ServerStatus, std::string_view>, 9> k_status_names{{
+constexpr std::array<std::pair<ServerStatus, std::string_view>, 12> k_status_names{{
     {ServerStatus::creating, "creating"},
     {ServerStatus::provisioning, "provisioning"},
     {ServerStatus::running, "running"},
@@ -18,6 +18,9 @@ constexpr std::array<std::pair<ServerStatus, std::string_view>, 9> k_status_name
     {ServerStatus::destroyed, "destroyed"},
     {ServerStatus::gone, "gone"},
     {ServerStatus::failed, "failed"},
+    {ServerStatus::destroy_failed, "destroy_failed"},
+    {ServerStatus::release_pending, "release_pending"},
+    {ServerStatus::offline, "offline"},
 }};
 
 }  // namespace

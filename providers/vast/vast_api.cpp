@@ -2,6 +2,7 @@
 #include "providers/vast/vast_api.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -78,6 +79,49 @@ std::optional<std::uint64_t> port_of(const json& v)
   return p;
 }
 
+// Storage per hour: the instance's own pricing breakdown (`instance.diskHour`), else
+// storage_total_cost, else storage_cost ($/GB/month) x the disk in GB / 720.
+MicroUsd storage_of(const json& j, double disk_gb)
+{
+  if (j.contains("instance") && j["instance"].is_object()) {
+    if (auto d = money(j["instance"], "diskHour")) {
+      return *d;
+    }
+  }
+  if (auto t = money(j, "storage_total_cost")) {
+    return *t;
+  }
+  const auto per_gb_month = money(j, "storage_cost");
+  if (per_gb_month && disk_gb > 0 && disk_gb < 1e6) {
+    const auto micro_gb = static_cast<std::int64_t>(disk_gb * 1000.0 + 0.5);  // milli-GB
+    return MicroUsd{(per_gb_month->n * micro_gb + k_storage_month_h * 1000 - 1) / (k_storage_month_h * 1000)};
+  }
+  return MicroUsd{0};
+}
+
+double number(const json& j, const char* key)
+{
+  const auto it = j.find(key);
+  return (it != j.end() && it->is_number()) ? it->get<double>() : 0.0;
+}
+
+std::string url_encode(std::string_view s)
+{
+  static constexpr char k_hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(k_hex[u >> 4]);
+      out.push_back(k_hex[u & 15]);
+    }
+  }
+  return out;
+}
+
 Result<Instance> instance_from(const json& j)
 {
   if (!j.is_object() || !j.contains("id") || !(j["id"].is_number_integer() || j["id"].is_string())) {
@@ -95,6 +139,13 @@ Result<Instance> instance_from(const json& j)
   }
   in.raw_state = status.value_or("null");
   in.state = map_status(status);
+  in.trouble = trouble_of(status, str(j, "intended_status"));
+  if (!in.trouble.empty()) {
+    const std::string msg = str(j, "status_msg");
+    in.trouble_detail = "Vast reports actual_status '" + in.raw_state + "'" +
+                        (str(j, "intended_status").empty() ? "" : ", intended_status '" + str(j, "intended_status") + "'") +
+                        (msg.empty() ? std::string{} : " (" + msg.substr(0, 200) + ")");
+  }
   in.user = "root";
   // Direct SSH (public address + the host port mapped to 22) when offered, else Vast's proxy.
   const std::string ip = str(j, "public_ipaddr");
@@ -118,6 +169,7 @@ Result<Instance> instance_from(const json& j)
   if (auto p = money(j, "dph_total")) {
     in.price_per_hour = *p;
   }
+  in.storage_per_hour = storage_of(j, number(j, "disk_space"));
   if (auto c = card_of(str(j, "gpu_name"), ram_mb(j))) {
     in.card = *c;
   }
@@ -132,7 +184,7 @@ Result<Instance> instance_from(const json& j)
 
 InstanceState map_status(const std::optional<std::string>& s) noexcept
 {
-  if (!s || *s == "loading" || *s == "created" || *s == "scheduling") {
+  if (!s || *s == "loading" || *s == "created" || *s == "scheduling" || *s == "rebooting") {
     return InstanceState::pending;
   }
   if (*s == "running") {
@@ -142,9 +194,23 @@ InstanceState map_status(const std::optional<std::string>& s) noexcept
     return InstanceState::stopped;
   }
   if (*s == "offline") {
-    return InstanceState::failed;
+    return InstanceState::offline;
   }
   return InstanceState::unknown;
+}
+
+std::string trouble_of(const std::optional<std::string>& s, std::string_view intended_status)
+{
+  if (!s) {
+    return {};
+  }
+  if (*s == "exited") {
+    return intended_status == "stopped" ? std::string{} : std::string("crashed");
+  }
+  if (*s == "offline" || *s == "frozen" || *s == "unknown") {
+    return *s;
+  }
+  return map_status(s) == InstanceState::unknown ? "unknown" : "";
 }
 
 std::optional<std::string> card_of(std::string_view gpu_name, std::uint64_t gpu_ram_mb)
@@ -172,7 +238,8 @@ std::vector<std::string> gpu_names(std::string_view card)
   return out;
 }
 
-std::string search_body(const std::vector<std::string>& names, std::uint32_t gpus, bool bid, std::uint32_t limit)
+std::string search_body(const std::vector<std::string>& names, std::uint32_t gpus, bool bid, std::uint32_t limit,
+                        std::uint32_t disk_gb)
 {
   json q = {{"verified", {{"eq", true}}},
             {"rentable", {{"eq", true}}},
@@ -185,10 +252,13 @@ std::string search_body(const std::vector<std::string>& names, std::uint32_t gpu
   if (gpus > 0) {
     q["num_gpus"] = {{"eq", gpus}};
   }
+  if (disk_gb > 0) {
+    q["allocated_storage"] = disk_gb;
+  }
   return q.dump();
 }
 
-Result<std::vector<Bundle>> parse_bundles(std::string_view body)
+Result<std::vector<Bundle>> parse_bundles(std::string_view body, std::uint32_t allocated_gb)
 {
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("offers") || !j["offers"].is_array()) {
@@ -209,6 +279,7 @@ Result<std::vector<Bundle>> parse_bundles(std::string_view body)
     b.num_gpus = o.contains("num_gpus") && o["num_gpus"].is_number_unsigned() ? o["num_gpus"].get<std::uint32_t>() : 0;
     b.gpu_ram_mb = ram_mb(o);
     b.dph_total = *price;
+    b.storage_per_hour = storage_of(o, allocated_gb);
     b.min_bid = money(o, "min_bid");
     b.geolocation = str(o, "geolocation");
     out.push_back(std::move(b));
@@ -246,15 +317,13 @@ std::vector<Offer> offers_from(const std::vector<Bundle>& bundles)
   return out;
 }
 
-std::string create_body(std::string_view image, std::string_view label, std::string_view public_key,
+std::string create_body(std::string_view image, std::string_view label, std::uint32_t disk_gb,
                         std::optional<MicroUsd> bid)
 {
-  // The key goes in through onstart as data: single quotes in it are refused by the caller.
   json b = {{"image", image},
-            {"disk", 20},
+            {"disk", disk_gb},
             {"runtype", "ssh_direct"},
             {"label", label},
-            {"onstart", "mkdir -p ~/.ssh && echo '" + std::string(public_key) + "' >> ~/.ssh/authorized_keys"},
             {"target_state", "running"},
             {"cancel_unavail", true}};
   if (bid) {
@@ -304,6 +373,59 @@ Result<std::vector<Instance>> parse_instances(std::string_view body)
   return out;
 }
 
+Result<InstancePage> parse_instance_page(std::string_view body)
+{
+  TRY_ASSIGN(auto list, parse_instances(body));
+  InstancePage page{std::move(list), {}};
+  const json j = json::parse(body, nullptr, false);
+  if (j.contains("next_token") && j["next_token"].is_string()) {
+    page.next_token = j["next_token"].get<std::string>();
+  }
+  return page;
+}
+
+std::string instances_query(std::string_view after_token)
+{
+  std::string q = "limit=25&select_filters=" + url_encode("{}") + "&order_by=" +
+                  url_encode(R"([{"col":"id","dir":"asc"}])");
+  if (!after_token.empty()) {
+    q += "&after_token=" + url_encode(after_token);
+  }
+  return q;
+}
+
+Result<std::vector<std::string>> parse_ssh_keys(std::string_view body)
+{
+  const json j = json::parse(body, nullptr, false);
+  const json* list = &j;
+  if (!j.is_discarded() && j.is_object()) {
+    for (const char* key : {"ssh_keys", "keys"}) {
+      if (j.contains(key) && j[key].is_array()) {
+        list = &j[key];
+      }
+    }
+  }
+  if (j.is_discarded() || !list->is_array()) {
+    return fail(Errc::invalid_input, "vast: ssh keys: the answer is not a list of keys");
+  }
+  std::vector<std::string> out;
+  for (const auto& k : *list) {
+    if (!k.is_object() || (k.contains("deleted_at") && !k["deleted_at"].is_null())) {
+      continue;
+    }
+    const std::string key = str(k, "key").empty() ? str(k, "public_key") : str(k, "key");
+    if (!key.empty()) {
+      out.push_back(key);
+    }
+  }
+  return out;
+}
+
+std::string ssh_key_body(std::string_view public_key)
+{
+  return json{{"ssh_key", public_key}}.dump();
+}
+
 std::string state_body(std::string_view state)
 {
   return json{{"state", state}}.dump();
@@ -316,7 +438,7 @@ std::string error_detail(std::string_view body)
     return {};
   }
   std::string out;
-  for (const char* key : {"error", "msg", "message"}) {
+  for (const char* key : {"error", "msg", "message", "detail"}) {
     if (j.contains(key) && j[key].is_string()) {
       out += (out.empty() ? "" : ": ") + j[key].get<std::string>().substr(0, 200);
     }

@@ -7,12 +7,20 @@
 
 namespace gpurent::vast {
 
+namespace {
+
+// At most this many pages of 25 (1000 instances) are read from the paginated list.
+constexpr int k_max_pages = 40;
+
+}  // namespace
+
 VastProvider::VastProvider(HttpClient& http, std::string base_url, std::string api_key)
     : m_http(http), m_base(std::move(base_url)), m_key(std::move(api_key))
 {
   while (!m_base.empty() && m_base.back() == '/') {
     m_base.pop_back();
   }
+  m_v1 = m_base.ends_with("/v0") ? m_base.substr(0, m_base.size() - 3) + "/v1" : m_base;
 }
 
 std::optional<std::string> VastProvider::unsupported(Feature f) const
@@ -54,8 +62,45 @@ Result<std::vector<Offer>> VastProvider::fetch_offers()
 
 Result<std::vector<Instance>> VastProvider::list()
 {
-  TRY_ASSIGN(HttpResponse resp, call(request("GET", "/instances/"), "list instances"));
-  return parse_instances(resp.body);
+  // GET /api/v1/instances/ (keyset pagination, at most 25 a page), as vast-cli's show instances
+  // reads it; the v0 GET /instances/ is deprecated.
+  std::vector<Instance> all;
+  std::string token;
+  for (int page = 0; page < k_max_pages; ++page) {
+    HttpRequest r = request("GET", "", "");
+    r.url = m_v1 + "/instances/?" + instances_query(token);
+    TRY_ASSIGN(HttpResponse resp, call(r, "list instances"));
+    TRY_ASSIGN(InstancePage got, parse_instance_page(resp.body));
+    all.insert(all.end(), got.instances.begin(), got.instances.end());
+    if (got.next_token.empty()) {
+      return all;
+    }
+    if (got.next_token == token) {
+      return fail(Errc::invalid_input, "vast: list instances: the same next_token came back twice; Vast's API may have changed");
+    }
+    token = got.next_token;
+  }
+  return fail(Errc::invalid_input, "vast: list instances: more than " + std::to_string(k_max_pages * 25) +
+                                       " instances; gpurent reads no further");
+}
+
+Result<void> VastProvider::ensure_ssh_key(std::string_view public_key)
+{
+  auto listed = call(request("GET", "/ssh/"), "list ssh keys");
+  std::vector<std::string> keys;
+  if (listed) {
+    TRY_ASSIGN(keys, parse_ssh_keys(listed->body));
+  } else if (listed.error().code != Errc::not_found) {  // 404: "No SSH keys found for the user."
+    return std::unexpected(listed.error());
+  }
+  const std::string wanted = public_key_body(public_key);
+  for (const auto& k : keys) {
+    if (public_key_body(k) == wanted) {
+      return {};
+    }
+  }
+  TRY(call(request("POST", "/ssh/", ssh_key_body(public_key)), "add ssh key"));
+  return {};
 }
 
 Result<std::optional<Instance>> VastProvider::get(std::string_view id)
@@ -65,6 +110,9 @@ Result<std::optional<Instance>> VastProvider::get(std::string_view id)
     if (resp.error().code == Errc::not_found) {
       return std::optional<Instance>{};
     }
+    if (resp.error().code == Errc::invalid_input) {
+      return find_listed(*this, id);  // 400 "Invalid instance ID or invalid arguments": the list decides
+    }
     return std::unexpected(resp.error());
   }
   return parse_instance(resp->body);
@@ -72,8 +120,8 @@ Result<std::optional<Instance>> VastProvider::get(std::string_view id)
 
 Result<Instance> VastProvider::launch(const LaunchRequest& req)
 {
-  if (req.ssh_public_key.find('\'') != std::string::npos || req.ssh_public_key.find('\n') != std::string::npos) {
-    return fail(Errc::invalid_input, "vast: the SSH public key contains a quote or a newline; use a plain OpenSSH public key");
+  if (req.ssh_public_key.find('\n') != std::string::npos) {
+    return fail(Errc::invalid_input, "vast: the SSH public key contains a newline; use a plain OpenSSH public key line");
   }
   TRY_ASSIGN(auto existing, list());
   for (const auto& in : existing) {
@@ -85,8 +133,10 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
   if (names.empty()) {
     return fail(Errc::not_found, "vast: no Vast GPU name is known for card " + req.card + "; see `gpurent offers --provider vast`");
   }
-  TRY_ASSIGN(HttpResponse found, call(request("POST", "/bundles/", search_body(names, req.gpus, req.spot, 5)), "search offers"));
-  TRY_ASSIGN(auto bundles, parse_bundles(found.body));
+  // Searched with the disk it will have, so that dph_total includes its storage.
+  TRY_ASSIGN(HttpResponse found, call(request("POST", "/bundles/", search_body(names, req.gpus, req.spot, 5, k_disk_gb)),
+                                      "search offers"));
+  TRY_ASSIGN(auto bundles, parse_bundles(found.body, k_disk_gb));
   const Bundle* pick = nullptr;
   for (const auto& b : bundles) {
     // Never trust the search filter alone: renting the wrong card or count costs money.
@@ -107,8 +157,9 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
                     (bundles.empty() ? " right now; try later or another card" : " within --max-price; raise it"));
   }
   const std::optional<MicroUsd> bid = req.spot ? std::optional<MicroUsd>(pick->min_bid.value_or(pick->dph_total)) : std::nullopt;
+  TRY(ensure_ssh_key(req.ssh_public_key));
   const std::string body = create_body(req.image.empty() ? std::string(k_default_image) : req.image, req.name,
-                                       req.ssh_public_key, bid);
+                                       k_disk_gb, bid);
   TRY_ASSIGN(HttpResponse created, call(request("PUT", "/asks/" + std::to_string(pick->id) + "/", body), "create instance"));
   TRY_ASSIGN(std::string id, parse_create(created.body));
   Instance in;
@@ -118,7 +169,10 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
   in.raw_state = "null";
   in.card = req.card;
   in.gpus = req.gpus;
-  in.price_per_hour = bid.value_or(pick->dph_total);
+  // A bid is for the GPU; storage bills on top (dph_total already includes it). The instance's
+  // own dph_total replaces this once it exists.
+  in.price_per_hour = bid && pick->min_bid ? *bid + pick->storage_per_hour : pick->dph_total;
+  in.storage_per_hour = pick->storage_per_hour;
   in.region = pick->geolocation;
   return in;
 }
@@ -142,10 +196,9 @@ Result<void> VastProvider::hibernate(std::string_view)
 
 Result<void> VastProvider::terminate(std::string_view id)
 {
-  auto r = call(request("DELETE", "/instances/" + std::string(id) + "/"), "destroy instance");
-  if (!r && r.error().code != Errc::not_found) {
-    return std::unexpected(r.error());
-  }
+  // One DELETE; 404 {"error": "not_found"} comes back as Errc::not_found ("already gone"), to be
+  // confirmed with get().
+  TRY(call(request("DELETE", "/instances/" + std::string(id) + "/"), "destroy instance"));
   return {};
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Vast.ai driver over the HttpClient port: search offers, rent (ask), stop/start, destroy.
+// The base URL is the v0 API (…/api/v0); the paginated instance list lives beside it (…/api/v1).
 #include <string>
 
 #include "common/http_client.hpp"
@@ -28,9 +29,12 @@ public:
 private:
   [[nodiscard]] HttpRequest request(std::string method, std::string_view path, std::string body = {}) const;
   [[nodiscard]] Result<HttpResponse> call(const HttpRequest& req, std::string_view what);
+  // Registers the public key on the account (POST /ssh/) unless it is there already.
+  [[nodiscard]] Result<void> ensure_ssh_key(std::string_view public_key);
 
   HttpClient& m_http;
   std::string m_base;
+  std::string m_v1;  // m_base with its final /v0 replaced by /v1
   std::string m_key;
 };
 

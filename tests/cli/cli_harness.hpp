@@ -26,10 +26,12 @@ struct CliRun {
 
 class CliHarness {
 public:
-  // No HOME and an XDG config dir that does not exist: no user's config is ever read.
+  // No HOME and an XDG config dir that does not exist: no user's config is ever read. A UTF-8
+  // locale, as on most terminals (bar charts in block characters).
   std::map<std::string, std::string> env{{"XDG_CONFIG_HOME", "/nonexistent/gpurent-test-config"},
                                          {"XDG_CACHE_HOME", "/nonexistent/gpurent-test-cache"},
-                                         {"XDG_STATE_HOME", "/nonexistent/gpurent-test-state"}};
+                                         {"XDG_STATE_HOME", "/nonexistent/gpurent-test-state"},
+                                         {"LANG", "C.UTF-8"}};
   FakeClock clock;
   bool stdout_tty = false;
   bool stderr_tty = false;

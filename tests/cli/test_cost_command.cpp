@@ -138,7 +138,7 @@ TEST_CASE("CostCommand: refusals and usage errors", "[cli][cost]")
   CHECK_THAT(card.err, Catch::Contains("ambiguous"));
   const auto small = test::run_cli({"cost", "--provider", "gpucloud", "--card", "rtx-4090", "--hours", "1", "--price",
                                     "1"});
-  CHECK(small.code == 1);
+  CHECK(small.code == 3);  // the provider does not have that card
   CHECK_THAT(small.err, Catch::Contains("48 GB"));
   const auto noprice = test::run_cli({"cost", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--hours", "1"});
   CHECK(noprice.code == 1);

@@ -29,7 +29,9 @@ const std::set<std::string> k_top = {"model", "job", "memory", "choice", "option
 const std::set<std::string> k_model = {"name", "source", "params", "layers", "hidden", "heads", "kv_heads",
                                        "head_dim", "vocab", "intermediate", "experts", "experts_active", "max_context"};
 const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "context", "batch",
-                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard"};
+                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard", "defaults"};
+const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memory", "limit_gib", "job",
+                                        "price_per_hour", "flags", "launch"};
 const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activations_gib", "gradients_gib",
                                         "optimizer_gib", "adapters_gib", "overhead_gib", "peak_allocated_gib",
                                         "total_gib"};
@@ -48,13 +50,32 @@ Json parse_one(const std::string& out)
 void check_contract(const Json& j)
 {
   std::set<std::string> top = k_top;
+  if (j.contains("error")) {  // a plan that does not fit (exit 3) carries the error too (cli.md)
+    top.insert("error");
+    CHECK(j["error"]["exit"] == 3);
+  }
   if (j.contains("serve")) {
     top.insert("serve");
     CHECK(keys(j["serve"]) == std::set<std::string>{"kv_pool_gib", "kv_pool_tokens", "max_concurrency"});
   }
+  if (j.contains("recipe")) {
+    top.insert("recipe");
+    const Json& r = j["recipe"];
+    CHECK(keys(r) == k_recipe);
+    CHECK(keys(r["memory"]) == k_memory);
+    for (const auto& c : r["changes"]) {
+      CHECK(keys(c) == std::set<std::string>{"id", "from", "to", "saves_gib"});
+    }
+    CHECK(r["flags"].is_object());
+    CHECK(r["launch"].is_object());
+  }
   CHECK(keys(j) == top);
   CHECK(keys(j["model"]) == k_model);
   CHECK(keys(j["job"]) == k_job);
+  for (const auto& d : j["job"]["defaults"]) {
+    CHECK(keys(d) == std::set<std::string>{"key", "value", "why"});
+    CHECK_FALSE(d["why"].get<std::string>().empty());
+  }
   CHECK(keys(j["memory"]) == k_memory);
   if (!j["choice"].is_null()) {
     CHECK(keys(j["choice"]) == k_choice);
@@ -158,6 +179,13 @@ TEST_CASE("plan command: --params gives a weights-only estimate with a warning o
   CHECK(j["model"]["source"] == "params");
   CHECK(j["model"]["params"] == 7000000000ULL);
   CHECK(j["memory"]["weights_gib"].get<double>() == Approx(13.04).margin(0.05));
+  // --weights is honoured: seed 000's 14 / 7 / 3.5 GB at 16 / 8 / 4 bits (int4 with group-128 scales).
+  for (const auto& [w, gib] : std::vector<std::pair<std::string, double>>{{"int8", 6.52}, {"int4", 3.39}, {"fp32", 26.08}}) {
+    const Json q = parse_one(h.run({"plan", "--params", "7B", "--weights", w, "--gpus", "1", "--json"}).out);
+    INFO(w);
+    CHECK(q["job"]["weights"] == w);
+    CHECK(q["memory"]["weights_gib"].get<double>() == Approx(gib).margin(0.02));
+  }
 }
 
 TEST_CASE("plan command: bad values are usage errors (exit 2), one line on stderr, nothing on stdout", "[cli][plan]")
@@ -178,6 +206,8 @@ TEST_CASE("plan command: bad values are usage errors (exit 2), one line on stder
       {"plan", "llama-3.1-8b", "--max-price", "free"},
       {"plan", "llama-3.1-8b", "--task", "train", "--engine", "vllm"},
       {"plan", "llama-3.1-8b", "--task", "qlora", "--weights", "bf16"},
+      {"plan", "llama-3.1-8b", "--task", "lora", "--grad-checkpointing", "--no-grad-checkpointing"},
+      {"plan", "llama-3.1-8b", "--no-grad-checkpointing"},
       {"plan", "llama-3.1-8b", "--shard", "fsdp"},
       {"plan", "--params", "seven"},
       {"plan", "llama-3.1-8b", "--params", "7B"},
@@ -213,7 +243,10 @@ TEST_CASE("plan command: text views match the golden files", "[cli][plan][golden
   };
   const std::vector<Case> cases = {
       {"plan_llama-3.1-8b.txt", {"plan", "llama-3.1-8b"}, 0},
-      {"plan_lora_rtx4090.txt", {"plan", "llama-3.1-8b", "--task", "lora", "--card", "RTX 4090"}, 3},
+      // LoRA trains with gradient checkpointing by default: an 8B fits a 24 GB card.
+      {"plan_lora_rtx4090.txt", {"plan", "llama-3.1-8b", "--task", "lora", "--card", "RTX 4090"}, 0},
+      {"plan_gemma27b_lora_4090_recipe.txt", {"plan", "gemma-2-27b", "--task", "lora", "--card", "RTX 4090", "--gpus", "1"}, 3},
+      {"plan_serve_70b_3gpus.txt", {"plan", "llama-3.1-70b", "--task", "serve", "--card", "RTX 4090", "--gpus", "3"}, 3},
       {"plan_serve_70b.txt", {"plan", "llama-3.1-70b", "--task", "serve"}, 0},
       {"plan_train_4090_nofit.txt", {"plan", "llama-3.1-8b", "--task", "train", "--card", "RTX 4090", "--gpus", "1"}, 3},
       {"plan_params_7b.txt", {"plan", "--params", "7B", "--hours", "2.5"}, 0},

@@ -5,10 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
 #include "cli/plan_options.hpp"
+#include "sizing/checkpoint_format.hpp"
+#include "sizing/model_catalog.hpp"
 
 using namespace gpurent;
 
@@ -147,7 +150,8 @@ TEST_CASE("validate_plan_args: defaults of cli.md", "[cli][plan_options]")
   REQUIRE(o);
   CHECK(o->task == Task::infer);
   CHECK(o->engine == Engine::transformers);
-  CHECK(o->weights == WeightFormat::bf16);
+  CHECK_FALSE(o->weights);  // the checkpoint's own format, decided by make_job
+  CHECK_FALSE(o->grad_checkpointing);
   CHECK(o->kv_cache == KvDtype::auto_);
   CHECK(o->batch == 1);
   CHECK(o->lora_rank == 16);
@@ -157,9 +161,13 @@ TEST_CASE("validate_plan_args: defaults of cli.md", "[cli][plan_options]")
   a.task = "serve";
   CHECK(validate_plan_args(a)->engine == Engine::vllm);
   a.task = "qlora";
-  CHECK(validate_plan_args(a)->weights == WeightFormat::nf4);
   a.card = "a100 80g";
   CHECK(validate_plan_args(a)->request.card == "a100-80gb");
+  a.grad_checkpointing = true;
+  a.no_grad_checkpointing = true;
+  CHECK(validate_plan_args(a).error().code == Errc::usage);
+  a.grad_checkpointing = false;
+  CHECK(validate_plan_args(a)->grad_checkpointing == false);
 
   ModelArch small;
   small.name = "tiny";
@@ -170,4 +178,98 @@ TEST_CASE("validate_plan_args: defaults of cli.md", "[cli][plan_options]")
   CHECK(make_job(po, small)->context == 4096);
   po.context = 200000;
   CHECK(make_job(po, small).error().code == Errc::usage);
+}
+
+namespace {
+
+const JobDefault* find_default(const std::vector<JobDefault>& d, std::string_view key)
+{
+  const auto it = std::find_if(d.begin(), d.end(), [&](const JobDefault& x) { return x.key == key; });
+  return it == d.end() ? nullptr : &*it;
+}
+
+JobSpec job_with(std::string_view model, std::string_view task, std::vector<JobDefault>* defaults = nullptr,
+                 std::string_view engine = "")
+{
+  PlanArgs a;
+  a.model = std::string(model);
+  a.task = std::string(task);
+  a.engine = std::string(engine);
+  const auto o = validate_plan_args(a);
+  REQUIRE(o);
+  const auto found = find_model(model);
+  REQUIRE(found);
+  // As `plan` resolves a name: the catalogue entry as the named checkpoint publishes it.
+  const ModelArch m = for_checkpoint(*found, named_hf_id(*found, model));
+  const auto j = make_job(*o, m, defaults);
+  REQUIRE(j);
+  return *j;
+}
+
+}  // namespace
+
+TEST_CASE("make_job: LoRA and QLoRA train with gradient checkpointing unless told not to, and say so", "[cli][plan_options]")
+{
+  for (const char* task : {"lora", "qlora"}) {
+    std::vector<JobDefault> d;
+    CHECK(job_with("llama-3.1-8b", task, &d).grad_checkpointing);
+    const JobDefault* gc = find_default(d, "grad_checkpointing");
+    REQUIRE(gc != nullptr);
+    CHECK(gc->value == "true");
+    CHECK(gc->kind == JobDefault::Kind::boolean);
+    CHECK(gc->why.find("prepare_model_for_kbit_training") != std::string::npos);
+  }
+  CHECK_FALSE(job_with("llama-3.1-8b", "train").grad_checkpointing);
+  PlanArgs a;
+  a.model = "llama-3.1-8b";
+  a.task = "lora";
+  a.no_grad_checkpointing = true;
+  std::vector<JobDefault> d;
+  const auto j = make_job(*validate_plan_args(a), *find_model("llama-3.1-8b"), &d);
+  REQUIRE(j);
+  CHECK_FALSE(j->grad_checkpointing);
+  CHECK(find_default(d, "grad_checkpointing") == nullptr);  // the user chose it
+  a.task = "infer";
+  CHECK(make_job(*validate_plan_args(a), *find_model("llama-3.1-8b")).error().code == Errc::usage);
+}
+
+TEST_CASE("make_job: the weights default to the checkpoint's own format", "[cli][plan_options]")
+{
+  std::vector<JobDefault> d;
+  CHECK(job_with("openai/gpt-oss-120b", "serve", &d).weights == WeightFormat::mxfp4);
+  REQUIRE(find_default(d, "weights") != nullptr);
+  CHECK(find_default(d, "weights")->why.find("mxfp4") != std::string::npos);
+  CHECK(job_with("deepseek-ai/DeepSeek-V3", "serve").weights == WeightFormat::fp8);
+  CHECK(job_with("deepseek-ai/DeepSeek-R1", "infer").weights == WeightFormat::fp8);
+  CHECK(job_with("Qwen/Qwen2.5-72B-Instruct-AWQ", "serve").weights == WeightFormat::awq);
+  CHECK(job_with("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "infer").weights == WeightFormat::int8);
+  CHECK(job_with("meta-llama/Llama-3.1-405B-Instruct-FP8", "serve").weights == WeightFormat::fp8);
+  CHECK(job_with("llama-3.1-8b", "serve").weights == WeightFormat::bf16);
+  // QLoRA: NF4 with double quantization; on a GPTQ/AWQ checkpoint, that checkpoint.
+  CHECK(job_with("llama-3.1-8b", "qlora", &d).weights == WeightFormat::nf4);
+  CHECK(find_default(d, "weights")->why.find("double quantization") != std::string::npos);
+  CHECK(job_with("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4", "qlora").weights == WeightFormat::gptq);
+  // Training updates 16-bit weights, whatever the checkpoint.
+  CHECK(job_with("deepseek-ai/DeepSeek-V3", "train").weights == WeightFormat::bf16);
+  // GGUF engines: ollama's tag quantization, MXFP4 for gpt-oss, else Q4_K_M.
+  CHECK(job_with("llama-3.2-1b", "infer", nullptr, "ollama").weights == WeightFormat::gguf_q8_0);
+  CHECK(job_with("gpt-oss-20b", "infer", nullptr, "llama.cpp").weights == WeightFormat::mxfp4);
+  CHECK(job_with("phi-3-mini-128k", "infer", nullptr, "llama.cpp").weights == WeightFormat::gguf_q4_k_m);
+}
+
+TEST_CASE("validate_plan_args: QLoRA trains on GPTQ and AWQ bases; GGUF engines take MXFP4", "[cli][plan_options]")
+{
+  PlanArgs a;
+  a.model = "qwen2.5-7b";
+  a.task = "qlora";
+  for (const char* w : {"gptq", "awq", "nf4", "int4"}) {
+    a.weights = w;
+    CHECK(validate_plan_args(a));
+  }
+  a.weights = "fp8";
+  CHECK(validate_plan_args(a).error().code == Errc::usage);
+  a.task = "infer";
+  a.engine = "llama.cpp";
+  a.weights = "mxfp4";
+  CHECK(validate_plan_args(a));
 }

@@ -13,6 +13,7 @@
 
 #include "cli_harness.hpp"
 #include "fakes/fake_http_client.hpp"
+#include "providers/lifecycle.hpp"
 #include "providers/state_store.hpp"
 
 using gpurent::test::CliHarness;
@@ -145,6 +146,27 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   }
 }
 
+TEST_CASE("up --from-plan: a 70B QLoRA rents one card, as plan sizes it with gradient checkpointing", "[cli][up]")
+{
+  UpHarness u;
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  Json running = Json::parse(read_fixture("runpod/pod_running.json"));
+  running["id"] = Json::parse(read_fixture("runpod/pod_booting.json")).value("id", "");
+  running["name"] = "ft";
+  u.http.on("GET " + k_runpod + "/pods/" + running["id"].get<std::string>(), 200, running.dump());
+  const auto r = u.up({"--from-plan", "meta-llama/Llama-3.1-70B", "--task", "qlora", "--name", "ft", "--yes", "--no-wait",
+                       "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(j["gpus"] == 1);
+  CHECK(j["card"] != "b200");
+  CHECK(j["plan"]["memory_per_gpu_gib"].get<double>() < 60.0);
+  // Sizing options need --from-plan, the new one too.
+  CHECK(u.up({"--provider", "runpod", "--card", "rtx-4090", "--no-grad-checkpointing", "--yes"}).code == 2);
+}
+
 TEST_CASE("up --from-plan: nothing fits: exit 3 with the plan's fixes, nothing recorded or created", "[cli][up]")
 {
   UpHarness u;
@@ -153,7 +175,9 @@ TEST_CASE("up --from-plan: nothing fits: exit 3 with the plan's fixes, nothing r
     const auto r = u.up({"--from-plan", "llama-3.1-405b", "--task", "train", "--yes"});
     CHECK(r.code == 3);
     CHECK(has(r.out, "Fixes"));
-    CHECK(has(r.err, "up --from-plan: nothing fits within 8 GPUs of one server; see the fixes above; nothing was rented"));
+    CHECK(has(r.out, "Recipe: fits"));
+    CHECK(has(r.err, "up --from-plan: nothing fits within 8 GPUs of one server; the recipe above makes it fit: rerun "
+                     "with its options; nothing was rented"));
   }
   SECTION("json: the plan document, choice null, fixes not empty")
   {
@@ -235,4 +259,75 @@ TEST_CASE("up: usage errors for the options of --from-plan", "[cli][up]")
   CHECK(r.code == 2);
   CHECK(u.servers().empty());
   CHECK(u.http.requests().empty());
+}
+
+TEST_CASE("up --max-price: a RunPod pod above it is destroyed once, confirmed, and its short life billed",
+          "[cli][up][destroy]")
+{
+  UpHarness u;
+  const std::string pod_id = "xedezhzb9la3ye";  // costPerHr "0.74"
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  SECTION("the DELETE is accepted and the GET confirms: destroyed, exit 3")
+  {
+    u.http.on("DELETE " + k_runpod + "/pods/" + pod_id, 204, "");
+    u.http.on("GET " + k_runpod + "/pods/" + pod_id, 404, "Pod not found.");
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "mp", "--yes", "--max-price", "0.65"});
+    INFO(r.err);
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "above --max-price"));
+    CHECK(has(r.err, "destroyed (confirmed by runpod"));
+    CHECK(has(r.err, "billed 1 s at $0.74/h"));
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == 1);
+    const auto servers = u.servers();
+    REQUIRE(servers.size() == 1);
+    CHECK(servers[0].status == gpurent::ServerStatus::destroyed);
+    CHECK(servers[0].provider_id == pod_id);
+    const auto events = *u.store().events(servers[0].id);
+    REQUIRE(events.size() == 4);
+    CHECK(events[1].status == gpurent::ServerStatus::provisioning);  // it existed
+    CHECK(events[2].status == gpurent::ServerStatus::destroying);
+    CHECK(events[3].status == gpurent::ServerStatus::destroyed);
+  }
+  SECTION("the DELETE keeps failing: destroy_failed, still tracked and billed, exit 1")
+  {
+    u.http.on("DELETE " + k_runpod + "/pods/" + pod_id, 500, "");
+    Json running = Json::parse(read_fixture("runpod/pod_booting.json"));
+    u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "mp", "--yes", "--max-price", "0.65"});
+    INFO(r.err);
+    CHECK(r.code == 1);
+    CHECK(has(r.err, "NOT confirmed destroyed"));
+    CHECK(has(r.err, "$0.74/h"));
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == gpurent::k_max_destroy_requests);
+    const auto servers = u.servers();
+    REQUIRE(servers.size() == 1);
+    CHECK(servers[0].status == gpurent::ServerStatus::destroy_failed);
+    CHECK_FALSE(gpurent::is_closed(servers[0].status));
+  }
+}
+
+TEST_CASE("up: a create call whose answer was lost is settled by the provider's list", "[cli][up]")
+{
+  UpHarness u;
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.fail_with("POST " + k_runpod + "/pods", gpurent::Error{gpurent::Errc::timeout, "timed out"});
+  SECTION("the list has no such pod: closed as failed")
+  {
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "lost", "--yes", "--no-wait"});
+    CHECK(r.code == 1);
+    const auto servers = u.servers();
+    REQUIRE(servers.size() == 1);
+    CHECK(servers[0].status == gpurent::ServerStatus::failed);
+  }
+  SECTION("the list cannot be read: the record stays open as creating")
+  {
+    u.http.fail_with("GET " + k_runpod + "/pods", gpurent::Error{gpurent::Errc::unavailable, "down"});
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "lost", "--yes", "--no-wait"});
+    CHECK(r.code == 1);
+    CHECK(has(r.err, "status --refresh"));
+    const auto servers = u.servers();
+    REQUIRE(servers.size() == 1);
+    CHECK(servers[0].status == gpurent::ServerStatus::creating);
+  }
 }

@@ -4,14 +4,32 @@ shared/spec/providers.md and the OpenAPI documents), on 127.0.0.1 and a random p
 --port-file. Its running servers are real: each gets an OpenSSH sshd on loopback
 (tests/e2e/sshd.sh), with the public key of the create call authorized.
 
-Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0.
+Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0 (and the
+paginated list at /vast/api/v1/instances/).
 Control: POST /_control/fault {"match": "GET /runpod/v1/pods/", "status": 500, "retry_after": 1,
 "hang_s": 0, "times": 1}; POST /_control/add {"provider", "name"} (a server made elsewhere);
+POST /_control/phase {"name", "phase"} (what the provider does on its own: "gone" = deleted
+behind gpurent's back, "unhealthy"/"preempted" on Lambda, "crashed" = RunPod EXITED with a
+non-zero exit code); POST /_control/price {"provider", "price"} (what the next create costs);
 GET /_control/state; GET /_control/requests (method, path, auth header seen?).
 The awkward parts: publicIp "" while booting, Vast actual_status null -> loading -> running and
 the exited/offline dead ends (names containing "deadend"/"offline"), Lambda
 insufficient-capacity (gpu_8x_h100_sxm5), 429 with Retry-After, 500s and hung connections via
-faults. A wrong or missing key is a 401 in the provider's own shape.
+faults. A wrong or missing key is a 401 in the provider's own shape. What the documents answer
+for a server that no longer exists: RunPod DELETE/stop/start 400 "Invalid Pod ID." and GET 404
+"Pod not found." (runpod-openapi.json documents only 204/400/401 for DELETE /pods/{podId});
+Lambda 404 `global/object-does-not-exist` for GET /instances/{id} and for a terminate naming no
+instance it has (ApiErrorInstanceNotFound in lambda-openapi.json).
+Vast, from vast-ai/docs api-reference/openapi/yaml (search_offers, create_instance,
+show_instance(s), destroy_instance, create_ssh_key, show_ssh_keys) and billing.mdx: an offer's
+dph_total includes storage for `allocated_storage` (default 8 GB) at storage_cost $/GB/month
+(720 h); the instance's dph_total for the `disk` it was created with; `instance.diskHour` is
+what it costs stopped or exited; nothing while offline; actual_status per the show-instance table
+(stopped with intended_status stopped after a stop, `exited` with intended_status running after
+a crash, `offline`, `unknown`); DELETE 200, then 404 `not_found`; 429 `rate_limit_exceeded`
+without Retry-After via faults; GET /ssh/ 404 while the account has no key, POST /ssh/ adds an
+account key that Vast adds to the account's instances; GET /api/v1/instances/ pages of at most
+25 with next_token, 400 `invalid_token` for a bad after_token.
 """
 import argparse
 import json
@@ -30,6 +48,14 @@ FAULTS = []
 REQUESTS = []
 ARGS = None
 BOOT_POLLS = 3
+PRICES = {}  # provider -> price per hour of the next create (RunPod picks the machine)
+ACCOUNT_KEYS = []  # Vast account SSH keys: {"id", "key"}
+VAST_DPH_BASE = 0.35
+VAST_STORAGE_COST = 0.15  # $/GB/month
+
+
+def vast_storage_hour(gb):
+    return VAST_STORAGE_COST * gb / 720.0
 
 LAMBDA_TYPES = {
     "gpu_1x_a100_sxm4": ("1x A100 (40 GB SXM4)", "A100 (40 GB SXM4)", 129, 1, ["us-east-1"]),
@@ -88,7 +114,8 @@ def new_server(provider, name, public_key, card, gpus, price):
 
 def lambda_instance(s):
     status = {"booting": "booting", "running": "active", "terminating": "terminating", "exited": "unhealthy",
-              "offline": "unhealthy", "gone": "terminated"}[s["phase"]]
+              "offline": "unhealthy", "gone": "terminated", "unhealthy": "unhealthy", "preempted": "preempted",
+              "crashed": "unhealthy", "stopped": "active"}[s["phase"]]
     t = LAMBDA_TYPES.get(s["card"], LAMBDA_TYPES["gpu_1x_a100_sxm4"])
     out = {"id": s["id"], "name": s["name"], "status": status, "ssh_key_names": ["k"], "file_system_names": [],
            "region": {"name": "us-east-1", "description": "Virginia, USA"},
@@ -102,23 +129,71 @@ def lambda_instance(s):
 def runpod_pod(s):
     running = s["phase"] == "running"
     desired = {"booting": "RUNNING", "running": "RUNNING", "stopped": "EXITED", "terminating": "TERMINATED",
-               "gone": "TERMINATED", "exited": "EXITED", "offline": "EXITED"}[s["phase"]]
+               "gone": "TERMINATED", "exited": "EXITED", "offline": "EXITED", "crashed": "EXITED",
+               "unhealthy": "RUNNING", "preempted": "EXITED"}[s["phase"]]
+    change = {"crashed": "Exited: container exit code 1", "stopped": "Exited by User"}.get(
+        s["phase"], "Rented by User: Fri Jul 12 2024 15:14:40 GMT-0400 (Eastern Daylight Time)")
     return {"id": s["id"], "name": s["name"], "desiredStatus": desired, "costPerHr": s["price"],
+            "lastStatusChange": change,
             "gpu": {"id": s["card"], "count": s["gpus"]}, "machine": {"gpuTypeId": s["card"]},
             "publicIp": "127.0.0.1" if running else "", "portMappings": {"22": s["ssh_port"]} if running else {},
             "interruptible": False, "image": "runpod/pytorch"}
 
 
 def vast_instance(s):
-    status = {"booting": None if s["polls"] <= 1 else "loading", "running": "running", "stopped": "exited",
-              "exited": "exited", "offline": "offline", "terminating": "running", "gone": None}[s["phase"]]
-    out = {"id": int(s["id"]), "label": s["name"], "actual_status": status, "intended_status": "running",
-           "gpu_name": s["card"], "num_gpus": s["gpus"], "gpu_ram": 24564, "dph_total": s["price"],
-           "storage_cost": 0.15, "ssh_host": "", "ssh_port": None, "public_ipaddr": None, "ports": {}}
-    if s["phase"] == "running":
+    phase = s["phase"]
+    status = {"booting": None if s["polls"] <= 1 else "loading", "running": "running", "stopped": "stopped",
+              "exited": "exited", "crashed": "exited", "offline": "offline", "unknown": "unknown",
+              "terminating": "running", "gone": None}[phase]
+    intended = "stopped" if phase == "stopped" else "running"
+    disk = s.get("disk", 10)
+    disk_hour = vast_storage_hour(disk)
+    gpu_hour = VAST_DPH_BASE if phase in ("running", "booting", "terminating") else 0
+    if phase == "offline":
+        disk_hour = 0
+    msg = {"crashed": "Error: container exited with code 1", "exited": "Error: container exited with code 1"}.get(
+        phase, "success, running pytorch/pytorch")
+    out = {"id": int(s["id"]), "label": s["name"], "actual_status": status, "intended_status": intended,
+           "cur_state": "stopped" if phase == "stopped" else "running", "next_state": intended,
+           "status_msg": msg, "gpu_name": s["card"], "num_gpus": s["gpus"], "gpu_ram": 24564,
+           "dph_base": VAST_DPH_BASE, "dph_total": VAST_DPH_BASE + vast_storage_hour(disk),
+           "storage_cost": VAST_STORAGE_COST, "storage_total_cost": vast_storage_hour(disk), "disk_space": disk,
+           "instance": {"gpuCostPerHour": gpu_hour, "diskHour": disk_hour, "totalHour": gpu_hour + disk_hour,
+                        "discountTotalHour": 0, "discountedTotalPerHour": gpu_hour + disk_hour},
+           "extra_env": [], "start_date": s.get("start", time.time()),
+           "ssh_host": "", "ssh_port": None, "public_ipaddr": None, "ports": {}}
+    if phase == "running":
         out["public_ipaddr"] = "127.0.0.1"
         out["ports"] = {"22/tcp": [{"HostIp": "0.0.0.0", "HostPort": str(s["ssh_port"])}]}
     return out
+
+
+def vast_page(query):
+    """GET /api/v1/instances/: keyset pages of at most 25, by id."""
+    import base64
+    import urllib.parse
+    q = dict(urllib.parse.parse_qsl(query))
+    limit = int(q.get("limit", "25"))
+    limit = 5 if limit <= 0 else min(limit, 25)
+    after = 0
+    if q.get("after_token"):
+        try:
+            after = json.loads(base64.b64decode(q["after_token"]))["values"]["id"]
+        except Exception:
+            return 400, {"error": "invalid_token", "msg": "invalid after_token"}
+    for key in ("select_filters", "order_by"):
+        try:
+            json.loads(q.get(key, "{}" if key == "select_filters" else "[]"))
+        except ValueError:
+            return 400, {"error": "invalid_request", "msg": "Error in query parameters: " + key}
+    rows = sorted((v for v in SERVERS.values() if v["provider"] == "vast" and v["phase"] != "gone"),
+                  key=lambda v: int(v["id"]))
+    rows = [v for v in rows if int(v["id"]) > after]
+    page, more = rows[:limit], len(rows) > limit
+    token = base64.b64encode(json.dumps({"values": {"id": int(page[-1]["id"])}}).encode()).decode() if more else None
+    items = [vast_instance(v) for v in page]
+    return 200, {"success": True, "instances_found": len(items), "total_instances": len(rows), "label_counts": {},
+                 "next_token": token, "instances": items}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -128,9 +203,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def reply(self, status, body=None, headers=None):
-        data = b"" if body is None else json.dumps(body).encode()
+        text = isinstance(body, str)
+        data = b"" if body is None else body.encode() if text else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain" if text else "application/json")
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -176,6 +252,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.runpod_api(method, path[len("/runpod"):], req)
             if path.startswith("/vast/api/v0"):
                 return self.vast_api(method, path[len("/vast/api/v0"):], req)
+            if method == "GET" and path == "/vast/api/v1/instances/":
+                return self.reply(*vast_page(self.path.partition("?")[2]))
         return self.reply(404, {"error": "no such path"})
 
     def control(self, method, path, req):
@@ -188,6 +266,16 @@ class Handler(BaseHTTPRequestHandler):
                 s = new_server(req["provider"], req["name"], "", req.get("card", "NVIDIA GeForce RTX 4090"), 1, 0.69)
                 s["phase"] = "stopped" if req["provider"] != "lambda" else "running"
                 return self.reply(200, {"id": s["id"]})
+            if path == "/_control/phase":
+                found = [v for v in SERVERS.values() if v["name"] == req["name"] and v["phase"] != "gone"]
+                for v in found:
+                    if req["phase"] in ("gone", "crashed", "preempted", "stopped", "offline"):
+                        stop_sshd(v)
+                    v["phase"] = req["phase"]
+                return self.reply(200 if found else 404, {"changed": len(found)})
+            if path == "/_control/price":
+                PRICES[req["provider"]] = req["price"]
+                return self.reply(200, {"ok": True})
             if path == "/_control/state":
                 return self.reply(200, {k: {x: y for x, y in v.items() if x != "public_key"} for k, v in SERVERS.items()})
             if path == "/_control/requests":
@@ -231,10 +319,13 @@ class Handler(BaseHTTPRequestHandler):
             done = []
             for i in req.get("instance_ids", []):
                 s = SERVERS.get(i)
-                if s:
+                if s and s["phase"] != "gone":
                     stop_sshd(s)
                     s["phase"] = "terminating"
                     done.append(lambda_instance(s))
+            if not done:
+                return self.reply(404, {"error": {"code": "global/object-does-not-exist",
+                                                  "message": "Specified instance does not exist."}})
             return self.reply(200, {"data": {"terminated_instances": done}})
         return self.reply(404, {"error": {"code": "global/not-found", "message": p}})
 
@@ -249,13 +340,15 @@ class Handler(BaseHTTPRequestHandler):
                                     if s["provider"] == "runpod" and s["phase"] != "gone"])
         if method == "POST" and p == "/v1/pods":
             s = new_server("runpod", req["name"], req.get("env", {}).get("PUBLIC_KEY", ""), req["gpuTypeIds"][0],
-                           req.get("gpuCount", 1), 0.69 * req.get("gpuCount", 1))
+                           req.get("gpuCount", 1), PRICES.get("runpod", 0.69) * req.get("gpuCount", 1))
             return self.reply(201, runpod_pod(s))
         parts = p.split("/")  # ['', 'v1', 'pods', id, action?]
         if len(parts) >= 4 and parts[2] == "pods":
             s = SERVERS.get(parts[3])
             if not s or s["phase"] == "gone":
-                return self.reply(404, {"error": "pod not found"})
+                if method == "GET":
+                    return self.reply(404, "Pod not found.")
+                return self.reply(400, "Invalid Pod ID.")  # DELETE, stop, start: 204/200, 400, 401 only
             if method == "GET" and len(parts) == 4:
                 advance(s)
                 return self.reply(200, runpod_pod(s))
@@ -276,15 +369,34 @@ class Handler(BaseHTTPRequestHandler):
     def vast_api(self, method, p, req):
         if method == "POST" and p == "/bundles/":
             names = req.get("gpu_name", {}).get("in", ["RTX 4090"])
+            gb = req.get("allocated_storage", 8)
             return self.reply(200, {"offers": [
                 {"id": 501, "ask_contract_id": 501, "gpu_name": names[0], "num_gpus": req.get("num_gpus", {}).get("eq", 1),
-                 "gpu_ram": 24564, "dph_total": 0.389, "min_bid": 0.2, "geolocation": "Texas, US"}]})
+                 "gpu_ram": 24564, "dph_base": VAST_DPH_BASE, "dph_total": VAST_DPH_BASE + vast_storage_hour(gb),
+                 "storage_cost": VAST_STORAGE_COST, "storage_total_cost": vast_storage_hour(gb), "min_bid": 0.2,
+                 "geolocation": "Texas, US", "verification": "verified", "rentable": True}]})
+        if method == "GET" and p == "/ssh/":
+            if not ACCOUNT_KEYS:
+                return self.reply(404, {"success": False, "error": "not_found", "msg": "No SSH keys found"})
+            return self.reply(200, [{"id": k["id"], "user_id": 1, "key": k["key"], "created_at": "2026-01-01T00:00:00Z",
+                                     "deleted_at": None} for k in ACCOUNT_KEYS])
+        if method == "POST" and p == "/ssh/":
+            if not req.get("ssh_key"):
+                return self.reply(400, {"success": False, "error": "no_ssh_key", "msg": "No ssh key provided"})
+            k = {"id": 100 + len(ACCOUNT_KEYS), "key": req["ssh_key"]}
+            ACCOUNT_KEYS.append(k)
+            for v in SERVERS.values():  # "automatically added to all your current instances"
+                if v["provider"] == "vast":
+                    v["public_key"] = (v.get("public_key", "") + "\n" + k["key"]).strip()
+            return self.reply(200, {"success": True, "key": {"id": k["id"], "user_id": 1, "public_key": k["key"],
+                                                             "created_at": "2026-01-01T00:00:00Z", "deleted_at": None}})
         if method == "PUT" and p.startswith("/asks/"):
-            onstart = req.get("onstart", "")
-            key = onstart.split("'")[1] if "'" in onstart else ""
-            s = new_server("vast", req.get("label", ""), key, "RTX 4090", 1, 0.389)
+            keys = "\n".join(k["key"] for k in ACCOUNT_KEYS)
+            s = new_server("vast", req.get("label", ""), keys, "RTX 4090", 1, VAST_DPH_BASE)
+            s["disk"] = req.get("disk", 10)
+            s["start"] = time.time()
             return self.reply(200, {"success": True, "new_contract": int(s["id"]), "instance_api_key": "x"})
-        if method == "GET" and p == "/instances/":
+        if method == "GET" and p == "/instances/":  # deprecated; gpurent uses /api/v1/instances/
             items = [vast_instance(s) for s in SERVERS.values() if s["provider"] == "vast" and s["phase"] != "gone"]
             return self.reply(200, {"instances_found": len(items), "instances": items})
         parts = p.split("/")  # ['', 'instances', id, '']
@@ -296,11 +408,11 @@ class Handler(BaseHTTPRequestHandler):
                 advance(s)
                 return self.reply(200, {"instances": vast_instance(s)})
             if not s or s["phase"] == "gone":
-                return self.reply(404, {"success": False, "error": "not_found"})
+                return self.reply(404, {"success": False, "error": "not_found", "msg": "Instance not found"})
             if method == "DELETE":
                 stop_sshd(s)
                 s["phase"] = "gone"
-                return self.reply(200, {"success": True})
+                return self.reply(200, {"success": True, "msg": "Instance destroyed successfully"})
             if method == "PUT":
                 if req.get("state") == "stopped":
                     stop_sshd(s)

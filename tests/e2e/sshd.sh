@@ -8,6 +8,10 @@
 #
 # Before sshd_start, optionally:
 #   SSHD_PATH_PREFIX=/dir         # prepended to PATH in every session (e.g. a fake nvidia-smi)
+#   SSHD_HOME=/dir                # HOME and the starting directory of every session, so "~" on the
+#                                 # "server" is a test directory (sshd itself always starts in the
+#                                 # account's home: a ForceCommand changes directory, then runs the
+#                                 # command as the login shell would)
 # After sshd_start:
 #   SSHD_PORT SSHD_PID SSHD_DIR SSHD_USER SSHD_TARGET (user@127.0.0.1:port)
 #   SSHD_KEY        ed25519 client key, no passphrase (authorized)
@@ -42,7 +46,16 @@ sshd_start() {
   SSHD_PORT=$(sshd_free_port)
   local setenv=""
   if [ -n "${SSHD_PATH_PREFIX:-}" ]; then
-    setenv="SetEnv PATH=$SSHD_PATH_PREFIX:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+    setenv="PATH=$SSHD_PATH_PREFIX:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+  fi
+  if [ -n "${SSHD_HOME:-}" ]; then
+    mkdir -p "$SSHD_HOME"
+    setenv="$setenv HOME=$SSHD_HOME"
+  fi
+  [ -z "$setenv" ] || setenv="SetEnv $setenv"
+  local force=""
+  if [ -n "${SSHD_HOME:-}" ]; then
+    force='ForceCommand cd "$HOME" || exit 1; if [ -n "$SSH_ORIGINAL_COMMAND" ]; then eval "$SSH_ORIGINAL_COMMAND"; else exec "$SHELL" -l; fi'
   fi
   cat > "$SSHD_DIR/sshd_config" <<CFG
 Port $SSHD_PORT
@@ -69,6 +82,7 @@ MaxSessions 50
 LogLevel VERBOSE
 Subsystem sftp /usr/lib/openssh/sftp-server
 $setenv
+$force
 CFG
   /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
   SSHD_PID=$!

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # gpurent attach against a real OpenSSH sshd on 127.0.0.1: host keys (unknown and changed keys
 # refused without recording anything, trust on first use recorded), the ledger from --since,
-# duplicate names, then `down --destroy` of an attached server: a verified backup over SSH first
-# (refused when it fails or the server's key is not the recorded one), the user destroys it in
-# the console and confirms, the ledger closes.
+# duplicate names, the SSH settings remembered at attach, then `down --destroy` of an attached
+# server: a verified backup over SSH first (refused when it fails or the server's key is not the
+# recorded one), then `release_pending` (still billed, whatever --yes) until `down --released`, or
+# until `status --refresh` sees another host key or SSH unreachable twice a minute apart.
 set -euo pipefail
 : "${GPURENT_BIN:?}" "${GPURENT_SOURCE_DIR:?}"
 T=$(mktemp -d /tmp/gpurent-attach-test.XXXXXX)
@@ -112,26 +113,87 @@ R down box --destroy --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup"
 [ $RC -eq 3 ] && grep -q "re-run with --yes" "$T/e" || fail "no TTY: rc=$RC $(cat "$T/e")"
 [ "$(open_count)" = 1 ] || fail "not confirmed: still open"
 
-echo "== down --destroy --yes: verified backup over SSH, the user destroys it in the console, the ledger closes"
-R --json down box --destroy --yes --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup"
+echo "== ssh, backup and down use the --identity and --known-hosts remembered at attach (none given now)"
+out=$(G ssh box -- 'echo remembered' 2>&1) || fail "ssh with the remembered identity: $out"
+[ "$out" = remembered ] || fail "ssh remembered output: $out"
+python3 - "$GPURENT_STATE_DIR/state.db" "$SSHD_KEY" <<'PY' || fail "the identity is remembered in the state database"
+import sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute("SELECT ssh_identity FROM servers WHERE name='box' AND closed=0").fetchone()
+assert row and row[0] == sys.argv[2], row
+PY
+
+echo "== down --destroy --yes: verified backup, then release_pending: gpurent cannot destroy it, it stays billed"
+R --json down box --destroy --yes --path "$T/ws" --to "$T/backup"
 [ $RC -eq 0 ] || fail "down --destroy: rc=$RC $(cat "$T/e")"
 grep -q "backing up box" "$T/e" || fail "backup first: $(cat "$T/e")"
-grep -q "console" "$T/e" || fail "asks the user to destroy it in the console: $(cat "$T/e")"
+grep -q "console" "$T/e" && grep -q -- "--released" "$T/e" || fail "tells the user the console action: $(cat "$T/e")"
 cmp "$T/ws/ckpt/step-200.pt" "$T/backup/ckpt/step-200.pt" || fail "the checkpoint was not backed up"
 cmp "$T/ws/config.json" "$T/backup/config.json" || fail "config.json was not backed up"
-[ "$(jq_get "$T/o" 'd["state"]')" = destroyed ] || fail "down json: $(cat "$T/o")"
-[ "$(open_count)" = 0 ] || fail "no open server after destroy"
+[ "$(jq_get "$T/o" 'd["state"]')" = release_pending ] || fail "down json: $(cat "$T/o")"
+[ "$(jq_get "$T/o" 'd["cost_per_hour_now"]')" = 1.6 ] || fail "still billed: $(cat "$T/o")"
+[ "$(open_count)" = 1 ] || fail "--yes never confirms a release: the server stays tracked"
+G status --json > "$T/s.json"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["state"], d["instances"][0]["cost_per_hour_now"]')" = "('release_pending', 1.6)" ] \
+  || fail "status shows it billed: $(cat "$T/s.json")"
+jq_get "$T/s.json" 'd["instances"][0]["warnings"]' | grep -q -- "--released" || fail "status names the action: $(cat "$T/s.json")"
+G status > "$T/s.txt"
+grep -q "release_pending" "$T/s.txt" && grep -q "now \$1.60/h" "$T/s.txt" || fail "status text: $(cat "$T/s.txt")"
+
+echo "== a second down --destroy --yes still does not close it; status --refresh sees the host answering"
+R down box --destroy --yes
+[ $RC -eq 0 ] && [ "$(open_count)" = 1 ] || fail "second destroy: rc=$RC $(cat "$T/e")"
+R status --refresh --json
+[ $RC -eq 0 ] && [ "$(jq_get "$T/o" 'd["instances"][0]["state"]')" = release_pending ] || fail "refresh: rc=$RC $(cat "$T/o") $(cat "$T/e")"
+grep -q "still answers SSH" "$T/e" || fail "refresh says the host answers: $(cat "$T/e")"
+
+echo "== down --released: the user's word closes the ledger"
+R --json down box --released
+[ $RC -eq 0 ] || fail "--released: rc=$RC $(cat "$T/e")"
+[ "$(jq_get "$T/o" 'd["state"], d["cost_per_hour_now"]')" = "('destroyed', 0.0)" ] || fail "released json: $(cat "$T/o")"
+[ "$(open_count)" = 0 ] || fail "no open server after the release"
 G status box --json > "$T/s.json"
 [ "$(jq_get "$T/s.json" 'd["instances"][0]["state"]')" = destroyed ] || fail "closed as destroyed: $(cat "$T/s.json")"
 [ "$(jq_get "$T/s.json" 'd["instances"][0]["last_backup"]["verified"]')" = True ] || fail "verified backup recorded"
-[ "$(jq_get "$T/s.json" 'd["instances"][0]["cost_per_hour_now"]')" = 0.0 ] || fail "no cost after destroy"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["cost_per_hour_now"]')" = 0.0 ] || fail "no cost after the release"
 
-echo "== the name is free again; --no-backup destroys without a backup (still confirmed)"
+echo "== the name is free again; --no-backup still needs confirming and also only marks the release"
 R "${ATTACH[@]}" --name box
 [ $RC -eq 0 ] || fail "re-attach with the recorded key: rc=$RC $(cat "$T/e")"
 R down box --destroy --no-backup
 [ $RC -eq 3 ] || fail "--no-backup still needs confirming: rc=$RC"
 R down box --destroy --no-backup --yes
 [ $RC -eq 0 ] && grep -q "without a verified backup" "$T/e" || fail "--no-backup: rc=$RC $(cat "$T/e")"
-[ "$(open_count)" = 0 ] || fail "closed"
+[ "$(open_count)" = 1 ] || fail "release pending, still tracked"
+
+echo "== the address presents another host key: status --refresh takes it as released"
+set_key "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+R status --refresh --json
+[ $RC -eq 0 ] || fail "refresh: rc=$RC $(cat "$T/e")"
+grep -q "another host key" "$T/e" || fail "says why: $(cat "$T/e")"
+[ "$(open_count)" = 0 ] || fail "closed after another host key"
+[ "$(jq_get "$T/o" 'd["closed"][0]["name"], d["closed"][0]["state"]')" = "('box', 'destroyed')" ] || fail "closed list: $(cat "$T/o")"
+
+echo "== the host stops answering: one failed check is not enough; two a minute apart close it"
+R "${ATTACH[@]}" --name box
+[ $RC -eq 0 ] || fail "re-attach: rc=$RC $(cat "$T/e")"
+R down box --destroy --no-backup --yes
+[ $RC -eq 0 ] || fail "release pending: rc=$RC $(cat "$T/e")"
+sshd_stop
+R status --refresh --json
+[ $RC -eq 0 ] && [ "$(open_count)" = 1 ] || fail "one failed check keeps it: rc=$RC $(cat "$T/e")"
+grep -q "unreachable once" "$T/e" || fail "says it starts the clock: $(cat "$T/e")"
+R status --refresh --json
+[ "$(open_count)" = 1 ] || fail "a second check within the minute keeps it: $(cat "$T/e")"
+# The first failed check a minute earlier, as if that much time had passed.
+python3 - "$GPURENT_STATE_DIR/state.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE servers SET unreachable_since = unreachable_since - 61 WHERE name='box' AND closed=0")
+db.commit()
+PY
+R status --refresh --json
+[ $RC -eq 0 ] && [ "$(open_count)" = 0 ] || fail "two failed checks a minute apart close it: rc=$RC $(cat "$T/e")"
+grep -q "SSH unreachable at" "$T/e" || fail "says why: $(cat "$T/e")"
+G status box --json > "$T/s.json"
+[ "$(jq_get "$T/s.json" 'd["instances"][0]["state"]')" = destroyed ] || fail "closed as destroyed: $(cat "$T/s.json")"
 echo "test_attach: all passed"

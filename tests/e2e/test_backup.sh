@@ -82,6 +82,20 @@ G "$R" --to "$T/dst_inc" --include '*.bin' --exclude 'deeper' --json > "$T/out.j
 G "$R" --to "$T/dst_inc" --include 'sub/**' --json > "$T/out.json"
 [ -f "$T/dst_inc/sub/deeper/c.bin" ] && [ ! -e "$T/dst_inc/a.txt" ] || fail "include sub/**"
 
+echo "== several remote paths, one missing: the rest is backed up, the missing one named, exit 4"
+set +e
+G "$R/sub" "$R/nosuch" "$R/a.txt" --to "$T/multi" --json > "$T/multi.json" 2> "$T/multi.err"; rc=$?
+set -e
+[ $rc -eq 4 ] || fail "a missing root among several: exit $rc $(cat "$T/multi.err")"
+grep -q "$R/nosuch (does not exist" "$T/multi.err" || fail "the missing root is not named: $(cat "$T/multi.err")"
+[ "$(jq_get "$T/multi.json" 'd["error"]["code"], d["error"]["exit"], d["failed"][0]["path"], d["verified"]')" = \
+  "('partial', 4, '$R/nosuch', False)" ] || fail "partial JSON: $(cat "$T/multi.json")"
+cmp "$R/sub/deeper/c.bin" "$T/multi/sub/deeper/c.bin" && cmp "$R/a.txt" "$T/multi/a.txt" || fail "the existing roots were not copied"
+set +e
+G "$R/nosuch" --to "$T/single" 2> "$T/single.err"; rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "remote path $R/nosuch does not exist" "$T/single.err" || fail "one missing root: $rc $(cat "$T/single.err")"
+
 echo "== text output"
 G "$R" --to "$T/dst" > "$T/out.txt"
 grep -q "verified  yes" "$T/out.txt" || fail "text: $(cat "$T/out.txt")"

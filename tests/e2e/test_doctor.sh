@@ -72,6 +72,7 @@ jq_get "$T/d.json" 'd["advice"]' | grep -q "kill $KERNEL" || fail "advice: $(cat
 jq_get "$T/d.json" 'd["advice"]' | grep -q "kill $TRAIN" || fail "advice train"
 jq_get "$T/d.json" 'd["advice"]' | grep -q "kill $OTHER" && fail "advice other"
 D > "$T/d.txt"
+awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$T/d.txt" || fail "doctor text wider than 80 columns: $(cat "$T/d.txt")"
 grep -q "What to do" "$T/d.txt" && grep -q "NVIDIA H100" "$T/d.txt" && grep -q "87% busy" "$T/d.txt" || fail "text: $(cat "$T/d.txt")"
 
 echo "== ssh runs a command, passes stdout/stderr/stdin through and returns its exit status"
@@ -94,11 +95,20 @@ if command -v nvidia-smi > /dev/null 2>&1; then
 else
   echo "== doctor on a server without nvidia-smi"
   SSHD_PATH_PREFIX=$T/emptybin sshd_start "$T/sshd2"
-  D --json > "$T/d2.json"
+  # No GPU visible: the report, and exit 1 with the reason (the server cannot run GPU work).
+  set +e
+  D --json > "$T/d2.json"; rc=$?
+  set -e
+  [ $rc -eq 1 ] || fail "no gpu: exit $rc"
   [ "$(jq_get "$T/d2.json" 'd["gpus"]')" = "[]" ] || fail "no gpu: $(cat "$T/d2.json")"
   jq_get "$T/d2.json" 'd["gpu_problem"]' | grep -q "nvidia-smi not found" || fail "no-gpu message"
-  D > "$T/d2.txt"
+  [ "$(jq_get "$T/d2.json" 'd["error"]["code"], d["error"]["exit"]')" = "('not_found', 1)" ] || fail "no-gpu error: $(cat "$T/d2.json")"
+  set +e
+  D > "$T/d2.txt" 2> "$T/d2.err"; rc=$?
+  set -e
+  [ $rc -eq 1 ] && grep -q "no GPU visible on .*nvidia-smi not found" "$T/d2.err" || fail "no-gpu exit/reason: $rc $(cat "$T/d2.err")"
   grep -q "none: nvidia-smi not found" "$T/d2.txt" || fail "no-gpu text: $(cat "$T/d2.txt")"
+  awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$T/d2.txt" || fail "doctor text wider than 80 columns: $(cat "$T/d2.txt")"
 fi
 echo "== a tracked server: doctor NAME records what it saw; status warns when the GPUs sit idle"
 sshd_stop

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The state database migrates forward: a database written by a gpurent with schema version 1
-(servers, events, backups; no doctor observations) is upgraded to version 2 in place the first
+(servers, events, backups; no doctor observations) is upgraded to the latest version in place the first
 time a newer gpurent opens it, keeping every record; a database from a newer gpurent is refused
 (exit 3) and left untouched. Python's sqlite3 writes the old database directly."""
 import json
@@ -81,9 +81,16 @@ def main():
               "no doctor data: no idle warning", p.stdout)
         check(rows and 0.59 <= rows[0]["accrued_cost"] <= 0.62, "the old ledger still bills", p.stdout)
         db = sqlite3.connect(db_path)
-        check(db.execute("SELECT version FROM schema_version").fetchall() == [(2,)], "schema version is now 2")
+        version = db.execute("SELECT version FROM schema_version").fetchone()[0]
+        check(version >= 3, "schema version is now at least 3", str(version))
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         check("doctor_observations" in tables, "the doctor_observations table exists", str(tables))
+        columns = {r[1] for r in db.execute("PRAGMA table_info(servers)")}
+        check({"ssh_identity", "ssh_known_hosts", "provider_state", "trouble", "trouble_detail",
+               "unreachable_since"} <= columns, "migration 3 added the server columns", str(columns))
+        check(db.execute("SELECT ssh_identity, trouble, unreachable_since FROM servers").fetchall() == [("", "", None)],
+              "the old server gets empty defaults")
+        check("jobs" in tables, "the jobs table exists", str(tables))
         check(db.execute("PRAGMA journal_mode").fetchone()[0] == "wal", "still in WAL mode")
         check(db.execute("SELECT count(*) FROM events").fetchone()[0] == 2, "the ledger events are kept")
         db.close()
@@ -99,7 +106,7 @@ def main():
         p = subprocess.run([BIN, "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
         check(p.returncode == 3 and "newer than this gpurent knows" in p.stderr, "a newer schema is refused",
               p.stderr)
-        check(p.stdout == "", "nothing on stdout when refused", p.stdout)
+        check(json.loads(p.stdout)["error"]["code"] == "refused", "the error document on stdout when refused", p.stdout)
         db = sqlite3.connect(db_path)
         check(db.execute("SELECT version FROM schema_version").fetchall() == [(99,)], "the newer database is untouched")
         db.close()

@@ -243,6 +243,11 @@ public:
     return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(RemoteHashes{"sha256sum", std::move(sums)}));
   }
 
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string&) override
+  {
+    return std::unexpected(Error{Errc::unsupported, "memory transport: no shell"});
+  }
+
   Result<int> run_interactive(const std::string&, const InteractiveIo&) override
   {
     return std::unexpected(Error{Errc::unsupported, "memory transport: no shell"});

@@ -33,7 +33,7 @@ public:
       throw std::runtime_error("sshd fixture: mkdtemp failed");
     }
     m_dir = tmpl;
-    const std::string script = std::string(GPURENT_SOURCE_DIR) + "/tests/e2e/sshd.sh";
+    const std::string script = (std::filesystem::path(GPURENT_SOURCE_DIR) / "tests" / "e2e" / "sshd.sh").string();
     // sshd -D is started in the background by the script and keeps running after bash exits.
     const std::string cmd = "SSHD_PATH_PREFIX='" + path_prefix + "' bash -c 'source \"" + script + "\" && sshd_start \"" +
                             (m_dir / "sshd").string() + "\"' >/dev/null 2>&1 </dev/null";

@@ -1,23 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <random>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/http_client.hpp"
 #include "providers/hf_hub.hpp"
+#include "tests/fakes/hub_double.hpp"
 
 extern "C" void gpurent_make_http_client(std::unique_ptr<gpurent::HttpClient>* out);
 
@@ -28,6 +22,8 @@ using gpurent::HttpRequest;
 using gpurent::HttpResponse;
 using gpurent::ResolveOptions;
 using gpurent::resolve_model;
+using gpurent::test::HubDouble;
+using gpurent::test::TempDir;
 
 namespace {
 
@@ -46,27 +42,6 @@ std::string index_with_total(std::uint64_t bytes)
 {
   return R"({"metadata":{"total_size":)" + std::to_string(bytes) + R"(},"weight_map":{}})";
 }
-
-class TempDir {
-public:
-  TempDir()
-  {
-    std::random_device rd;
-    m_path = fs::temp_directory_path() / ("gpurent-hf-test-" + std::to_string(rd()) + std::to_string(::getpid()));
-    fs::create_directories(m_path);
-  }
-  ~TempDir()
-  {
-    std::error_code ec;
-    fs::remove_all(m_path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return m_path; }
-
-private:
-  fs::path m_path;
-};
 
 // Canned responses by URL, and the requests it saw.
 class FakeHttp final : public HttpClient {
@@ -97,48 +72,6 @@ void write_file(const fs::path& p, const std::string& text)
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << text;
 }
-
-// Starts tests/e2e/hf_double.py on 127.0.0.1 and stops it at the end of the test.
-class HubDouble {
-public:
-  explicit HubDouble(const fs::path& dir) : m_dir(dir)
-  {
-    const fs::path port_file = dir / "port";
-    const fs::path pid_file = dir / "pid";
-    const std::string cmd = std::string("python3 '") + GPURENT_SOURCE_DIR + "/tests/e2e/hf_double.py' --port-file '" +
-                            port_file.string() + "' --log '" + (dir / "requests.log").string() +
-                            "' --idle 60 >/dev/null 2>&1 & echo $! > '" + pid_file.string() + "'";
-    REQUIRE(std::system(cmd.c_str()) == 0);
-    for (int i = 0; i < 500 && !fs::exists(port_file); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::ifstream(pid_file) >> m_pid;
-    REQUIRE(fs::exists(port_file));
-    std::ifstream(port_file) >> m_port;
-    REQUIRE(m_port > 0);
-  }
-  ~HubDouble()
-  {
-    if (m_pid > 0) {
-      ::kill(static_cast<pid_t>(m_pid), SIGTERM);
-    }
-  }
-  HubDouble(const HubDouble&) = delete;
-  HubDouble& operator=(const HubDouble&) = delete;
-  [[nodiscard]] std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(m_port); }
-  [[nodiscard]] std::string log() const
-  {
-    std::ifstream in(m_dir / "requests.log");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
-private:
-  fs::path m_dir;
-  long m_pid = 0;
-  int m_port = 0;
-};
 
 }  // namespace
 
@@ -208,7 +141,9 @@ TEST_CASE("resolve_model: hub fetch with token, exact count from the index, then
   CHECK(r->arch.name == "acme/tiny-llama");
   CHECK(r->arch.params == k_tiny_exact);
   CHECK(r->arch.source == "http://hub.test/acme/tiny-llama/resolve/main/config.json");
-  REQUIRE(http.seen.size() == 2);
+  // config.json, the file list (a 404 here: no headers to read), then the index.
+  REQUIRE(http.seen.size() == 3);
+  CHECK(http.seen[1].url == "http://hub.test/api/models/acme/tiny-llama?blobs=true");
   CHECK(http.seen[0].method == "GET");
   bool bearer = false;
   for (const auto& [k, v] : http.seen[0].headers) {
@@ -223,7 +158,7 @@ TEST_CASE("resolve_model: hub fetch with token, exact count from the index, then
   REQUIRE(cached);
   CHECK(cached->from_cache);
   CHECK(cached->arch.params == k_tiny_exact);
-  CHECK(http.seen.size() == 2);
+  CHECK(http.seen.size() == 3);
 }
 
 TEST_CASE("resolve_model: offline and not cached is a not_found that says so", "[providers][hf_hub]")

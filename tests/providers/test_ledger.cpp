@@ -166,3 +166,69 @@ TEST_CASE("Ledger: no events and clock skew are harmless", "[providers][ledger]"
   CHECK(r.stopped_cost.n == 0);
   CHECK(r.running_cost.n == 19'167);
 }
+
+TEST_CASE("Ledger: a server that existed briefly is billed one increment of the provider", "[providers][ledger]")
+{
+  // RunPod per second: created and destroyed within the same second still cost 1 s.
+  // $0.69/h x 1 s = 690000/3600 = 191.67 -> 192 micro-USD (rounded up).
+  const auto instant = ledger({{0s, ServerStatus::creating}, {0s, ServerStatus::provisioning},
+                               {0s, ServerStatus::destroying}, {0s, ServerStatus::destroyed}});
+  const auto r = accrue(per_second_terms(), instant, k_t0 + 3600s);
+  CHECK_FALSE(r.open);
+  CHECK(r.billed_full_s == 1s);
+  CHECK(r.accrued.n == 192);
+  // 7 s: 690000 x 7 / 3600 = 1341.67 -> 1342.
+  const auto seven = ledger({{0s, ServerStatus::creating}, {2s, ServerStatus::provisioning},
+                             {5s, ServerStatus::destroying}, {7s, ServerStatus::destroyed}});
+  CHECK(accrue(per_second_terms(), seven, k_t0 + 3600s).accrued.n == 1342);
+  // Lambda per minute: 20 s are billed as 1 min: $1.29/h / 60 = 21500 micro-USD.
+  RentTerms lambda;
+  lambda.price_per_hour = MicroUsd{1'290'000};
+  lambda.billing = BillingPolicy{60s, 0s, 0s};
+  const auto twenty = ledger({{0s, ServerStatus::creating}, {20s, ServerStatus::destroyed}});
+  const auto l = accrue(lambda, twenty, k_t0 + 3600s);
+  CHECK(l.billed_full_s == 60s);
+  CHECK(l.accrued.n == 21'500);
+  // Nothing created (the create call failed): nothing billed.
+  const auto failed = ledger({{0s, ServerStatus::creating}, {3s, ServerStatus::failed}});
+  CHECK(accrue(lambda, failed, k_t0 + 3600s).accrued.n == 0);
+}
+
+TEST_CASE("Ledger: destroy_failed and release_pending bill like the state before them", "[providers][ledger]")
+{
+  const RentTerms t = per_second_terms();
+  // Running 100 s, then the destroy fails: still billed at $0.69/h for the next 100 s.
+  // 200 s x 690000 / 3600 = 38333.3 -> 38334.
+  const auto failed = ledger({{0s, ServerStatus::running}, {100s, ServerStatus::destroying},
+                              {101s, ServerStatus::destroy_failed}});
+  const auto r = accrue(t, failed, k_t0 + 200s);
+  CHECK(r.open);
+  CHECK(r.accrued.n == 38'334);
+  CHECK(rate_now(t, failed) == t.price_per_hour);
+  // Stopped, then the destroy fails: the storage rate goes on.
+  const auto stopped = ledger({{0s, ServerStatus::running}, {10s, ServerStatus::stopped},
+                               {20s, ServerStatus::destroying}, {21s, ServerStatus::destroy_failed}});
+  CHECK(rate_now(t, stopped) == t.stopped.fixed_per_hour);
+  // An attached server waiting for its release bills the full rate until released.
+  const auto pending = ledger({{0s, ServerStatus::running}, {60s, ServerStatus::release_pending}});
+  CHECK(rate_now(t, pending) == t.price_per_hour);
+  CHECK(rate_now(t, ledger({{0s, ServerStatus::running}, {60s, ServerStatus::release_pending},
+                            {90s, ServerStatus::destroyed}}))
+            .n == 0);
+}
+
+TEST_CASE("Ledger: offline bills nothing, and the running rate resumes after it", "[providers][ledger]")
+{
+  const RentTerms t = per_second_terms();
+  // Running 100 s, offline 1000 s (Vast: "not charged active rental or storage costs"), running
+  // 100 s again: 200 s x 690000 / 3600 = 38333.3; as two periods each rounded up: 19167 + 19167.
+  const auto ev = ledger({{0s, ServerStatus::running}, {100s, ServerStatus::offline}, {1100s, ServerStatus::running}});
+  const auto r = accrue(t, ev, k_t0 + 1200s);
+  CHECK(r.running_s == 200s);
+  CHECK(r.accrued.n == 38'334);
+  CHECK(rate_now(t, ledger({{0s, ServerStatus::running}, {100s, ServerStatus::offline}})).n == 0);
+  // A destroy requested while offline bills nothing either.
+  CHECK(rate_now(t, ledger({{0s, ServerStatus::running}, {100s, ServerStatus::offline},
+                            {200s, ServerStatus::destroying}}))
+            .n == 0);
+}

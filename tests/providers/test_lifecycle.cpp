@@ -1,55 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
-#include <deque>
 
 #include "fakes/fake_clock.hpp"
+#include "fakes/scripted_provider.hpp"
 #include "providers/lifecycle.hpp"
 
 using namespace gpurent;
 using namespace std::chrono_literals;
 using gpurent::test::FakeClock;
 
-namespace {
-
-// A provider whose get() answers a script of states (the last one repeats).
-class ScriptedProvider final : public Provider {
-public:
-  std::deque<Result<std::optional<Instance>>> script;
-  int terminate_calls = 0;
-  std::string_view name() const override { return "scripted"; }
-  std::optional<std::string> unsupported(Feature) const override { return std::nullopt; }
-  Result<std::vector<Offer>> fetch_offers() override { return std::vector<Offer>{}; }
-  Result<Instance> launch(const LaunchRequest&) override { return Instance{}; }
-  Result<std::optional<Instance>> get(std::string_view) override
-  {
-    auto r = script.front();
-    if (script.size() > 1) {
-      script.pop_front();
-    }
-    return r;
-  }
-  Result<std::vector<Instance>> list() override { return std::vector<Instance>{}; }
-  Result<void> stop(std::string_view) override { return {}; }
-  Result<void> start(std::string_view) override { return {}; }
-  Result<void> hibernate(std::string_view) override { return {}; }
-  Result<void> terminate(std::string_view) override
-  {
-    ++terminate_calls;
-    return {};
-  }
-};
-
-Result<std::optional<Instance>> state(InstanceState s, std::string raw, std::string host = "")
-{
-  Instance in;
-  in.id = "i-1";
-  in.state = s;
-  in.raw_state = std::move(raw);
-  in.host = std::move(host);
-  return std::optional<Instance>{in};
-}
-
-}  // namespace
+using gpurent::test::ScriptedProvider;
+using gpurent::test::state;
 
 TEST_CASE("Lifecycle: wait_running polls through pending until running", "[providers][lifecycle]")
 {
@@ -99,26 +60,6 @@ TEST_CASE("Lifecycle: dead ends fail at once", "[providers][lifecycle]")
   ScriptedProvider denied;
   denied.script = {Result<std::optional<Instance>>(std::unexpected(Error{Errc::unauthorized, "401"}))};
   CHECK(wait_running(denied, clock, "i-1", WaitOptions{}).error().code == Errc::unauthorized);
-}
-
-TEST_CASE("Lifecycle: ensure_terminated confirms the server is gone", "[providers][lifecycle]")
-{
-  FakeClock clock;
-  ScriptedProvider p;
-  p.script = {state(InstanceState::terminating, "terminating"), state(InstanceState::terminating, "terminating"),
-              Result<std::optional<Instance>>(std::optional<Instance>{})};
-  REQUIRE(ensure_terminated(p, clock, "i-1", WaitOptions{10min, 2s}));
-  CHECK(p.terminate_calls == 1);
-  CHECK(clock.slept() == 4s);
-  SECTION("never gone: a timeout, so the caller keeps the ledger open")
-  {
-    ScriptedProvider stuck;
-    stuck.script = {state(InstanceState::running, "running")};
-    auto r = ensure_terminated(stuck, clock, "i-1", WaitOptions{1min, 10s});
-    REQUIRE_FALSE(r);
-    CHECK(r.error().code == Errc::timeout);
-    CHECK(r.error().message.find("status --refresh") != std::string::npos);
-  }
 }
 
 TEST_CASE("Lifecycle: wait_ssh retries unavailable, stops on unauthorized", "[providers][lifecycle]")

@@ -26,9 +26,11 @@ Card make_card(std::string id, std::uint32_t label_gb, double usable_gib)
 const std::vector<Card> k_cards = {make_card("c24", 24, 23.65), make_card("c48", 48, 44.74), make_card("c80", 80, 79.2)};
 
 ProviderInfo make_provider(std::string name, std::chrono::seconds increment, std::chrono::seconds minimum,
-                           std::chrono::seconds at_deploy, std::uint32_t max_gpus, std::uint32_t min_card_gb)
+                           std::chrono::seconds at_deploy, std::uint32_t max_gpus, std::uint32_t min_card_gb,
+                           bool per_gpu_servers)
 {
   ProviderInfo p;
+  p.per_gpu_servers = per_gpu_servers;
   p.name = std::move(name);
   p.billing = BillingPolicy{increment, minimum, at_deploy};
   p.spot_billing = p.billing;
@@ -39,9 +41,9 @@ ProviderInfo make_provider(std::string name, std::chrono::seconds increment, std
 }
 
 const std::vector<ProviderInfo> k_providers = {
-    make_provider("hourly", 3600s, 0s, 3600s, 8, 48),  // gpucloud-like: first hour at deploy, cards from 48 GB
-    make_provider("minute", 60s, 60s, 0s, 8, 0),       // cloudgpu-like: per minute, 1-minute minimum
-    make_provider("small", 1s, 0s, 0s, 2, 0),          // per second, at most 2 GPUs per server
+    make_provider("hourly", 3600s, 0s, 3600s, 8, 48, false),  // first hour at deploy, cards from 48 GB, listed shapes
+    make_provider("minute", 60s, 60s, 0s, 8, 0, true),        // per minute, 1-minute minimum, any GPU count
+    make_provider("small", 1s, 0s, 0s, 2, 0, true),           // per second, at most 2 GPUs per server
 };
 
 Offer make_offer(std::string provider, std::string card, std::uint32_t gpus, std::int64_t micro_per_hour,
@@ -92,27 +94,45 @@ TEST_CASE("default_shard: fsdp for training, tp for inference, none on one GPU",
   CHECK(j.shard == Shard::none);
 }
 
-TEST_CASE("expand_offers: a 1-GPU listing scales to 2, 4 and 8 GPUs within the provider's max; listed sizes stay", "[providers][plan]")
+TEST_CASE("expand_offers: a per-GPU provider's 1-GPU listing scales to every count within its max; others sell only what they list", "[providers][plan]")
 {
   const std::vector<Offer> offers = {
       make_offer("minute", "c24", 1, 400'000, 200'000),  // per-GPU price: 1..8
       make_offer("hourly", "c48", 1, 1'000'000),         // listed sizes only
       make_offer("hourly", "c48", 2, 1'900'000),
+      make_offer("hourly", "c80", 1, 2'500'000),         // listed with one GPU only: no 8 x the 1-GPU price
       make_offer("hourly", "c24", 1, 300'000),           // below the 48 GB minimum: dropped
       make_offer("small", "c80", 1, 2'000'000),          // at most 2 GPUs
       make_offer("nobody", "c80", 1, 1),                 // unknown provider: dropped
       make_offer("minute", "nocard", 1, 1),              // unknown card: dropped
   };
   const auto out = expand_offers(offers, k_providers, k_cards);
-  REQUIRE(out.size() == 4 + 2 + 2);
-  CHECK(std::none_of(out.begin(), out.end(), [](const Offer& o) { return o.gpus == 3; }));
-  const auto four = std::find_if(out.begin(), out.end(), [](const Offer& o) { return o.provider == "minute" && o.gpus == 4; });
-  REQUIRE(four != out.end());
-  CHECK(four->price_per_hour.n == 1'600'000);
-  CHECK(four->spot_price_per_hour->n == 800'000);
-  CHECK(four->price_origin == "4 x 1-GPU price (built-in test)");
+  REQUIRE(out.size() == 8 + 3 + 2);
+  const auto three = std::find_if(out.begin(), out.end(), [](const Offer& o) { return o.provider == "minute" && o.gpus == 3; });
+  REQUIRE(three != out.end());
+  CHECK(three->price_per_hour.n == 1'200'000);
+  CHECK(three->spot_price_per_hour->n == 600'000);
+  CHECK(three->price_origin == "3 x 1-GPU price (built-in test)");
+  CHECK(std::count_if(out.begin(), out.end(), [](const Offer& o) { return o.provider == "hourly"; }) == 3);
+  CHECK(std::none_of(out.begin(), out.end(), [](const Offer& o) { return o.provider == "hourly" && o.card == "c80" && o.gpus > 1; }));
   CHECK(std::none_of(out.begin(), out.end(), [](const Offer& o) { return o.provider == "hourly" && o.card == "c24"; }));
   CHECK(std::none_of(out.begin(), out.end(), [](const Offer& o) { return o.provider == "small" && o.gpus > 2; }));
+}
+
+TEST_CASE("expand_offers on the built-in catalogue: Lambda sells only its instance types, RunPod 1 to 8", "[providers][plan]")
+{
+  const auto out = expand_offers(builtin_offers(), provider_catalog(), card_catalog());
+  for (const auto& o : out) {
+    if (o.provider == "lambda") {
+      CHECK(o.gpus == 1);  // the built-in Lambda prices are 1x instances; 8 x A10 is not a Lambda shape
+      CHECK(o.price_origin.find("x 1-GPU price") == std::string::npos);
+    }
+  }
+  for (std::uint32_t n = 1; n <= 8; ++n) {
+    CHECK(std::any_of(out.begin(), out.end(), [n](const Offer& o) {
+      return o.provider == "runpod" && o.card == "rtx-4090" && o.gpus == n && o.price_per_hour.n == 600'000 * n;
+    }));
+  }
 }
 
 TEST_CASE("rank: the cheapest option that fits wins; non-fitting ones sort after", "[providers][plan]")
@@ -256,7 +276,7 @@ TEST_CASE("rank: --card checks that card and prices it across providers", "[prov
     CHECK(r.job.gpus == 2);
     CHECK(r.choice->provider == "small");
     CHECK(r.choice->gpus == 2);
-    CHECK(r.options.size() == 4 + 2);  // minute: 1, 2, 4, 8 GPUs; small: 1, 2
+    CHECK(r.options.size() == 8 + 2);  // minute: 1 to 8 GPUs; small: 1, 2
     CHECK(std::all_of(r.options.begin(), r.options.end(), [](const PlanOption& o) { return o.card == "c24"; }));
     CHECK(std::count_if(r.options.begin(), r.options.end(), [](const PlanOption& o) { return !o.fits; }) == 2);
   }

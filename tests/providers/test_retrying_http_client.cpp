@@ -115,3 +115,26 @@ TEST_CASE("RetryingHttpClient: redact_url hides query values", "[providers][retr
   CHECK(redact_url("http://x/a?api_key=abc&b=1") == "http://x/a?api_key=***&b=***");
   CHECK(redact_url("http://x/a") == "http://x/a");
 }
+
+TEST_CASE("RetryingHttpClient: a DELETE is not repeated on 5xx (the lifecycle looks first), only on 429",
+          "[providers][retrying]")
+{
+  FakeHttpClient inner;
+  inner.on("DELETE http://x/pods/p", 500, "");
+  inner.on("DELETE http://x/pods/q", 429, "");
+  inner.on("DELETE http://x/pods/q", 204, "");
+  FakeClock clock;
+  RetryingHttpClient c(inner, clock, RetryPolicy{});
+  HttpRequest del = get("http://x/pods/p");
+  del.method = "DELETE";
+  auto r = c.send(del);
+  REQUIRE(r);
+  CHECK(r->status == 500);
+  CHECK(inner.count("DELETE http://x/pods/p") == 1);
+  del.url = "http://x/pods/q";
+  auto q = c.send(del);
+  REQUIRE(q);
+  CHECK(q->status == 204);
+  CHECK(inner.count("DELETE http://x/pods/q") == 2);
+  CHECK_FALSE(is_idempotent("DELETE"));
+}

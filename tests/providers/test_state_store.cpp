@@ -71,7 +71,7 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
 {
   TempDir dir;
   auto store = open_store(dir.path / "sub" / "state.db");
-  CHECK(store->schema_version() == 2);
+  CHECK(store->schema_version() >= 3);  // 3: SSH files, provider state, release check
   CHECK((std::filesystem::status(dir.path / "sub").permissions() & std::filesystem::perms::all) ==
         std::filesystem::perms::owner_all);
 
@@ -79,7 +79,9 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   REQUIRE(rec);
   CHECK(rec->id > 0);
   REQUIRE(store->set_provider_id(rec->id, "pod-abc"));
-  REQUIRE(store->set_price(rec->id, MicroUsd{740'000}));
+  RentTerms reported = rec->terms;
+  reported.price_per_hour = MicroUsd{740'000};
+  REQUIRE(store->set_terms(rec->id, reported));
   REQUIRE(store->set_connection(rec->id, "root", "127.0.0.1", 2222, "ssh-ed25519 AAAAkey"));
   REQUIRE(store->record_state(rec->id, ServerStatus::running, k_t0 + 90s, "ssh answered"));
   REQUIRE(store->record_state(rec->id, ServerStatus::stopped, k_t0 + 3600s, "down --stop"));
@@ -157,9 +159,10 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   }
   SECTION("reopening keeps everything")
   {
+    const int version = store->schema_version();
     store.reset();
     auto again = open_store(dir.path / "sub" / "state.db");
-    CHECK(again->schema_version() == 2);
+    CHECK(again->schema_version() == version);
     CHECK((*again->find_server("train-1"))->status == ServerStatus::stopped);
   }
 }
@@ -214,6 +217,56 @@ TEST_CASE("StateStore: Unix times the clock cannot hold saturate instead of over
                                std::int64_t{-9'000'000'000}}) {
     CHECK(to_unix(from_unix(s)) == s);
   }
+}
+
+TEST_CASE("StateStore: remembered SSH files, the provider's word, the release check, new statuses",
+          "[providers][state_store]")
+{
+  TempDir dir;
+  auto store = open_store(dir.path / "state.db");
+  ServerRecord r = sample("box", k_t0);
+  r.attached = true;
+  r.identity_file = "/home/u/.ssh/box_key";
+  r.known_hosts_file = "/home/u/box_known_hosts";
+  auto rec = store->insert_server(r);
+  REQUIRE(rec);
+  auto got = *store->get_server(rec->id);
+  REQUIRE(got);
+  CHECK(got->identity_file == "/home/u/.ssh/box_key");
+  CHECK(got->known_hosts_file == "/home/u/box_known_hosts");
+  CHECK(got->trouble.empty());
+  CHECK_FALSE(got->unreachable_since);
+
+  REQUIRE(store->set_provider_state(rec->id, "unhealthy", "unhealthy", "Lambda reports the instance unhealthy"));
+  REQUIRE(store->set_unreachable_since(rec->id, k_t0 + 30s));
+  REQUIRE(store->set_ssh_files(rec->id, "/k2", ""));
+  RentTerms terms = r.terms;
+  terms.price_per_hour = MicroUsd{354'167};
+  terms.stopped.fixed_per_hour = MicroUsd{2'500};
+  REQUIRE(store->set_terms(rec->id, terms));
+  REQUIRE(store->record_state(rec->id, ServerStatus::release_pending, k_t0 + 60s, "backed up"));
+  got = *store->find_server("box");
+  REQUIRE(got);
+  CHECK(got->provider_state == "unhealthy");
+  CHECK(got->trouble == "unhealthy");
+  CHECK(got->trouble_detail == "Lambda reports the instance unhealthy");
+  CHECK(got->unreachable_since == k_t0 + 30s);
+  CHECK(got->identity_file == "/k2");
+  CHECK(got->known_hosts_file.empty());
+  CHECK(got->terms.price_per_hour.n == 354'167);
+  CHECK(got->terms.stopped.fixed_per_hour.n == 2'500);
+  CHECK(got->terms.stopped.loses == "container disk");
+  CHECK(got->status == ServerStatus::release_pending);
+  CHECK_FALSE(is_closed(got->status));
+  REQUIRE(store->set_unreachable_since(rec->id, std::nullopt));
+  REQUIRE(store->record_state(rec->id, ServerStatus::destroy_failed, k_t0 + 90s, "destroy failed: HTTP 500"));
+  got = *store->find_server("box");
+  CHECK_FALSE(got->unreachable_since);
+  CHECK(got->status == ServerStatus::destroy_failed);
+  CHECK(parse_server_status("destroy_failed") == ServerStatus::destroy_failed);
+  CHECK(parse_server_status("release_pending") == ServerStatus::release_pending);
+  // Still open: a second server cannot take the name.
+  CHECK(store->insert_server(sample("box", k_t0)).error().code == Errc::refused);
 }
 
 TEST_CASE("StateStore: state_dir honours GPURENT_STATE_DIR, then XDG_STATE_HOME, then HOME", "[providers][state_store]")
@@ -335,4 +388,76 @@ TEST_CASE("StateStore: a process killed mid-write leaves a consistent database",
   }
   // And it is still writable.
   CHECK(store->insert_server(sample("after", k_t0)));
+}
+
+TEST_CASE("StateStore: jobs with their --then steps; one owner carries the steps out", "[providers][state_store]")
+{
+  TempDir dir;
+  auto store = open_store(dir.path / "state.db");
+  auto server = store->insert_server(sample("train", k_t0));
+  REQUIRE(server);
+  JobRecord j;
+  j.job_id = "20260101-000000-0001";
+  j.server_id = server->id;
+  j.target = "root@10.0.0.1:22";
+  j.command = "python train.py";
+  j.workdir = "~/gpurent/proj";
+  j.started = k_t0 + 10s;
+  j.log = "~/.gpurent/jobs/20260101-000000-0001/log";
+  j.steps = {JobStep{"backup:out:/home/me/out", "pending", ""}, JobStep{"down:destroy", "pending", ""}};
+  auto added = store->add_job(j);
+  REQUIRE(added);
+  CHECK(added->id > 0);
+  CHECK(store->add_job(j).error().code == Errc::refused);  // the same job on the same server
+  JobRecord on_host = j;
+  on_host.server_id = std::nullopt;
+  on_host.target = "me@other:2222";
+  REQUIRE(store->add_job(on_host));
+
+  auto listed = store->jobs("root@10.0.0.1:22");
+  REQUIRE(listed);
+  REQUIRE(listed->size() == 1);
+  const JobRecord& got = listed->front();
+  CHECK(got.job_id == j.job_id);
+  CHECK(got.server_id == server->id);
+  CHECK(got.command == j.command);
+  CHECK(got.state == "starting");
+  CHECK_FALSE(got.exit_code.has_value());
+  CHECK(got.started == j.started);
+  CHECK_FALSE(got.ended.has_value());
+  CHECK_FALSE(got.oom_json.has_value());
+  CHECK(got.steps == j.steps);
+  CHECK(store->jobs("me@other:2222")->front().server_id == std::nullopt);
+  CHECK(store->jobs_with_pending_steps()->size() == 2);
+
+  // Only one gpurent carries the steps out; a holder that is gone can be replaced.
+  CHECK(*store->claim_job_steps(got.id, "pid:1", {}));
+  CHECK(*store->claim_job_steps(got.id, "pid:1", {}));  // the holder again
+  CHECK_FALSE(*store->claim_job_steps(got.id, "pid:2", [](std::string_view) { return false; }));
+  CHECK(*store->claim_job_steps(got.id, "pid:2", [](std::string_view h) { return h == "pid:1"; }));
+  REQUIRE(store->release_job_steps(got.id, "pid:1"));  // not the holder: no effect
+  CHECK_FALSE(*store->claim_job_steps(got.id, "pid:3", {}));
+  REQUIRE(store->release_job_steps(got.id, "pid:2"));
+  CHECK(*store->claim_job_steps(got.id, "pid:3", {}));
+
+  JobRecord done = got;
+  done.state = "failed";
+  done.exit_code = 1;
+  done.ended = k_t0 + 70s;
+  done.oom_json = R"({"engine":"pytorch"})";
+  done.steps[0].state = "done";
+  done.steps[1].state = "failed";
+  done.steps[1].detail = "refused: \"the backup\" failed";
+  REQUIRE(store->update_job(done));
+  const JobRecord again = store->jobs("root@10.0.0.1:22")->front();
+  CHECK(again.state == "failed");
+  CHECK(again.exit_code == 1);
+  CHECK(again.ended == done.ended);
+  CHECK(again.oom_json == done.oom_json);
+  CHECK(again.steps == done.steps);
+  CHECK(again.steps_owner == "pid:3");
+  CHECK(store->jobs_with_pending_steps()->size() == 1);  // only the --host job still has pending steps
+  JobRecord ghost = done;
+  ghost.id = 999;
+  CHECK(store->update_job(ghost).error().code == Errc::not_found);
 }

@@ -7,6 +7,7 @@
 
 #include "sizing/estimate.hpp"
 #include "sizing/fixes.hpp"
+#include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 
@@ -96,11 +97,28 @@ TEST_CASE("Fixes: vLLM serving a 70B model on one 48 GB card", "[sizing][fixes]"
   const Fix* more = find_fix(fixes, "more-gpus");
   REQUIRE(more != nullptr);
   CHECK(more->fits_alone);
-  CHECK(more->flags.at("vllm") == "--tensor-parallel-size " + std::to_string(more->modified.gpus));
-  // The smallest count that fits: one fewer does not.
-  JobSpec fewer = more->modified;
+  // A layout vLLM runs: tensor parallel divides the 64 heads and the 8 KV heads, pipeline stages
+  // take the rest of the GPUs.
+  const JobSpec& m = more->modified;
+  const std::uint32_t tp = tp_degree(m);
+  CHECK(tp * m.pipeline == m.gpus);
+  CHECK(j.model.heads % tp == 0);
+  CHECK((j.model.kv_heads % tp == 0 || tp % j.model.kv_heads == 0));
+  CHECK(more->flags.at("vllm") == (m.pipeline > 1 ? "--tensor-parallel-size " + std::to_string(tp) +
+                                                         " --pipeline-parallel-size " + std::to_string(m.pipeline)
+                                                   : "--tensor-parallel-size " + std::to_string(tp)));
+  // The smallest count that fits: one fewer does not (on the layout vLLM would use there).
+  JobSpec fewer = m;
   fewer.gpus -= 1;
-  CHECK(estimate(fewer).total() > limit);
+  const auto laid = feasible_layout(fewer);
+  REQUIRE(laid.has_value());
+  CHECK(estimate(*laid).total() > limit);
+  // Only the counts a provider sells are tried.
+  const std::vector<std::uint32_t> sold{1, 2, 4, 8};
+  const auto sold_fixes = suggest_fixes(j, limit, sold);
+  const Fix* sold_more = find_fix(sold_fixes, "more-gpus");
+  REQUIRE(sold_more != nullptr);
+  CHECK(std::find(sold.begin(), sold.end(), sold_more->modified.gpus) != sold.end());
   CHECK(find_fix(fixes, "kv-cache-fp8")->flags.at("vllm") == "--kv-cache-dtype fp8");
 }
 

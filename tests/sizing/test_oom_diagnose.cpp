@@ -18,7 +18,7 @@ namespace {
 std::vector<nlohmann::json> examples()
 {
   std::vector<nlohmann::json> out;
-  for (const char* name : {"oom_public.json", "public_more.json"}) {
+  for (const char* name : {"oom_public.json", "public_more.json", "public_v2.json"}) {
     std::ifstream in(std::string(GPURENT_TEST_DATA) + "/oom/" + name);
     REQUIRE(in);
     const auto data = nlohmann::json::parse(in);
@@ -77,7 +77,68 @@ TEST_CASE("diagnose_oom: need, others and causes of every public example", "[siz
       REQUIRE(d.other_processes.has_value());
       CHECK(std::abs(to_gib(*d.other_processes) - expect["other_processes_gib"].get<double>()) <= 1e-6);
     }
-    CHECK_FALSE(d.fixes.empty());
+    if (expect.contains("self_process")) {
+      REQUIRE(d.self_process.has_value());
+      CHECK(d.self_process->pid == expect["self_process"]["pid"].get<std::uint64_t>());
+    } else {
+      CHECK_FALSE(d.self_process.has_value());
+    }
+    REQUIRE_FALSE(d.fixes.empty());
+    const auto any_command = [&](const std::string& part) {
+      return std::any_of(d.fixes.begin(), d.fixes.end(), [&](const OomFix& f) { return f.command.find(part) != std::string::npos; });
+    };
+    for (const auto& part : expect.value("commands_include", nlohmann::json::array())) {
+      INFO("command with " << part.get<std::string>());
+      CHECK(any_command(part.get<std::string>()));
+    }
+    for (const auto& part : expect.value("commands_exclude", nlohmann::json::array())) {
+      INFO("no command with " << part.get<std::string>());
+      CHECK_FALSE(any_command(part.get<std::string>()));
+    }
+    if (expect.contains("first_fix")) {
+      CHECK(d.fixes[0].id == expect["first_fix"].get<std::string>());
+    }
+    if (expect.contains("first_fix_not")) {
+      CHECK(d.fixes[0].id != expect["first_fix_not"].get<std::string>());
+    }
+  }
+}
+
+TEST_CASE("diagnose_oom: no fix command holds a placeholder, no first fix reports nothing", "[sizing][oom_diagnose]")
+{
+  const auto placeholder = [](const std::string& command) {
+    std::string token;
+    for (std::size_t i = 0; i <= command.size(); ++i) {
+      const char c = i < command.size() ? command[i] : ' ';
+      if (c == ' ' || c == '=' || c == ',' || c == '(' || c == ')') {
+        // An upper-case word alone ("NAME", "MODEL", "K", "N") stands for something to fill in.
+        const bool upper = !token.empty() && token.size() <= 8 &&
+                           std::all_of(token.begin(), token.end(), [](char x) { return x >= 'A' && x <= 'Z'; });
+        if (upper) {
+          return true;
+        }
+        token.clear();
+      } else {
+        token += c;
+      }
+    }
+    return command.find('<') != std::string::npos || command.find("...") != std::string::npos;
+  };
+  for (const auto& example : examples()) {
+    INFO("example " << example["id"].get<std::string>());
+    const auto report = parse_oom(example["message"].get<std::string>());
+    REQUIRE(report.has_value());
+    const auto d = diagnose_oom(*report, {});
+    for (const auto& f : d.fixes) {
+      INFO("fix " << f.id << ": " << f.command);
+      CHECK_FALSE(placeholder(f.command));
+      // Sizes print with their own unit: never "0.00 GiB" for a small size.
+      for (std::size_t at = f.description.find("0.00 GiB"); at != std::string::npos; at = f.description.find("0.00 GiB", at + 1)) {
+        CHECK((at > 0 && f.description[at - 1] >= '0' && f.description[at - 1] <= '9'));
+      }
+    }
+    const bool names_others = d.fixes[0].description.find("Other processes hold") != std::string::npos;
+    CHECK((!names_others || d.other_processes->n >= k_gib));
   }
 }
 
@@ -122,7 +183,7 @@ TEST_CASE("diagnose_oom: fixes carry the concrete commands of each cause", "[siz
                                  "and 0.20 GiB is reserved by PyTorch but unallocated.");
     REQUIRE(cause_names(d) == std::vector<std::string>{"other_process", "job_too_large"});
     CHECK(d.fixes[0].command == "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv");
-    CHECK(d.fixes[1].command == "gpurent doctor NAME");
+    CHECK(d.fixes[1].command == "gpurent status");  // names the rented server for `gpurent doctor`
     CHECK(std::abs(to_gib(*d.other_processes) - 40.69) < 1e-6);  // T - F - P beats the listed 40 GiB
   }
   SECTION("vLLM context: --max-model-len with the KV cache's size")
@@ -132,27 +193,37 @@ TEST_CASE("diagnose_oom: fixes carry the concrete commands of each cause", "[siz
     CHECK(d.fixes[0].command == "--max-model-len 6048");
     CHECK(has_fix(d, "gpu-memory-utilization"));
   }
-  SECTION("llama.cpp: -ngl, quant type, -c, KV cache types, in that order")
+  SECTION("llama.cpp loading weights: -ngl, quant type, -c, KV cache types, in that order")
   {
     const auto d = diagnose_text("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 1: cudaMalloc "
                                  "failed: out of memory");
     CHECK(d.causes.empty());
     REQUIRE(d.fixes.size() >= 4);
-    CHECK(d.fixes[0].command == "-ngl 20");
+    CHECK(d.fixes[0].command == "-ngl 16");
     CHECK(d.fixes[1].id == "smaller-quant");
     CHECK(d.fixes[2].command == "-c 8192");
     CHECK_THAT(d.fixes[3].command, Catch::Contains("--cache-type-k q8_0"));
     REQUIRE(d.card_need.has_value());
     CHECK(*d.card_need == Bytes{k_gib});
   }
-  SECTION("no cause: free memory looked sufficient")
+  SECTION("free memory was enough: limit_not_capacity, and how to check each limit first")
   {
     const auto d = diagnose_text("CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 10.00 GiB total capacity; 2.00 GiB "
                                  "already allocated; 7.00 GiB free; 2.50 GiB reserved in total by PyTorch)");
-    CHECK(d.causes.empty());
+    CHECK(cause_names(d) == std::vector<std::string>{"limit_not_capacity"});
+    CHECK(d.fixes[0].id == "check-memory-limit");
+    CHECK_THAT(d.fixes[0].command, Catch::Contains("mig.mode.current"));
     CHECK(has_fix(d, "free-other-processes"));
-    CHECK(d.fixes[2].command == "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128");  // 1.x has no expandable_segments
+    CHECK(d.fixes.back().command == "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128");  // 1.x has no expandable_segments
   }
+}
+
+TEST_CASE("oom_size: never rounds a size to nothing", "[sizing][oom_diagnose]")
+{
+  CHECK(oom_size(Bytes{2 * k_mib}) == "2.00 MiB");
+  CHECK(oom_size(Bytes{512}) == "512 bytes");
+  CHECK(oom_size(Bytes{1536}) == "1.50 KiB");
+  CHECK(oom_size(gib_to_bytes(203.42)) == "203.42 GiB");
 }
 
 TEST_CASE("diagnose_oom: a 0-byte 'this process' falls back to the CUDA context estimate", "[sizing][oom_diagnose]")

@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fakes/files.hpp"
 #include "fakes/memory_transport.hpp"
 #include "sync/backup.hpp"
 #include "sync/manifest.hpp"
 
 using namespace gpurent;
 using gpurent::testing::MemoryTransport;
+
+using gpurent::testing::slurp;
 
 namespace {
 
@@ -26,14 +29,6 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 };
-
-std::string slurp(const std::filesystem::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string pattern(std::size_t n, unsigned seed)
 {

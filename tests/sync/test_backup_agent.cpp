@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "fakes/files.hpp"
 #include "sync/backup_agent.hpp"
 #include "sync/remote_listing.hpp"
 #include "sync/sha256.hpp"
@@ -24,22 +25,7 @@ using namespace std::string_literals;
 
 namespace {
 
-struct Collect final : FileStreamHandler {
-  std::map<std::string, std::string> files;
-  std::string current;
-  Result<void> begin_file(const std::string& name, std::uint64_t) override
-  {
-    current = name;
-    files[name];
-    return {};
-  }
-  Result<void> file_data(const char* d, std::size_t n) override
-  {
-    files[current].append(d, n);
-    return {};
-  }
-  Result<void> end_file() override { return {}; }
-};
+using Collect = gpurent::testing::CollectFiles;
 
 // Feeds `bytes` to `feed` in random pieces.
 template <class Feed>

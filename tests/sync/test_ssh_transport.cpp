@@ -2,6 +2,8 @@
 // The libssh2 SshSession against a real local sshd (tests/fakes/sshd_fixture.hpp).
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstring>
 #include <fstream>
 
 #include "fakes/sshd_fixture.hpp"
@@ -154,4 +156,101 @@ TEST_CASE("SshSession: a killed connection is reported as lost", "[sync][ssh]")
   const auto r = (*s)->exec("true", {});
   REQUIRE_FALSE(r.has_value());
   CHECK((r.error().code == Errc::unavailable || r.error().code == Errc::timeout));
+}
+
+TEST_CASE("SshSession::open_exec: input streamed from a source, stdout and stderr to sinks, early exits, stop", "[sync][ssh]")
+{
+  SshdFixture& sshd = server();
+  auto s = connect(sshd.target(), sshd.options());
+  REQUIRE(s.has_value());
+  auto& session = **s;
+
+  // 5 MiB through `cat` and back, pulled in pieces: more than any window, never whole in memory.
+  std::string data(5 * 1024 * 1024 + 3, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<char>((i * 7919) >> 5);
+  }
+  std::size_t pos = 0;
+  std::string out;
+  std::string err;
+  auto ch = session.open_exec("cat; echo done >&2");
+  REQUIRE(ch.has_value());
+  const auto end = (*ch)->finish(
+      [&](char* buf, std::size_t cap) -> Result<std::size_t> {
+        const std::size_t n = std::min(cap, data.size() - pos);
+        std::memcpy(buf, data.data() + pos, n);
+        pos += n;
+        return n;
+      },
+      [&](const char* p, std::size_t n) -> Result<void> {
+        out.append(p, n);
+        return {};
+      },
+      [&](const char* p, std::size_t n) -> Result<void> {
+        err.append(p, n);
+        return {};
+      },
+      {});
+  REQUIRE(end.has_value());
+  CHECK(end->exit_status == 0);
+  CHECK_FALSE(end->stopped);
+  CHECK(out == data);
+  CHECK(err == "done\n");
+
+  // A command that answers first, then reads (read_until), and one that exits without reading.
+  auto talk = session.open_exec("echo ready; cat > /dev/null; echo bye");
+  REQUIRE(talk.has_value());
+  std::string first;
+  REQUIRE((*talk)->read_until([&](const char* p, std::size_t n) -> Result<void> {
+    first.append(p, n);
+    return {};
+  }, [&] { return first.find('\n') != std::string::npos; }));
+  CHECK(first == "ready\n");
+  std::string rest;
+  const std::string small = "some input";
+  bool given = false;
+  const auto talk_end = (*talk)->finish(
+      [&](char* buf, std::size_t) -> Result<std::size_t> {
+        if (given) {
+          return std::size_t{0};
+        }
+        given = true;
+        std::memcpy(buf, small.data(), small.size());
+        return small.size();
+      },
+      [&](const char* p, std::size_t n) -> Result<void> {
+        rest.append(p, n);
+        return {};
+      },
+      {}, {});
+  REQUIRE(talk_end.has_value());
+  CHECK(rest == "bye\n");
+
+  auto early = session.open_exec("echo no thanks >&2; exit 5");
+  REQUIRE(early.has_value());
+  std::uint64_t offered = 0;
+  const auto early_end = (*early)->finish(
+      [&](char* buf, std::size_t cap) -> Result<std::size_t> {
+        if (offered > (64ULL << 20)) {
+          return std::size_t{0};
+        }
+        std::memset(buf, 'x', cap);
+        offered += cap;
+        return cap;
+      },
+      {}, {}, {});
+  REQUIRE(early_end.has_value());
+  CHECK(early_end->exit_status == 5);
+  CHECK(early_end->err == "no thanks\n");
+
+  // stop() closes a long command at once.
+  auto slow = session.open_exec("sleep 30");
+  REQUIRE(slow.has_value());
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stopped = (*slow)->finish({}, {}, {}, [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(300); });
+  REQUIRE(stopped.has_value());
+  CHECK(stopped->stopped);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  // The session still works afterwards.
+  CHECK(session.exec("echo ok", {})->out == "ok\n");
 }

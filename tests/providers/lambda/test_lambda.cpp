@@ -58,7 +58,16 @@ TEST_CASE("Lambda API: statuses, booting without an ip, unknown states", "[provi
   REQUIRE(list->size() == 3);
   CHECK((*list)[1].state == InstanceState::terminated);
   CHECK((*list)[2].state == InstanceState::unknown);
-  CHECK(lambda::map_status("preempted") == InstanceState::terminated);
+  CHECK((*list)[2].trouble == "unknown");
+  CHECK((*list)[2].trouble_detail.find("quantum-flux") != std::string::npos);
+  CHECK((*list)[0].trouble.empty());
+  CHECK(lambda::map_status("preempted") == InstanceState::failed);  // still listed: may bill until terminated
+  CHECK(lambda::map_status("unhealthy") == InstanceState::failed);
+  CHECK(lambda::trouble_of("unhealthy") == "unhealthy");
+  CHECK(lambda::trouble_of("preempted") == "preempted");
+  CHECK(lambda::trouble_of("quantum-flux") == "unknown");
+  CHECK(lambda::trouble_of("active").empty());
+  CHECK(lambda::trouble_of("booting").empty());
   CHECK(lambda::map_status("unhealthy") == InstanceState::failed);
   CHECK(lambda::card_of("A100 (80 GB SXM4)") == std::optional<std::string>("a100-80gb"));
   CHECK_FALSE(lambda::card_of("A100 (12 GB)"));
@@ -183,10 +192,30 @@ TEST_CASE("Lambda driver: errors map by code and status", "[providers][lambda]")
     CHECK(p.stop("abc").error().code == Errc::unsupported);
     CHECK(p.hibernate("abc").error().message.find("hibernate") != std::string::npos);
   }
-  SECTION("terminate sends the id list")
+  SECTION("terminate sends the id list, once")
   {
     http.on("POST " + k_base + "/api/v1/instance-operations/terminate", 200, R"({"data":{"terminated_instances":[]}})");
     REQUIRE(p.terminate("abc"));
     CHECK(nlohmann::json::parse(http.requests().back().body)["instance_ids"][0] == "abc");
+    CHECK(http.count("POST " + k_base + "/api/v1/instance-operations/terminate") == 1);
+  }
+  SECTION("terminate of an instance Lambda does not have: not_found (\"already gone\"), to be confirmed")
+  {
+    http.on("POST " + k_base + "/api/v1/instance-operations/terminate", 404,
+            R"({"error":{"code":"global/object-does-not-exist","message":"Specified instance does not exist."}})");
+    CHECK(p.terminate("abc").error().code == Errc::not_found);
+  }
+  SECTION("a 400 on get: the list decides")
+  {
+    http.on("GET " + k_base + "/api/v1/instances/abc", 400, R"({"error":{"code":"global/invalid-parameters","message":"x"}})");
+    http.on("GET " + k_base + "/api/v1/instances", 200, read_fixture("lambda/instances.json"));
+    auto r = p.get("abc");
+    REQUIRE(r);
+    CHECK_FALSE(r->has_value());
+    http.on("GET " + k_base + "/api/v1/instances/aaa1", 400, R"({"error":{"code":"global/invalid-parameters","message":"x"}})");
+    auto listed = p.get("aaa1");
+    REQUIRE(listed);
+    REQUIRE(listed->has_value());
+    CHECK((*listed)->name == "other");
   }
 }

@@ -96,16 +96,64 @@ TEST_CASE("RunPod driver: create, stop, terminate requests and error mapping", "
     CHECK(p.get("ghi").error().retry_after->count() == 3);
     CHECK(p.hibernate("abc").error().code == Errc::unsupported);
   }
-  SECTION("--max-price is checked against the price RunPod picked; the pod is given back")
+  SECTION("the driver leaves --max-price to the caller: the created pod comes back with its price")
   {
     FakeHttpClient h2;
     runpod::RunpodProvider p2(h2, k_base, k_gql, "rp-key");
     h2.on("GET " + k_base + "/pods", 200, "[]");
     h2.on("POST " + k_base + "/pods", 201, read_fixture("runpod/pod_booting.json"));
-    h2.on("DELETE " + k_base + "/pods/xedezhzb9la3ye", 204, "");
     auto r = p2.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", MicroUsd{500'000}, "ssh-ed25519 AAAA k", ""});
-    REQUIRE_FALSE(r);
-    CHECK(r.error().code == Errc::refused);
-    CHECK(h2.count("DELETE " + k_base + "/pods/xedezhzb9la3ye") == 1);
+    REQUIRE(r);
+    CHECK(r->price_per_hour.n == 740'000);
+    CHECK(h2.count("DELETE " + k_base + "/pods/xedezhzb9la3ye") == 0);
   }
+  SECTION("DELETE: 204 once; 400 \"Invalid Pod ID.\" and 404 are \"already gone\"; 401 and 500 are errors")
+  {
+    http.on("DELETE " + k_base + "/pods/abc", 400, "Invalid Pod ID.");
+    CHECK(p.terminate("abc").error().code == Errc::not_found);
+    CHECK(http.count("DELETE " + k_base + "/pods/abc") == 1);
+    http.on("DELETE " + k_base + "/pods/def", 404, "");
+    CHECK(p.terminate("def").error().code == Errc::not_found);
+    http.on("DELETE " + k_base + "/pods/ghi", 401, "");
+    CHECK(p.terminate("ghi").error().code == Errc::unauthorized);
+    http.on("DELETE " + k_base + "/pods/jkl", 500, "");
+    CHECK(p.terminate("jkl").error().code == Errc::unavailable);
+  }
+  SECTION("GET 400 \"Invalid ID supplied.\": the list decides")
+  {
+    FakeHttpClient h3;
+    runpod::RunpodProvider p3(h3, k_base, k_gql, "rp-key");
+    h3.on("GET " + k_base + "/pods/p1", 400, "");
+    h3.on("GET " + k_base + "/pods", 200, read_fixture("runpod/pods.json"));
+    auto listed = p3.get("p1");
+    REQUIRE(listed);
+    REQUIRE(listed->has_value());
+    CHECK((*listed)->state == InstanceState::stopped);
+    h3.on("GET " + k_base + "/pods/zz", 400, "");
+    auto none = p3.get("zz");
+    REQUIRE(none);
+    CHECK_FALSE(none->has_value());
+  }
+}
+
+TEST_CASE("RunPod API: EXITED with a non-zero exit code is a crash; unknown statuses are trouble", "[providers][runpod]")
+{
+  CHECK(runpod::exit_code_in("Exited by Runpod: container exit code 137") == 137);
+  CHECK(runpod::exit_code_in("exited with code: 1") == 1);
+  CHECK(runpod::exit_code_in("Exit code = 0") == 0);
+  CHECK_FALSE(runpod::exit_code_in("Rented by User: Fri Jul 12 2024 15:14:40 GMT-0400"));
+  CHECK_FALSE(runpod::exit_code_in("zip code 12345"));
+  CHECK_FALSE(runpod::exit_code_in(""));
+  auto crashed = runpod::parse_pod(R"({"id":"p","desiredStatus":"EXITED","lastStatusChange":"exited with code 2"})");
+  REQUIRE(crashed);
+  CHECK(crashed->state == InstanceState::stopped);
+  CHECK(crashed->trouble == "crashed");
+  CHECK(crashed->trouble_detail.find("code 2") != std::string::npos);
+  auto clean = runpod::parse_pod(R"({"id":"p","desiredStatus":"EXITED","lastStatusChange":"exited with code 0"})");
+  REQUIRE(clean);
+  CHECK(clean->trouble.empty());
+  auto pods = runpod::parse_pods(read_fixture("runpod/pods.json"));
+  REQUIRE(pods);
+  CHECK((*pods)[2].trouble == "unknown");
+  CHECK((*pods)[2].trouble_detail.find("MIGRATING") != std::string::npos);
 }

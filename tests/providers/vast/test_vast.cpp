@@ -12,6 +12,7 @@ using gpurent::test::read_fixture;
 
 namespace {
 const std::string k_base = "http://double/api/v0";
+const std::string k_v1 = "http://double/api/v1";
 }
 
 TEST_CASE("Vast API: actual_status null -> loading -> running, and its dead ends", "[providers][vast]")
@@ -28,9 +29,23 @@ TEST_CASE("Vast API: actual_status null -> loading -> running, and its dead ends
   CHECK((*running)->port == 40022);
   CHECK((*running)->id == "4242");
   auto offline = vast::parse_instance(read_fixture("vast/instance_offline.json"));
-  CHECK((*offline)->state == InstanceState::failed);
+  CHECK((*offline)->state == InstanceState::offline);
+  CHECK((*offline)->trouble == "offline");
   CHECK(vast::map_status(std::string("exited")) == InstanceState::stopped);
+  CHECK(vast::map_status(std::string("stopped")) == InstanceState::stopped);
+  CHECK(vast::map_status(std::string("rebooting")) == InstanceState::pending);
+  CHECK(vast::map_status(std::string("frozen")) == InstanceState::unknown);
   CHECK(vast::map_status(std::string("something new")) == InstanceState::unknown);
+  // "exited: Container process exited unexpectedly" unless the user stopped it.
+  CHECK(vast::trouble_of(std::string("exited"), "running") == "crashed");
+  CHECK(vast::trouble_of(std::string("exited"), "").empty() == false);
+  CHECK(vast::trouble_of(std::string("exited"), "stopped").empty());
+  CHECK(vast::trouble_of(std::string("stopped"), "stopped").empty());
+  CHECK(vast::trouble_of(std::string("unknown"), "running") == "unknown");
+  CHECK(vast::trouble_of(std::string("frozen"), "frozen") == "frozen");
+  CHECK(vast::trouble_of(std::string("something new"), "running") == "unknown");
+  CHECK(vast::trouble_of(std::nullopt, "running").empty());
+  CHECK(vast::trouble_of(std::string("running"), "running").empty());
   auto gone = vast::parse_instance(R"({"instances": null})");
   REQUIRE(gone);
   CHECK_FALSE(gone->has_value());
@@ -67,6 +82,35 @@ TEST_CASE("Vast API: answers with fields of the wrong type are errors, not excep
   CHECK((*instance)->card == "a100-40gb");
 }
 
+TEST_CASE("Vast API: the paginated list, storage per hour, a crash and a stop", "[providers][vast]")
+{
+  auto page = vast::parse_instance_page(read_fixture("vast/instances_v1_page1.json"));
+  REQUIRE(page);
+  CHECK(page->next_token == "eyJ2YWx1ZXMiOiB7ImlkIjogOH19");
+  REQUIRE(page->instances.size() == 2);
+  const Instance& crashed = page->instances[0];
+  CHECK(crashed.state == InstanceState::stopped);
+  CHECK(crashed.trouble == "crashed");
+  CHECK(crashed.trouble_detail.find("exited with code 137") != std::string::npos);
+  CHECK(crashed.price_per_hour.n == 1'002'074);  // dph_total, storage included
+  CHECK(crashed.storage_per_hour.n == 2'074);    // instance.diskHour
+  auto last = vast::parse_instance_page(read_fixture("vast/instances_v1_page2.json"));
+  REQUIRE(last);
+  CHECK(last->next_token.empty());
+  REQUIRE(last->instances.size() == 1);
+  CHECK(last->instances[0].trouble.empty());  // stopped by the user
+  // No breakdown, no storage_total_cost: 0.15 $/GB/month x 20 GB / 720 h = 4166.67 -> 4167.
+  CHECK(last->instances[0].storage_per_hour.n == 4'167);
+  CHECK(vast::instances_query("") ==
+        "limit=25&select_filters=%7B%7D&order_by=%5B%7B%22col%22%3A%22id%22%2C%22dir%22%3A%22asc%22%7D%5D");
+  CHECK(vast::instances_query("ab=") .ends_with("&after_token=ab%3D"));
+  auto keys = vast::parse_ssh_keys(read_fixture("vast/ssh_keys.json"));
+  REQUIRE(keys);
+  REQUIRE(keys->size() == 1);  // the deleted one is not a key any more
+  CHECK((*keys)[0] == "ssh-ed25519 AAAAexisting old-comment");
+  CHECK_FALSE(vast::parse_ssh_keys("{}"));
+}
+
 TEST_CASE("Vast API: bundles keep the cheapest offer per card and GPU count", "[providers][vast]")
 {
   auto bundles = vast::parse_bundles(read_fixture("vast/bundles.json"));
@@ -86,43 +130,87 @@ TEST_CASE("Vast driver: search, create, stop, destroy requests and errors", "[pr
 {
   FakeHttpClient http;
   vast::VastProvider p(http, k_base, "vast-key");
-  http.on("GET " + k_base + "/instances/", 200, R"({"instances_found": 0, "instances": []})");
+  const std::string list_url = "GET " + k_v1 + "/instances/?" + vast::instances_query("");
+  http.on(list_url, 200, R"({"success": true, "instances_found": 0, "instances": [], "next_token": null})");
   http.on("POST " + k_base + "/bundles/", 200, read_fixture("vast/bundles.json"));
+  http.on("GET " + k_base + "/ssh/", 404, R"({"success": false, "error": "not_found"})");  // "No SSH keys found"
+  http.on("POST " + k_base + "/ssh/", 200, R"({"success": true, "key": {"id": 1, "public_key": "ssh-ed25519 AAAA k"}})");
   http.on("PUT " + k_base + "/asks/1002/", 200, read_fixture("vast/create.json"));
   auto in = p.launch(LaunchRequest{"train-3", "rtx-4090", 1, false, "", MicroUsd{400'000}, "ssh-ed25519 AAAA k", ""});
   INFO((in ? std::string() : in.error().message));
   REQUIRE(in);
   CHECK(in->id == "4242");
+  CHECK(in->price_per_hour.n == 389'000);
+  CHECK(http.count("GET " + k_base + "/instances/") == 0);  // the deprecated v0 list is not used
+  CHECK(http.count(list_url) == 1);
   const auto search = nlohmann::json::parse(http.requests()[1].body);
   CHECK(search["gpu_name"]["in"][0] == "RTX 4090");
   CHECK(search["num_gpus"]["eq"] == 1);
   CHECK(search["type"] == "on-demand");
+  CHECK(search["allocated_storage"] == vast::k_disk_gb);  // so dph_total includes the disk
+  // The key is registered on the account before the create, and not put in onstart.
+  CHECK(http.count("POST " + k_base + "/ssh/") == 1);
+  CHECK(nlohmann::json::parse(http.requests()[3].body)["ssh_key"] == "ssh-ed25519 AAAA k");
   const auto create = nlohmann::json::parse(http.requests().back().body);
   CHECK(create["label"] == "train-3");
-  CHECK(create["onstart"].get<std::string>().find("ssh-ed25519 AAAA k") != std::string::npos);
+  CHECK(create["disk"] == vast::k_disk_gb);
+  CHECK_FALSE(create.contains("onstart"));
   CHECK_FALSE(create.contains("price"));
+  SECTION("a key the account has (another comment) is not added again")
+  {
+    FakeHttpClient h2;
+    vast::VastProvider p2(h2, k_base, "vast-key");
+    h2.on(list_url, 200, R"({"instances": [], "next_token": null})");
+    h2.on("POST " + k_base + "/bundles/", 200, read_fixture("vast/bundles.json"));
+    h2.on("GET " + k_base + "/ssh/", 200, read_fixture("vast/ssh_keys.json"));
+    h2.on("PUT " + k_base + "/asks/1002/", 200, read_fixture("vast/create.json"));
+    REQUIRE(p2.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", std::nullopt, "ssh-ed25519 AAAAexisting me@box", ""}));
+    CHECK(h2.count("POST " + k_base + "/ssh/") == 0);
+  }
   SECTION("max price leaves nothing")
   {
     auto r = p.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", MicroUsd{100'000}, "ssh-ed25519 AAAA k", ""});
     CHECK(r.error().code == Errc::refused);
   }
-  SECTION("stop, destroy, 404 on destroy is fine, 429 on destroy is quota")
+  SECTION("stop, destroy, 404 on destroy is \"already gone\" (not_found), 429 on destroy is quota")
   {
     http.on("PUT " + k_base + "/instances/4242/", 200, R"({"success": true})");
     REQUIRE(p.stop("4242"));
     CHECK(nlohmann::json::parse(http.requests().back().body)["state"] == "stopped");
-    http.on("DELETE " + k_base + "/instances/4242/", 404, R"({"success": false, "error": "not_found"})");
-    REQUIRE(p.terminate("4242"));
-    http.on("DELETE " + k_base + "/instances/9/", 429, R"({"success": false, "error": "rate_limit_exceeded"})",
-            {{"retry-after", "2"}});
+    http.on("DELETE " + k_base + "/instances/4242/", 404, R"({"success": false, "error": "not_found", "msg": "Instance not found"})");
+    CHECK(p.terminate("4242").error().code == Errc::not_found);
+    CHECK(http.count("DELETE " + k_base + "/instances/4242/") == 1);
+    http.on("DELETE " + k_base + "/instances/9/", 429, R"({"success": false, "error": "rate_limit_exceeded"})");
     auto r = p.terminate("9");
     REQUIRE_FALSE(r);
     CHECK(r.error().code == Errc::quota);
+    CHECK_FALSE(r.error().retry_after);  // Vast sends no Retry-After: the HTTP layer backs off
     CHECK(r.error().message.find("rate_limit_exceeded") != std::string::npos);
   }
-  SECTION("a key with a quote is refused")
+  SECTION("a key with a newline is refused")
   {
-    CHECK(p.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", std::nullopt, "ssh-ed25519 AA'AA", ""}).error().code ==
+    CHECK(p.launch(LaunchRequest{"t", "rtx-4090", 1, false, "", std::nullopt, "ssh-ed25519 AA\nAA", ""}).error().code ==
           Errc::invalid_input);
+  }
+}
+
+TEST_CASE("Vast driver: the list follows next_token through every page", "[providers][vast]")
+{
+  FakeHttpClient http;
+  vast::VastProvider p(http, k_base, "vast-key");
+  http.on("GET " + k_v1 + "/instances/?" + vast::instances_query(""), 200, read_fixture("vast/instances_v1_page1.json"));
+  http.on("GET " + k_v1 + "/instances/?" + vast::instances_query("eyJ2YWx1ZXMiOiB7ImlkIjogOH19"), 200,
+          read_fixture("vast/instances_v1_page2.json"));
+  auto all = p.list();
+  REQUIRE(all);
+  REQUIRE(all->size() == 3);
+  CHECK((*all)[2].name == "stopped-one");
+  SECTION("a page that points to itself is an error, not a loop")
+  {
+    FakeHttpClient h2;
+    vast::VastProvider p2(h2, k_base, "vast-key");
+    h2.on("GET " + k_v1 + "/instances/?" + vast::instances_query(""), 200, R"({"instances": [], "next_token": "x"})");
+    h2.on("GET " + k_v1 + "/instances/?" + vast::instances_query("x"), 200, R"({"instances": [], "next_token": "x"})");
+    CHECK_FALSE(p2.list());
   }
 }

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What push, run, logs and jobs share (no CLI11 here): the server a job command talks to (NAME
+// or --host), the push with its progress and report, the job records (server's and local),
+// the out-of-memory diagnosis of a failed job's log, and bringing local records in line with
+// the server (which also carries out pending --then steps of jobs that ended).
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/ssh_options.hpp"
+#include "common/result.hpp"
+#include "providers/state_store.hpp"
+#include "sync/job_agent.hpp"
+#include "sync/push.hpp"
+#include "sync/transport.hpp"
+
+namespace gpurent {
+struct Services;
+
+struct JobServer {
+  SshDestination dest;
+  SshOptions options;
+  SshFlags flags;                      // as given (the --then steps reconnect with them)
+  std::optional<ServerRecord> record;  // a tracked server (NAME); nullopt for --host
+  std::string target;                  // "user@host:port": keys the local job records
+};
+
+// Positionals "NAME REST..."; with --host there is no NAME and all of them are REST.
+[[nodiscard]] std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::string> args, const SshFlags& flags);
+
+// NAME (a tracked server) or --host USER@HOST[:PORT].
+[[nodiscard]] Result<JobServer> open_job_server(Services& s, const std::string& name, const SshFlags& flags);
+[[nodiscard]] Result<std::unique_ptr<SshSession>> connect_job_server(Services& s, const JobServer& server);
+
+struct PushSettings {
+  std::filesystem::path local = ".";
+  std::string to;  // empty: default_push_dir(local)
+  std::vector<std::string> excludes;
+};
+// "~/gpurent/<the local directory's name>".
+[[nodiscard]] std::string default_push_dir(const std::filesystem::path& local);
+// Runs the push with a progress bar on a TTY (never under --json); extra connections for large
+// pushes come from the same destination and options.
+[[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p);
+// The contract's keys {files_total, files_sent, bytes_sent, skipped{count, largest}, seconds,
+// verified} plus remote_dir, bytes_total, sessions, verify_method, failed, warnings.
+[[nodiscard]] nlohmann::json push_report_json(const PushReport& r);
+void print_push_report(std::ostream& o, const PushReport& r);
+
+// How much of a failed job's log is read for its out-of-memory report (it sits at the end).
+inline constexpr std::uint64_t k_oom_log_tail = 2ULL << 20;
+
+// `gpurent oom` over a log's text, in this process (the command's own parsing, diagnosis and
+// views), for the server's card when gpurent knows it. nullopt: the log holds no out-of-memory
+// report. `json`: the document of `oom --json`; else its text view.
+[[nodiscard]] std::optional<std::string> oom_diagnosis(Services& s, const std::string& log, const std::string& card, bool json);
+
+// The server's view of its jobs (all, or one).
+[[nodiscard]] Result<std::vector<RemoteJob>> list_server_jobs(SshSession& session, std::optional<std::string_view> id = std::nullopt);
+// "~/.gpurent/jobs/<id>/log"
+[[nodiscard]] std::string job_log_path(std::string_view id);
+
+// `run --stop JOB` and `jobs --kill JOB`: SIGTERM to the job's process group, SIGKILL after
+// `grace` seconds; says what happened on stderr. Errc::not_found when the server has no such job.
+[[nodiscard]] Result<void> stop_job(Services& s, const JobServer& server, SshSession& session, const std::string& id, unsigned grace);
+
+// One job in the contract's shape: id, command, workdir, state, exit_code, started, ended, log,
+// oom (null or the oom --json document), then [{step, state, detail}].
+[[nodiscard]] nlohmann::json job_json(const JobRecord& j);
+[[nodiscard]] bool job_ended(const JobRecord& j);
+
+// Brings the local records of `server` in line with its listing: states, exit codes, end times;
+// a job the server no longer knows is lost; jobs only the server knows are recorded; a job
+// newly seen failed gets the OOM diagnosis of its log's end. Then carries out the pending
+// --then steps of every ended job (once: steps are claimed in the store). Returns the records,
+// oldest first; `steps_failed` tells whether a step failed this time.
+struct SettledJobs {
+  std::vector<JobRecord> jobs;
+  bool steps_failed = false;
+};
+[[nodiscard]] Result<SettledJobs> settle_jobs(Services& s, const JobServer& server, SshSession& session,
+                                              const std::vector<RemoteJob>& remote);
+// For `gpurent status`: the jobs with pending steps on tracked servers are checked on their
+// servers and their steps carried out when they ended. Problems are warnings.
+void settle_pending_steps(Services& s, StateStore& store);
+
+}  // namespace gpurent

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// `gpurent jobs NAME [--json] [--kill JOB]`: the jobs on a server and their states (a job the
+// server no longer knows is lost), with the out-of-memory diagnosis of failed ones and their
+// --then steps, which it carries out for jobs that ended.
+#include <CLI/CLI.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/commands.hpp"
+#include "cli/job_support.hpp"
+#include "cli/lifecycle_support.hpp"
+#include "cli/services.hpp"
+#include "cli/ssh_options.hpp"
+
+namespace gpurent {
+namespace {
+
+struct JobsCommandOptions {
+  std::string name;
+  std::string kill;
+  unsigned grace = 10;
+  SshFlags ssh;
+};
+
+std::string short_command(const std::string& c)
+{
+  std::string one;
+  for (const char ch : c) {
+    one.push_back(ch == '\n' ? ';' : ch);
+  }
+  return one.size() > 60 ? one.substr(0, 57) + "..." : one;
+}
+
+void print_jobs_text(Services& s, const std::vector<JobRecord>& jobs)
+{
+  if (jobs.empty()) {
+    s.out << "no jobs\n";
+    return;
+  }
+  s.out << fmt::format("{:<22} {:<10} {:>4}  {:<20}  {:<20}  {}\n", "ID", "STATE", "EXIT", "STARTED", "ENDED", "COMMAND");
+  for (const auto& j : jobs) {
+    const std::string state = j.state == "starting" ? "running" : j.state;
+    s.out << fmt::format("{:<22} {:<10} {:>4}  {:<20}  {:<20}  {}\n", j.job_id, state,
+                         j.exit_code ? std::to_string(*j.exit_code) : std::string("-"), iso_time(j.started),
+                         j.ended ? iso_time(*j.ended) : std::string("-"), short_command(j.command));
+    if (j.oom_json) {
+      const auto oom = nlohmann::json::parse(*j.oom_json, nullptr, false);
+      std::string what = "ran out of GPU memory";
+      if (!oom.is_discarded() && oom.is_object() && oom.contains("need_gib") && oom.contains("total_gib")) {
+        what += fmt::format(": needed {:.2f} GiB of {:.2f} GiB", oom["need_gib"].get<double>(), oom["total_gib"].get<double>());
+      }
+      s.out << "    oom: " << what << " (the fixes: `gpurent jobs --json`, or `gpurent logs NAME " << j.job_id << " | gpurent oom`)\n";
+    }
+    for (const auto& st : j.steps) {
+      s.out << "    then " << st.step << ": " << st.state << (st.detail.empty() ? "" : " (" + st.detail + ")") << "\n";
+    }
+  }
+}
+
+Result<int> run_jobs_command(Services& s, const JobsCommandOptions& o)
+{
+  TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));
+  TRY_ASSIGN(auto session, connect_job_server(s, server));
+  int code = 0;
+  if (!o.kill.empty()) {
+    TRY(stop_job(s, server, *session, o.kill, o.grace));
+  }
+  TRY_ASSIGN(const auto listed, list_server_jobs(*session));
+  TRY_ASSIGN(const auto settled, settle_jobs(s, server, *session, listed));
+  if (s.global.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& j : settled.jobs) {
+      list.push_back(job_json(j));
+    }
+    s.out << nlohmann::json{{"jobs", list}}.dump() << '\n';
+  } else {
+    print_jobs_text(s, settled.jobs);
+  }
+  if (settled.steps_failed) {
+    code = report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"});
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_jobs_command(CLI::App& app, Services& s)
+{
+  auto opts = std::make_shared<JobsCommandOptions>();
+  auto* sub = app.add_subcommand("jobs", "the jobs on a server (running, succeeded, failed, lost) and their --then steps");
+  sub->add_option("name", opts->name, "NAME of a tracked server (omit with --host)");
+  sub->add_option("--kill", opts->kill, "stop job JOB first (SIGTERM, then SIGKILL after --grace seconds)");
+  sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL (default 10)");
+  add_ssh_flags(*sub, opts->ssh);
+  sub->callback([&s, opts] {
+    auto r = run_jobs_command(s, *opts);
+    s.exit_code = r ? *r : report_error(s, r.error());
+  });
+}
+
+}  // namespace gpurent

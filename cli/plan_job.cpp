@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// The job plan sizes for a model: every default of docs/sizing.md §0, stated (job.defaults).
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "cli/plan_options.hpp"
+#include "sizing/checkpoint_format.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+bool gguf_engine(Engine e) { return e == Engine::llama_cpp || e == Engine::ollama; }
+
+// The engine when --engine is not given, and why: a GGUF checkpoint runs under llama.cpp (its
+// file, --gguf, or a GGUF --weights type), serving on vLLM, anything else on transformers.
+std::pair<Engine, std::string> default_engine(const PlanOptions& o, const ModelArch& m)
+{
+  const bool inference = !is_training(o.task);
+  if (!o.gguf.empty()) {
+    return {o.engine, "--gguf names a GGUF file, which llama.cpp runs unless --engine says otherwise"};
+  }
+  if (o.weights && is_gguf(*o.weights)) {
+    return {o.engine, fmt::format("--weights {} is a GGUF type, which llama.cpp runs unless --engine says otherwise",
+                                  to_string(*o.weights))};
+  }
+  if (m.checkpoint && m.checkpoint->gguf && inference) {
+    return {Engine::llama_cpp, fmt::format("the checkpoint is a GGUF file ({}), which llama.cpp runs unless --engine "
+                                           "says otherwise",
+                                           m.checkpoint->source)};
+  }
+  return {o.engine, o.task == Task::serve ? "serving runs on vLLM unless --engine says otherwise (cli.md)"
+                                          : "transformers unless --engine says otherwise (cli.md)"};
+}
+
+// The weight format the job runs in when --weights is not given (docs/sizing.md "Defaults"). The
+// checkpoint's own format comes from its files' headers when they were read, else from
+// config.json quantization_config (the catalogue records it for built-in models).
+std::pair<WeightFormat, std::string> default_weights(Task task, Engine engine, const ModelArch& m)
+{
+  const WeightFormat native = checkpoint_format(m);
+  const std::string from = checkpoint_format_source(m);
+  const bool four_bit = native == WeightFormat::nf4 || native == WeightFormat::int4 || native == WeightFormat::gptq ||
+                        native == WeightFormat::awq;
+  const std::string sixteen = "16-bit, as the checkpoint is published (no quantization_config)";
+  if (gguf_engine(engine) || (engine == Engine::vllm && is_gguf(native))) {
+    if (is_gguf(native)) {
+      return {native, fmt::format("the GGUF file's own type ({})", from)};
+    }
+    if (native == WeightFormat::mxfp4) {
+      return {native, "the checkpoint's own MXFP4 experts, which its GGUF keeps"};
+    }
+    if (engine == Engine::ollama && !m.ollama_tag.empty()) {
+      if (const auto q = parse_weight_format(m.ollama_quant)) {
+        return {*q, fmt::format("the quantization of ollama's library tag {}", m.ollama_tag)};
+      }
+    }
+    return {WeightFormat::gguf_q4_k_m, "Q4_K_M, the GGUF type llama.cpp's and ollama's model pages default to"};
+  }
+  if (is_gguf(native)) {
+    // transformers dequantizes a GGUF file as it loads it (gguf_file=…).
+    return {WeightFormat::bf16, fmt::format("{} dequantizes the GGUF file ({}) to 16 bits", to_string(engine), from)};
+  }
+  if (task == Task::qlora) {
+    if (four_bit) {
+      return {native, fmt::format("the checkpoint is already 4-bit ({}): LoRA trains on it as published, as Qwen's "
+                                  "Q-LoRA recipe does on its Int4 checkpoints",
+                                  from)};
+    }
+    return {WeightFormat::nf4, "NF4 with double quantization, the QLoRA paper's recipe (bitsandbytes "
+                               "bnb_4bit_quant_type=nf4, bnb_4bit_use_double_quant=True)"};
+  }
+  if (task == Task::lora && four_bit) {
+    return {native, fmt::format("LoRA on the checkpoint's own {} weights ({})", to_string(native), from)};
+  }
+  if (is_training(task)) {
+    if (is_quantized(native)) {
+      return {WeightFormat::bf16, fmt::format("training updates 16-bit weights: the {} checkpoint ({}) loads as bf16",
+                                              to_string(native), from)};
+    }
+    return {WeightFormat::bf16, from.empty() ? sixteen : fmt::format("16-bit training weights ({})", from)};
+  }
+  if (!from.empty()) {
+    if (native == WeightFormat::fp32) {
+      return {WeightFormat::bf16, fmt::format("the checkpoint stores fp32 ({}); the engines serve it in 16 bits", from)};
+    }
+    return {native, fmt::format("the checkpoint's own format ({})", from)};
+  }
+  if (!m.quant_method.empty()) {
+    return {WeightFormat::bf16, fmt::format("quantization_config {} is not a format gpurent sizes: sized as 16-bit",
+                                            m.quant_method)};
+  }
+  return {WeightFormat::bf16, sixteen};
+}
+
+}  // namespace
+
+Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vector<JobDefault>* defaults)
+{
+  std::vector<JobDefault> chosen;
+  const auto note = [&chosen](std::string key, std::string value, std::string why,
+                              JobDefault::Kind kind = JobDefault::Kind::text) {
+    chosen.push_back({std::move(key), std::move(value), std::move(why), kind});
+  };
+  JobSpec job;
+  job.model = model;
+  job.task = o.task;
+  job.engine = o.engine;
+  job.kv_cache = o.kv_cache;
+  job.batch = o.batch;
+  job.optimizer = o.optimizer;
+  job.lora_rank = o.lora_rank;
+  job.gpu_util_permille = o.gpu_util_permille;
+  const bool training = is_training(o.task);
+  // What the command line gives always wins; the rest follows the model's own files.
+  if (!o.engine_given) {
+    const auto [engine, why] = default_engine(o, model);
+    job.engine = engine;
+    note("engine", std::string(to_string(engine)), why);
+  }
+  if (o.weights) {
+    job.weights = *o.weights;
+  } else {
+    const auto [weights, why] = default_weights(o.task, job.engine, model);
+    job.weights = weights;
+    note("weights", std::string(to_string(weights)), why);
+  }
+  TRY(check_weights(job.task, job.engine, job.weights));
+  // A LoRA adapter directory: served with its rank, or trained on at it.
+  const bool adapter_rank = !o.lora_rank_given && model.adapter && model.adapter->rank > 0;
+  if (adapter_rank) {
+    job.lora_rank = model.adapter->rank;
+    note("lora_rank", std::to_string(job.lora_rank), "the adapter's own rank (adapter_config.json r)",
+         JobDefault::Kind::number);
+  }
+  if (training) {
+    job.grad_checkpointing = o.grad_checkpointing.value_or(o.task != Task::train);
+    if (!o.grad_checkpointing) {
+      note("grad_checkpointing", job.grad_checkpointing ? "true" : "false",
+           o.task == Task::train ? "off, as transformers' TrainingArguments default; the recipe turns it on when "
+                                   "memory is short"
+                                 : "on, as every LoRA/QLoRA recipe runs it (peft prepare_model_for_kbit_training "
+                                   "use_gradient_checkpointing=True, TRL's trainers); --no-grad-checkpointing "
+                                   "turns it off",
+           JobDefault::Kind::boolean);
+    }
+    if (!o.optimizer_given) {
+      note("optimizer", std::string(to_string(o.optimizer)), "AdamW, transformers' default optimizer (cli.md)");
+    }
+    if (o.task != Task::train && !o.lora_rank_given && !adapter_rank) {
+      note("lora_rank", std::to_string(o.lora_rank), "rank 16 on every linear layer (cli.md)", JobDefault::Kind::number);
+    }
+  } else if (o.grad_checkpointing) {
+    return fail(Errc::usage, fmt::format("--grad-checkpointing and --no-grad-checkpointing are for training; "
+                                         "--task {} does not train",
+                                         to_string(o.task)));
+  }
+  const std::uint32_t max = model.max_context;
+  if (o.context) {
+    if (max > 0 && *o.context > max) {
+      return fail(Errc::usage, fmt::format("--context {} is longer than {}'s maximum of {} tokens; give at most {}",
+                                           *o.context, model.name, max, max));
+    }
+    job.context = *o.context;
+  } else {
+    job.context = max > 0 ? std::min(k_default_context, max) : k_default_context;
+    note("context", std::to_string(job.context),
+         max > 0 && max < k_default_context ? "the model's maximum (below the default 4096)"
+                                            : "4096 tokens, capped at the model's maximum (cli.md)",
+         JobDefault::Kind::number);
+  }
+  if (!o.batch_given) {
+    note("batch", "1", training ? "one sequence per GPU per step (cli.md)" : "one sequence in flight (cli.md)",
+         JobDefault::Kind::number);
+  }
+  if (!training && !o.kv_cache_given && model.layers > 0) {
+    note("kv_cache", std::string(to_string(resolve_kv_dtype(job))), "the compute dtype (cli.md `auto`)");
+  }
+  if (job.engine == Engine::vllm && !o.gpu_util_given) {
+    note("gpu_util", "0.9", "vLLM's gpu_memory_utilization default", JobDefault::Kind::number);
+  }
+  if (defaults != nullptr) {
+    *defaults = std::move(chosen);
+  }
+  return job;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+#include "cli/plan_recipe.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "providers/card.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/launch.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+const Card* card_by_id(const std::string& id)
+{
+  for (const Card& c : card_catalog()) {
+    if (c.id == id) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+const Card& largest_card()
+{
+  const auto cards = card_catalog();
+  return *std::max_element(cards.begin(), cards.end(), [](const Card& a, const Card& b) { return a.usable < b.usable; });
+}
+
+std::optional<MicroUsd> cheapest(const PlanResult& result, const std::string& card, std::uint32_t gpus)
+{
+  std::optional<MicroUsd> best;
+  for (const auto& o : result.options) {
+    if (o.card == card && o.gpus == gpus && (!best || o.price_per_hour < *best)) {
+      best = o.price_per_hour;
+    }
+  }
+  return best;
+}
+
+PlanRecipe recipe_on(const JobSpec& start, const Card& card, const std::vector<std::uint32_t>& counts,
+                     const PlanResult& result, const std::string& launch_id)
+{
+  PlanRecipe p;
+  p.recipe = find_recipe(start, card.usable, counts);
+  p.card = card.id;
+  p.card_display = card.display;
+  p.price_per_hour = cheapest(result, card.id, p.recipe.job.gpus);
+  if (!launch_id.empty()) {
+    p.launch = launch_commands(p.recipe.job, launch_id);
+  }
+  return p;
+}
+
+// Better: fits, then fewer points, then a known lower price, then fewer GPUs.
+bool better(const PlanRecipe& a, const PlanRecipe& b)
+{
+  const auto key = [](const PlanRecipe& r) {
+    return std::tuple(!r.recipe.fits, r.recipe.fits ? r.recipe.points : 0U,
+                      r.recipe.fits ? Bytes{} : r.recipe.memory.total() - r.recipe.limit, !r.price_per_hour.has_value(),
+                      r.price_per_hour.value_or(MicroUsd{}), r.recipe.job.gpus);
+  };
+  return key(a) < key(b);
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> sold_counts(const PlanResult& result, const std::string& card)
+{
+  std::set<std::uint32_t> counts;
+  for (const auto& o : result.options) {
+    if (o.card == card) {
+      counts.insert(o.gpus);
+    }
+  }
+  if (counts.empty()) {
+    for (std::uint32_t n = 1; n <= k_max_gpus_per_server; ++n) {
+      counts.insert(n);
+    }
+  }
+  return {counts.begin(), counts.end()};
+}
+
+void add_fixes_and_recipe(PlanReport& r, const JobSpec& asked, const PlanRequest& request)
+{
+  const PlanResult& res = r.result;
+  const Card& target = res.card ? *res.card : largest_card();
+  const std::vector<std::uint32_t> counts =
+      request.gpus ? std::vector<std::uint32_t>{*request.gpus} : sold_counts(res, target.id);
+  r.fix_limit = fit_limit_for(res.job, target.usable);
+  r.fixes = suggest_fixes(res.job, r.fix_limit, counts);
+  if (r.card_given || res.options.empty()) {
+    PlanRecipe p = recipe_on(res.job, target, counts, res, r.launch_id);
+    if (!(p.recipe.fits && p.recipe.changes.empty())) {  // fits as asked: the filters are the problem
+      r.recipe = std::move(p);
+    }
+    return;
+  }
+  // Nothing fits any offer: the best recipe over every card that has one.
+  std::set<std::string> cards;
+  for (const auto& o : res.options) {
+    cards.insert(o.card);
+  }
+  for (const auto& id : cards) {
+    const Card* card = card_by_id(id);
+    if (card == nullptr) {
+      continue;
+    }
+    const std::vector<std::uint32_t> sold = request.gpus ? std::vector<std::uint32_t>{*request.gpus} : sold_counts(res, id);
+    const std::uint32_t first = request.gpus.value_or(sold.front());
+    if (!gpus_feasible(asked, first, request.shard)) {
+      continue;
+    }
+    PlanRecipe candidate = recipe_on(job_for_gpus(asked, first, request.shard), *card, sold, res, r.launch_id);
+    if (!r.recipe || better(candidate, *r.recipe)) {
+      r.recipe = std::move(candidate);
+    }
+  }
+}
+
+void add_layout_defaults(PlanReport& r, const PlanRequest& request)
+{
+  const JobSpec& j = r.result.job;
+  if (!request.gpus) {
+    r.defaults.push_back({"gpus", std::to_string(j.gpus),
+                          r.card_given ? "the smallest count sold for --card that fits it"
+                                       : "the count of the cheapest offer that fits (what the providers sell)",
+                          JobDefault::Kind::number});
+  }
+  if (j.gpus > 1 && !request.shard) {
+    r.defaults.push_back({"shard", std::string(to_string(j.shard)),
+                          is_training(j.task) ? "FSDP full shard (DeepSpeed: ZeRO-3) for training on several GPUs (cli.md)"
+                                              : "tensor parallel for inference on several GPUs (cli.md)"});
+  }
+  if (j.pipeline > 1) {
+    r.defaults.push_back({"layout", fmt::format("tensor parallel {} x pipeline {}", tp_degree(j), j.pipeline),
+                          fmt::format("vLLM's tensor parallel size must divide the {} attention heads (and the {} KV "
+                                      "heads): the other GPUs run pipeline stages",
+                                      j.model.heads, j.model.kv_heads)});
+  }
+}
+
+}  // namespace gpurent

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// `gpurent run NAME [--workdir DIR] [--to REMOTE_DIR] [--exclude GLOB]... [--no-push] [--env K=V]...
+// [-d] [--then STEP]... -- CMD...`: push, start CMD detached on the server (it survives a dropped
+// connection), follow its output, explain an out-of-memory exit, then carry out the --then
+// steps. `gpurent run NAME --stop JOB` stops a job.
+#include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <random>
+
+#include "cli/commands.hpp"
+#include "cli/job_follow.hpp"
+#include "cli/job_steps.hpp"
+#include "cli/job_support.hpp"
+#include "cli/services.hpp"
+#include "cli/ssh_options.hpp"
+#include "sync/remote_listing.hpp"
+
+namespace gpurent {
+namespace {
+
+struct RunCommandOptions {
+  std::string name;
+  std::vector<std::string> command;
+  std::string workdir = ".";
+  std::string to;
+  std::vector<std::string> excludes;
+  bool no_push = false;
+  std::vector<std::string> env;
+  bool detach = false;
+  std::vector<std::string> then;
+  std::string stop;
+  unsigned grace = 10;
+  SshFlags ssh;
+};
+
+Result<std::vector<std::pair<std::string, std::string>>> parse_env(const std::vector<std::string>& kvs)
+{
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& kv : kvs) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return fail(Errc::usage, "--env " + kv + ": write it as NAME=VALUE");
+    }
+    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return out;
+}
+
+std::string new_job_id(Services& s)
+{
+  std::random_device rd;
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(s.clock.now().time_since_epoch()).count();
+  return make_job_id(now, rd());
+}
+
+void print_push_line(Services& s, const PushReport& r)
+{
+  s.err << "gpurent: pushed " << r.files_sent << " of " << r.files_total << " file(s) to " << r.remote_dir << " in "
+        << static_cast<long>(r.seconds * 10) / 10.0 << " s" << (r.verified ? " (verified)" : "");
+  if (r.tree.skipped_files > 0) {
+    const auto largest = largest_skipped(r.tree, 3);
+    s.err << "; left out " << r.tree.skipped_files << " ignored file(s), the largest:";
+    for (const auto& sk : largest) {
+      s.err << " " << sk.path << (sk.directory ? "/" : "") << " (" << sk.reason << ")";
+    }
+  }
+  s.err << "\n";
+}
+
+Result<int> run_run_command(Services& s, RunCommandOptions& o)
+{
+  TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));
+  if (!o.stop.empty()) {
+    TRY_ASSIGN(auto session, connect_job_server(s, server));
+    TRY(stop_job(s, server, *session, o.stop, o.grace));
+    TRY_ASSIGN(const auto listed, list_server_jobs(*session));
+    TRY_ASSIGN(const auto settled, settle_jobs(s, server, *session, listed));
+    if (s.global.json) {
+      for (const auto& j : settled.jobs) {
+        if (j.job_id == o.stop) {
+          s.out << nlohmann::json{{"job", job_json(j)}}.dump() << '\n';
+        }
+      }
+    }
+    return settled.steps_failed ? report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"}) : 0;
+  }
+  if (o.command.empty()) {
+    return fail(Errc::usage, "run: give the command after --, e.g. `gpurent run " + server.dest.name + " -- python train.py`");
+  }
+  TRY_ASSIGN(const auto env, parse_env(o.env));
+  const std::string remote_dir = o.to.empty() ? default_push_dir(o.workdir) : o.to;
+  const bool tracked = server.record && !server.record->attached;
+  TRY_ASSIGN(auto steps, prepare_then_steps(o.then, remote_dir, std::filesystem::current_path(), server.dest.name, tracked));
+  TRY_ASSIGN(StateStore * store, s.state());
+  TRY_ASSIGN(auto session, connect_job_server(s, server));
+
+  nlohmann::json push_json = nullptr;
+  if (!o.no_push) {
+    TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, PushSettings{o.workdir, remote_dir, o.excludes}));
+    push_json = push_report_json(report);
+    print_push_line(s, report);
+    if (!report.failed.empty()) {
+      for (const auto& f : report.failed) {
+        s.err << "  not pushed: " << f.path << ": " << f.error << "\n";
+      }
+      return fail(Errc::partial, "not starting the job: " + std::to_string(report.failed.size()) +
+                                     " file(s) were not pushed intact; run again");
+    }
+  }
+
+  // Recorded before it is started, so a crash in between leaves a trace (seen as lost later).
+  JobRecord job;
+  job.job_id = new_job_id(s);
+  job.server_id = server.dest.server_id != 0 ? std::optional<std::int64_t>(server.dest.server_id) : std::nullopt;
+  job.target = server.target;
+  job.command = command_line_text(o.command);
+  job.workdir = remote_dir;
+  job.started = s.clock.now();
+  job.log = job_log_path(job.job_id);
+  job.steps = std::move(steps);
+  TRY_ASSIGN(job, store->add_job(job));
+  TRY_ASSIGN(const std::string start, job_start_command(JobLaunch{job.job_id, remote_dir, job.command, env}));
+  auto started = session->exec(start, {});
+  auto parsed = started ? parse_job_start(started->out) : Result<JobStart>(std::unexpected(started.error()));
+  if (!parsed) {
+    job.state = "failed";
+    job.ended = s.clock.now();
+    for (auto& st : job.steps) {
+      st.state = "skipped";
+      st.detail = "the job did not start";
+    }
+    (void)store->update_job(job);
+    return fail(parsed.error().code, "the job did not start on " + server.dest.name + ": " + parsed.error().message);
+  }
+  job.state = "running";
+  TRY(store->update_job(job));
+  if (server.dest.server_id != 0) {
+    (void)store->mark_changed(server.dest.server_id, s.clock.now());
+  }
+  s.err << "gpurent: job " << job.job_id << " started on " << server.dest.name << " in " << remote_dir << " (" << parsed->launcher
+        << "); its output: " << job.log << "\n";
+  const auto show_json = [&](const JobRecord& j) {
+    s.out << nlohmann::json{{"job", job_json(j)}, {"push", push_json}}.dump() << '\n';
+  };
+  if (o.detach) {
+    s.err << "gpurent: follow it with `gpurent logs " << server.dest.name << " " << job.job_id << " -f`\n";
+    if (s.global.json) {
+      show_json(job);
+    } else {
+      s.out << job.job_id << '\n';
+    }
+    return 0;
+  }
+  s.err << "gpurent: following its output; Ctrl-C detaches (the job keeps running)\n";
+  TRY_ASSIGN(const FollowOutcome outcome, follow_job(s, server, session, job.job_id, 0, s.global.json ? s.err : s.out));
+  if (outcome.how == FollowOutcome::How::detached) {
+    s.err << "\ngpurent: detached; job " << job.job_id << " keeps running on " << server.dest.name << ". Follow it with `gpurent logs "
+          << server.dest.name << " " << job.job_id << " -f`, stop it with `gpurent jobs " << server.dest.name << " --kill "
+          << job.job_id << "`" << (job.steps.empty() ? "" : "; the --then steps run at the next `gpurent jobs/logs/status` after it ends")
+          << "\n";
+    if (s.global.json) {
+      show_json(job);
+    }
+    return 0;
+  }
+  return finish_followed_job(s, server, session, job.job_id, show_json);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Services& s)
+{
+  auto opts = std::make_shared<RunCommandOptions>();
+  auto* sub = app.add_subcommand("run", "push, run a command detached on a server, follow it, explain an OOM, then --then steps");
+  sub->add_option("name", opts->name, "NAME of a tracked server (omit with --host)");
+  sub->add_option("command", opts->command, "after --, the command (one word: shell code as typed; several: that argument list)");
+  sub->add_option("--workdir", opts->workdir, "local working tree to push (default .)");
+  sub->add_option("--to", opts->to, "remote directory to push to and run in (default ~/gpurent/<name of --workdir>)");
+  sub->add_option("--exclude", opts->excludes, "leave out paths matching this pattern (.gitignore syntax; repeatable)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
+  sub->add_flag("--no-push", opts->no_push, "do not push; run in the remote directory as it is");
+  sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
+  sub->add_flag("-d,--detach", opts->detach, "start it and return (follow later with `gpurent logs NAME JOB -f`)");
+  sub->add_option("--then", opts->then, "after the job: backup:REMOTE[:LOCAL] or down:stop|hibernate|destroy (repeatable, in order)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
+  sub->add_option("--stop", opts->stop, "stop job JOB instead (SIGTERM, then SIGKILL after --grace seconds)");
+  sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL for --stop (default 10)");
+  add_ssh_flags(*sub, opts->ssh);
+  sub->callback([&s, opts] {
+    auto& o = *opts;
+    if (!o.ssh.host.empty() && !o.name.empty()) {
+      o.command.insert(o.command.begin(), o.name);  // with --host there is no NAME: the first word is the command's
+      o.name.clear();
+    }
+    auto r = run_run_command(s, o);
+    s.exit_code = r ? *r : report_error(s, r.error());
+  });
+}
+
+}  // namespace gpurent

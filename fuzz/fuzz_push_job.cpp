@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Fuzz target for the readers of `gpurent push/run/jobs` (what a server or a repository hands
+// gpurent): the job agent's listing, start, kill and follow output, the push agent's trailer,
+// range and finishing reports, a git index, and .gitignore text with wildmatch. The first byte
+// picks the reader (and the chunking of the follow stream); the rest is the input. Invariants:
+// no crash or sanitizer report; a listing only yields valid job ids; the follow reader gives
+// the same result in any chunking; the trailer never claims a hash for a name not asked.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sync/git_index.hpp"
+#include "sync/ignore_rules.hpp"
+#include "sync/job_agent.hpp"
+#include "sync/push_agent.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+  if (size == 0) {
+    return 0;
+  }
+  const unsigned pick = data[0];
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (pick % 8) {
+  case 0:
+    if (const auto jobs = gpurent::parse_job_list(text)) {
+      for (const auto& j : *jobs) {
+        if (!gpurent::is_valid_job_id(j.id)) {
+          std::abort();
+        }
+        (void)gpurent::job_state(j);
+      }
+    }
+    break;
+  case 1:
+    (void)gpurent::parse_job_start(text);
+    (void)gpurent::parse_job_kill(text);
+    (void)gpurent::parse_log_size(text);
+    break;
+  case 2: {
+    gpurent::FollowControl whole;
+    whole.feed(text);
+    gpurent::FollowControl pieces;
+    std::size_t step = 1 + pick / 8;
+    for (std::size_t pos = 0; pos < text.size(); pos += step) {
+      pieces.feed(text.substr(pos, step));
+    }
+    if (whole.end() != pieces.end() || whole.started() != pieces.started() || whole.missing() != pieces.missing()) {
+      std::abort();  // the chunking changed what was read
+    }
+    (void)whole.exit_code();
+    break;
+  }
+  case 3: {
+    const std::vector<std::string> asked{"a", "b/c", "d\ne"};
+    if (const auto t = gpurent::parse_push_trailer(text, asked)) {
+      for (const auto& [name, hex] : t->hashes.sums) {
+        if (name != "a" && name != "b/c" && name != "d\ne") {
+          std::abort();
+        }
+      }
+    }
+    break;
+  }
+  case 4:
+    (void)gpurent::parse_range_result(text);
+    (void)gpurent::parse_finalize_output(text);
+    break;
+  case 5:
+    (void)gpurent::parse_git_index(text);
+    break;
+  case 6: {
+    gpurent::IgnoreMatcher m;
+    m.push_dir(gpurent::parse_ignore_file(text, "", ".gitignore"), {});
+    for (const char* path : {"a", "a/b", "build", "x.log", "d/e/f.txt"}) {
+      (void)m.decide(path, true);
+      (void)m.decide(path, false);
+    }
+    break;
+  }
+  default: {
+    // pattern NUL text
+    const auto nul = text.find('\0');
+    const std::string_view pattern = text.substr(0, nul);
+    const std::string_view subject = nul == std::string_view::npos ? std::string_view{} : text.substr(nul + 1);
+    (void)gpurent::wildmatch(pattern, subject, true);
+    (void)gpurent::wildmatch(pattern, subject, false);
+    break;
+  }
+  }
+  return 0;
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// Training command lines (docs/sizing.md "Launch lines"): TRL's SFT script for transformers and
+// DeepSpeed (through accelerate), torchtune's recipes with the config it ships for the model.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "common/text.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/launch.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+using launch_detail::base_name;
+
+std::string_view hf_optim(Optimizer o)
+{
+  switch (o) {
+  case Optimizer::adamw_8bit: return "paged_adamw_8bit";
+  case Optimizer::sgd: return "sgd";
+  case Optimizer::adafactor: return "adafactor";
+  default: return "adamw_torch";
+  }
+}
+
+// TRL `sft` arguments (ScriptArguments, SFTConfig, ModelConfig). The dataset comes from $DATASET.
+std::string trl_args(const JobSpec& j, std::string_view id)
+{
+  std::string s = fmt::format(
+      "--model_name_or_path {} --dataset_name \"${{DATASET:?set DATASET to a Hub dataset id}}\" --output_dir ./{}-sft "
+      "--per_device_train_batch_size {}",
+      id, base_name(id), std::max<std::uint32_t>(j.batch, 1));
+  if (j.grad_accumulation > 1) {
+    s += fmt::format(" --gradient_accumulation_steps {}", j.grad_accumulation);
+  }
+  s += fmt::format(" --max_length {} --optim {}", j.context, hf_optim(j.optimizer));
+  s += j.weights == WeightFormat::fp32 ? "" : " --bf16";
+  s += j.grad_checkpointing ? " --gradient_checkpointing" : " --gradient_checkpointing false";
+  if (j.task == Task::lora || j.task == Task::qlora) {
+    s += fmt::format(" --use_peft --lora_r {} --lora_target_modules all-linear", j.lora_rank);
+  }
+  if (j.task == Task::qlora && j.weights == WeightFormat::nf4) {
+    s += " --load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant";
+  }
+  return s;
+}
+
+int zero_stage(Shard s)
+{
+  switch (s) {
+  case Shard::zero1: return 1;
+  case Shard::zero2: return 2;
+  case Shard::zero3:
+  case Shard::fsdp: return 3;
+  default: return 0;
+  }
+}
+
+std::string transformers_train(const JobSpec& j, std::string_view id)
+{
+  const std::uint32_t n = std::max<std::uint32_t>(j.gpus, 1);
+  if (n == 1 && !j.offload_optimizer) {
+    return "trl sft " + trl_args(j, id);
+  }
+  std::string s = fmt::format("torchrun --nproc_per_node {} -m trl.scripts.sft {}", n, trl_args(j, id));
+  if (j.offload_optimizer) {
+    s += " --fsdp \"full_shard offload auto_wrap\"";
+  } else if (j.shard == Shard::fsdp) {
+    s += " --fsdp \"full_shard auto_wrap\"";
+  }
+  return s;
+}
+
+std::string deepspeed_train(const JobSpec& j, std::string_view id)
+{
+  std::string s = fmt::format("accelerate launch --num_processes {} --use_deepspeed --zero_stage {}",
+                              std::max<std::uint32_t>(j.gpus, 1), zero_stage(j.shard));
+  if (j.offload_optimizer) {
+    s += " --offload_optimizer_device cpu";
+  }
+  return s + " -m trl.scripts.sft " + trl_args(j, id);
+}
+
+// The tokenizer files of each torchtune family, relative to the downloaded checkpoint.
+std::string tokenizer_overrides(std::string_view family, const std::string& dir)
+{
+  if (family.starts_with("llama3")) {
+    return fmt::format("tokenizer.path={}/original/tokenizer.model", dir);
+  }
+  if (family.starts_with("qwen") || family.starts_with("phi4")) {
+    return fmt::format("tokenizer.path={0}/vocab.json tokenizer.merges_file={0}/merges.txt", dir);
+  }
+  return fmt::format("tokenizer.path={}/tokenizer.model", dir);
+}
+
+std::string torchtune_train(const JobSpec& j, std::string_view id)
+{
+  const std::string config = torchtune_config(j);
+  if (config.empty()) {
+    return "";
+  }
+  const bool multi = j.gpus > 1;
+  const bool lora = j.task == Task::lora || j.task == Task::qlora;
+  const std::string recipe = std::string(lora ? "lora_finetune" : "full_finetune") + (multi ? "_distributed" : "_single_device");
+  const std::string dir = "./" + base_name(id);
+  std::string s = fmt::format("tune download {} --output-dir {} && tune run ", id, dir);
+  if (multi) {
+    s += fmt::format("--nproc_per_node {} ", j.gpus);
+  }
+  s += fmt::format("{} --config {} checkpointer.checkpoint_dir={} {} batch_size={} gradient_accumulation_steps={} "
+                   "tokenizer.max_seq_len={} enable_activation_checkpointing={}",
+                   recipe, config, dir, tokenizer_overrides(j.model.torchtune, dir), std::max<std::uint32_t>(j.batch, 1),
+                   std::max<std::uint32_t>(j.grad_accumulation, 1), j.context, j.grad_checkpointing ? "True" : "False");
+  if (lora) {
+    s += fmt::format(" model.lora_rank={}", j.lora_rank);
+  }
+  if (j.optimizer == Optimizer::adamw_8bit) {
+    s += " optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
+  }
+  if (j.offload_optimizer && multi) {
+    s += " fsdp_cpu_offload=True";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string torchtune_config(const JobSpec& job)
+{
+  const ModelArch& m = job.model;
+  if (m.torchtune.empty()) {
+    return "";
+  }
+  const bool multi = job.gpus > 1;
+  std::vector<std::string_view> wanted;
+  switch (job.task) {
+  case Task::qlora:
+    if (job.weights != WeightFormat::nf4) {
+      return "";  // torchtune's QLoRA quantizes the base to NF4 itself
+    }
+    wanted = {multi ? "qlora" : "qlora_single_device"};
+    break;
+  case Task::lora: wanted = {multi ? "lora" : "lora_single_device"}; break;
+  default: wanted = multi ? std::vector<std::string_view>{"full"}
+                          : std::vector<std::string_view>{"full_single_device", "full_low_memory"};
+    break;
+  }
+  for (const auto kind : wanted) {
+    for (const auto have : split(m.torchtune_kinds, ' ')) {
+      if (have == kind) {
+        return m.torchtune + "_" + std::string(kind);
+      }
+    }
+  }
+  return "";
+}
+
+namespace launch_detail {
+
+std::string training_command(const JobSpec& job, std::string_view hf_id)
+{
+  switch (job.engine) {
+  case Engine::torchtune: return torchtune_train(job, hf_id);
+  case Engine::deepspeed: return deepspeed_train(job, hf_id);
+  default: return transformers_train(job, hf_id);
+  }
+}
+
+}  // namespace launch_detail
+
+}  // namespace gpurent

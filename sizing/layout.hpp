@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Which multi-GPU layouts an engine can really run (docs/sizing.md "Layouts"). vLLM splits the
+// attention heads over tensor-parallel ranks: the degree must divide the query heads, and
+// divide the KV heads or be a multiple of them (vLLM QKVParallelLinear); group-quantized
+// weights (AWQ/GPTQ, group 128) need every row-parallel input slice to be whole groups. Where a
+// GPU count has no such degree, vLLM runs pipeline stages (--pipeline-parallel-size).
+#include <cstdint>
+#include <optional>
+
+#include "sizing/job.hpp"
+
+namespace gpurent {
+
+// vLLM can shard the model's attention (and quantized MLP) over `tp` ranks.
+[[nodiscard]] bool tensor_parallel_ok(const ModelArch& model, std::uint32_t tp, WeightFormat weights) noexcept;
+
+// vLLM's layout on `gpus` GPUs: the largest tensor-parallel degree that divides `gpus` and
+// tensor_parallel_ok, the rest as pipeline stages (at most one layer per stage). nullopt when
+// even pure pipeline parallelism cannot use that many GPUs.
+struct Layout {
+  std::uint32_t tp = 1;
+  std::uint32_t pp = 1;
+};
+[[nodiscard]] std::optional<Layout> vllm_layout(const ModelArch& model, std::uint32_t gpus, WeightFormat weights) noexcept;
+
+// `job` as it can run on job.gpus GPUs: vLLM gets its pipeline stages; nullopt when the job's
+// engine cannot use that many GPUs with that model (training with --shard tp on heads the
+// degree does not divide; more GPUs than layers to split).
+[[nodiscard]] std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept;
+
+}  // namespace gpurent

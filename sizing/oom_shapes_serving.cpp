@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// Message shapes of the serving engines: vLLM, SGLang, TGI.
+#include "sizing/oom_shapes.hpp"
+
+namespace gpurent::oom_detail {
+namespace {
+constexpr std::uint64_t k_max_bytes = 1ULL << 50;
+
+// ---- vLLM ----------------------------------------------------------------------------------
+
+void apply_vllm_len(ParseState& s, std::size_t which, const Match& m)
+{
+  OomReport& r = s.report;
+  r.max_model_len = m.fields[0].value;
+  if (which == 0) {
+    r.kv_cache_tokens = m.fields[1].value;
+  } else {
+    r.kv_cache_needed = m.fields[1].bytes;
+    r.kv_cache_available = m.fields[2].bytes;
+  }
+}
+
+void apply_vllm_estimate(ParseState& s, std::size_t, const Match& m) { s.report.kv_cache_tokens = m.fields[0].value; }
+
+void apply_vllm_available(ParseState& s, std::size_t, const Match& m) { s.report.kv_cache_available = m.fields[0].bytes; }
+
+constexpr Step k_vllm_estimate{Alts{".Basedontheavailablememory,theestimatedmaximummodellengthis{n}"}, apply_vllm_estimate,
+                               all(k_end), k_end};
+
+constexpr std::array<Step, 2> k_vllm_len{{
+    {Alts{"maxseqlen({n})islargerthanthemaximumnumberoftokensthatcanbestoredinKVcache({n})",
+          "maxseqlen({n}),({s}KVcacheisneeded,whichislargerthantheavailableKVcachememory({s})"},
+     apply_vllm_len, Next{k_end, 1}, k_end},
+    k_vllm_estimate,
+}};
+
+constexpr std::array<Step, 2> k_vllm_kv_needed{{
+    {Alts{"KVcacheisneeded,whichislargerthantheavailableKVcachememory({s})"}, apply_vllm_available, all(1), k_end},
+    k_vllm_estimate,
+}};
+
+void apply_vllm_free(ParseState& s, std::size_t which, const Match& m)
+{
+  OomReport& r = s.report;
+  const std::size_t o = which == 1 ? 1 : 0;
+  if (which == 1) {
+    r.device = static_cast<std::uint32_t>(m.fields[0].value);
+  }
+  const long double free = static_cast<long double>(m.fields[o].real) * static_cast<long double>(m.fields[o + 1].factor);
+  if (!(free >= 0.0L) || free > static_cast<long double>(k_max_bytes)) {
+    s.error = "the free memory in 'Free memory on device' is not a plausible size";
+    return;
+  }
+  r.free = Bytes{static_cast<std::uint64_t>(free + 0.5L)};
+  r.total = m.fields[o + 1].bytes;
+  r.gpu_memory_utilization = m.fields[o + 2].real;
+  r.requested = m.fields[o + 3].bytes;
+}
+
+constexpr std::array<Step, 1> k_vllm_free{{
+    {Alts{"({d}/{s})onstartupislessthandesiredGPUmemoryutilization({d},{s})",
+          "cuda:{i}({d}/{s})onstartupislessthandesiredGPUmemoryutilization({d},{s})"},
+     apply_vllm_free, all(k_end), k_end},
+}};
+
+// ---- SGLang --------------------------------------------------------------------------------
+
+void apply_sglang_current(ParseState& s, std::size_t, const Match& m) { s.report.mem_fraction_static = m.fields[0].real; }
+
+void apply_sglang_under(ParseState& s, std::size_t which, const Match& m)
+{
+  if (which != 1) {
+    s.report.mem_fraction_static = m.fields[0].real;
+  } else {
+    s.report.device = static_cast<std::uint32_t>(m.fields[0].value);
+    s.report.weights = m.fields[1].bytes;
+  }
+}
+
+void apply_sglang_minimum(ParseState& s, std::size_t, const Match& m) { s.report.min_mem_fraction_static = m.fields[1].real; }
+
+constexpr std::array<Step, 1> k_sglang_increase{{
+    {Alts{".Currentvalue:mem_fraction_static={d}"}, apply_sglang_current, all(k_end), k_end},
+}};
+
+constexpr std::array<Step, 2> k_sglang_weights{{
+    {Alts{"under--mem-fraction-static={d}.", "under--rank-gpu-memory-mibonrank{i}:therankalreadyuses{s}",
+          "under--mem-fraction-static={d}"},
+     apply_sglang_under, Next{1, k_end, k_end}, k_end},
+    {Alts{"Raise--mem-fraction-staticabove{d}(minimumviable=1-available/pre={d})"}, apply_sglang_minimum, all(k_end), k_end},
+}};
+
+// ---- TGI -----------------------------------------------------------------------------------
+
+void apply_tgi(ParseState& s, std::size_t which, const Match& m)
+{
+  if (which == 0) {
+    s.report.prefill_tokens = m.fields[0].value;
+  } else {
+    s.report.batch_total_tokens = m.fields[0].value;
+    s.report.prefill_tokens = m.fields[1].value;
+  }
+}
+
+constexpr std::array<Step, 1> k_tgi{{
+    {Alts{"{n}prefilltokens", "{n}totaltokenswith{n}prefilltokens"}, apply_tgi, all(k_end), k_end},
+}};
+
+}  // namespace
+
+const Step* serving_steps(Anchor a) noexcept
+{
+  switch (a) {
+  case Anchor::vllm_len: return k_vllm_len.data();
+  case Anchor::vllm_kv_needed: return k_vllm_kv_needed.data();
+  case Anchor::vllm_free: return k_vllm_free.data();
+  case Anchor::sglang_increase: return k_sglang_increase.data();
+  case Anchor::sglang_weights: return k_sglang_weights.data();
+  case Anchor::tgi: return k_tgi.data();
+  default: return nullptr;
+  }
+}
+
+}  // namespace gpurent::oom_detail

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Executes a push over the SshSession port: walk the local tree (sync/local_tree.hpp), list the
+// destination through the push agent (one channel), plan (pure), then send: small files as tar
+// streams, large ones as byte ranges, spread over up to `max_sessions` SSH connections when
+// there is enough to send; every file is verified against a SHA-256 computed on the server
+// (per range and whole for large files). Used by `gpurent push` and `gpurent run`.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "sync/local_tree.hpp"
+#include "sync/transport.hpp"
+
+namespace gpurent {
+
+inline constexpr std::uint64_t k_push_mib = 1024 * 1024;
+
+struct PushRequest {
+  std::filesystem::path local_root;
+  std::string remote_dir;                            // "~/gpurent/x", "/abs" (created when missing)
+  WalkOptions walk;
+  std::uint64_t big_threshold = 64 * k_push_mib;     // files this large go as byte ranges
+  std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
+  std::size_t max_sessions = 6;                      // SSH connections at most (1: only the given one)
+  std::uint64_t bytes_per_session = 16 * k_push_mib; // one more connection per this much to send
+};
+
+struct PushFailure {
+  std::string path;
+  std::string error;
+};
+
+struct PushReport {
+  std::string remote_dir;
+  std::uint64_t files_total = 0;    // regular files in the local tree (after the ignore rules)
+  std::uint64_t files_sent = 0;
+  std::uint64_t bytes_total = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t entries_sent = 0;   // files, directories and links
+  LocalTree tree;                   // what was walked (skipped paths, warnings)
+  std::size_t sessions = 1;         // SSH connections used
+  double seconds = 0;
+  bool verified = false;            // every file sent matched the SHA-256 the server computed
+  std::string verify_method;        // "openssl", "sha256sum", "shasum", "size-only", "nothing sent"
+  std::vector<PushFailure> failed;  // non-empty: exit 4
+  std::vector<std::string> warnings;
+};
+
+class PushObserver {
+public:
+  virtual ~PushObserver() = default;
+  // About every 100 ms while data flows, from one thread at a time (not always the caller's).
+  virtual void on_progress(std::uint64_t bytes_done, std::uint64_t bytes_total) = 0;
+  virtual void on_warning(std::string_view message) = 0;
+};
+
+// Opens one more SSH connection to the same server (called from worker threads).
+using SessionFactory = std::function<Result<std::unique_ptr<SshSession>>()>;
+
+// Errors: the walk failed, the server cannot run the agent, the connection was lost. Per-file
+// failures go to report.failed.
+[[nodiscard]] Result<PushReport> run_push(SshSession& session, const SessionFactory& more, const PushRequest& request,
+                                          PushObserver& observer);
+
+}  // namespace gpurent

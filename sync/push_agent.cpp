@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#include "sync/push_agent.hpp"
+
+#include <charconv>
+
+#include "sync/backup.hpp"
+
+namespace gpurent {
+namespace {
+
+// The first SHA-256 tool that works, in $H (empty when there is none); prints "HEX  NAME".
+constexpr const char* k_pick_hash =
+    "if openssl dgst -sha256 -r </dev/null >/dev/null 2>&1; then H='openssl dgst -sha256 -r'\n"
+    "elif sha256sum </dev/null >/dev/null 2>&1; then H=sha256sum\n"
+    "elif shasum -a 256 </dev/null >/dev/null 2>&1; then H='shasum -a 256'\n"
+    "else H=; fi\n";
+
+
+bool is_hex64(std::string_view s)
+{
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+std::optional<int> to_int(std::string_view s)
+{
+  int v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::string partial_of(std::string_view rel)
+{
+  return std::string(rel) + std::string(k_partial_suffix);
+}
+
+}  // namespace
+
+std::string push_agent_command(std::string_view dir, bool list)
+{
+  std::string s = "d=" + remote_shell_path(dir) +
+                  "\n"
+                  "fail() { printf 'gpurent-agent-error\\0%s\\0' \"$1\"; exit 3; }\n"
+                  "mkdir -p -- \"$d\" 2>/dev/null || fail mkdir\n"
+                  "cd -- \"$d\" || fail cd\n"
+                  "case $(tar --version 2>/dev/null) in *'GNU tar'*) ;; *) fail tar;; esac\n"
+                  "t=$(mktemp 2>/dev/null) || fail mktemp\n"
+                  "trap 'rm -f \"$t\" \"$t.err\"' EXIT\n"
+                  "printf 'gpurent-agent-1\\0d\\0'\n";
+  if (list) {
+    // Without GNU find the listing is empty: everything is sent, which is still right.
+    s += "if [ \"$(find . -maxdepth 0 -printf x 2>/dev/null)\" = x ]; then\n"
+         "  LC_ALL=C find . -mindepth 1 -printf '%y\\0%s\\0%T@\\0%m\\0%P\\0%l\\0' 2>/dev/null; printf 'END\\0%d\\0' $?\n"
+         "else printf 'END\\0%s\\0' 127; fi\n";
+  } else {
+    s += "printf 'END\\0%s\\0' 0\n";
+  }
+  s += "IFS= read -r n || exit 0\n"
+       "case $n in ''|*[!0-9]*) fail protocol;; esac\n"
+       "if [ \"$n\" -gt 0 ]; then dd bs=\"$n\" count=1 iflag=fullblock of=\"$t\" 2>/dev/null || fail protocol; else : > \"$t\"; fi\n"
+       "tar -xf - --no-same-owner --delay-directory-restore 2>\"$t.err\"\n"
+       "s=$?\n"
+       "printf 'gpurent-push\\0%d\\0' $s\n"
+       "[ -s \"$t.err\" ] && head -c 4000 \"$t.err\" >&2\n"
+       "(\n" +
+       hash_script() + ") < \"$t\" 2>/dev/null\n";
+  return s;
+}
+
+std::string push_agent_preamble(const std::vector<std::string>& hash_paths)
+{
+  std::string list;
+  for (const auto& p : hash_paths) {
+    list += p;
+    list.push_back('\0');
+  }
+  return std::to_string(list.size()) + "\n" + list;
+}
+
+Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<std::string>& asked)
+{
+  constexpr std::string_view marker = "gpurent-push";
+  if (!out.starts_with(marker) || out.size() <= marker.size() || out[marker.size()] != '\0') {
+    return fail(Errc::invalid_input, "push agent: no report after the archive (the server's tar or shell stopped); re-run the push");
+  }
+  out.remove_prefix(marker.size() + 1);
+  const auto nul = out.find('\0');
+  const auto status = nul == std::string_view::npos ? std::nullopt : to_int(out.substr(0, nul));
+  if (!status) {
+    return fail(Errc::invalid_input, "push agent: unreadable tar status; re-run the push");
+  }
+  PushTrailer t;
+  t.tar_status = *status;
+  out.remove_prefix(nul + 1);
+  if (asked.empty() && out.empty()) {
+    t.hashes.tool = "none";
+    return t;
+  }
+  TRY_ASSIGN(t.hashes, parse_hash_output(out, asked));
+  return t;
+}
+
+std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset)
+{
+  // The bytes are hashed as they arrive (tee into a FIFO read by the hashing tool), so the
+  // range's SHA-256 costs no second read; the whole file is hashed again from disk at the end.
+  const std::string write = "dd of=\"$f\" bs=1048576 oflag=seek_bytes seek=" + std::to_string(offset) + " conv=notrunc status=none 2>/dev/null";
+  return "cd -- " + remote_shell_path(dir) + " || { printf 'gpurent-range\\0cd\\0\\0'; exit 3; }\n" + "f=" +
+         shell_quote(partial_of(rel)) +
+         "\n"
+         "case $f in */*) mkdir -p -- \"${f%/*}\";; esac\n" +
+         k_pick_hash +
+         "h=\n"
+         "if [ -n \"$H\" ] && t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/p\"; then\n"
+         "  $H < \"$t/p\" > \"$t/h\" 2>/dev/null &\n"
+         "  tee \"$t/p\" | " +
+         write +
+         "\n"
+         "  s=$?\n"
+         "  wait\n"
+         "  h=$(cut -c1-64 < \"$t/h\")\n"
+         "  rm -rf -- \"$t\"\n"
+         "else\n  " +
+         write +
+         "\n"
+         "  s=$?\n"
+         "fi\n"
+         "printf 'gpurent-range\\0%s\\0%s\\0' \"$s\" \"$h\"\n";
+}
+
+Result<RangeResult> parse_range_result(std::string_view out)
+{
+  const auto f = split_nul_fields(out);
+  if (f.size() != 3 || f[0] != "gpurent-range") {
+    return fail(Errc::invalid_input, "push: a range upload printed no report (the server's shell or dd stopped)");
+  }
+  if (f[1] == "cd") {
+    return fail(Errc::not_found, "push: the remote directory vanished during the upload");
+  }
+  const auto status = to_int(f[1]);
+  if (!status || (!f[2].empty() && !is_hex64(f[2]))) {
+    return fail(Errc::invalid_input, "push: unreadable range report");
+  }
+  return RangeResult{*status, std::string(f[2])};
+}
+
+std::string finalize_command(std::string_view dir, const std::vector<BigFileFinal>& files)
+{
+  std::string s = "cd -- " + remote_shell_path(dir) + " || exit 3\n" + k_pick_hash +
+                  "fin() {\n"
+                  "  p=\"$1.gpurent-partial\"; h=\n"
+                  "  n=$(wc -c < \"$p\" 2>/dev/null) || n=0\n"
+                  "  if [ \"$n\" -ge \"$2\" ] && truncate -s \"$2\" -- \"$p\" 2>/dev/null; then\n"
+                  "    [ -n \"$H\" ] && h=$($H < \"$p\" | cut -c1-64)\n"
+                  "    if [ \"$h\" = \"$3\" ] || [ -z \"$H\" ]; then\n"
+                  "      chmod \"$4\" -- \"$p\"; touch -m -d \"@$5\" -- \"$p\"\n"
+                  "      if mv -f -- \"$p\" \"$1\"; then printf 'ok\\0%s\\0%s\\0' \"$1\" \"$h\"; return; fi\n"
+                  "    fi\n"
+                  "  fi\n"
+                  "  printf 'bad\\0%s\\0%s\\0' \"$1\" \"$h\"\n"
+                  "}\n";
+  for (const auto& f : files) {
+    char mode[8];
+    const auto r = std::to_chars(mode, mode + sizeof mode, f.mode & 07777U, 8);
+    s += "fin " + shell_quote(f.rel) + " " + std::to_string(f.size) + " " + shell_quote(f.sha256) + " " +
+         std::string(mode, r.ptr) + " " + std::to_string(f.mtime_s < 0 ? 0 : f.mtime_s) + "\n";
+  }
+  return s;
+}
+
+Result<std::map<std::string, FinalResult>> parse_finalize_output(std::string_view out)
+{
+  const auto f = split_nul_fields(out);
+  if (f.size() % 3 != 0) {
+    return fail(Errc::invalid_input, "push: unreadable report of the finished large files");
+  }
+  std::map<std::string, FinalResult> res;
+  for (std::size_t i = 0; i < f.size(); i += 3) {
+    if ((f[i] != "ok" && f[i] != "bad") || (!f[i + 2].empty() && !is_hex64(f[i + 2]))) {
+      return fail(Errc::invalid_input, "push: unreadable report of the finished large files");
+    }
+    res[std::string(f[i + 1])] = FinalResult{f[i] == "ok", std::string(f[i + 2])};
+  }
+  return res;
+}
+
+}  // namespace gpurent

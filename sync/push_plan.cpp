@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "sync/push_plan.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace gpurent {
+namespace {
+
+constexpr std::uint64_t k_entry_weight = 1024;
+
+std::int64_t seconds_of(std::int64_t ns)
+{
+  return ns >= 0 ? ns / 1'000'000'000LL : -((-ns + 999'999'999LL) / 1'000'000'000LL);
+}
+
+}  // namespace
+
+PushPlan plan_push(const std::vector<LocalEntry>& local, const std::vector<RemoteEntry>& remote, std::uint64_t big_threshold)
+{
+  std::map<std::string_view, const RemoteEntry*> there;
+  for (const auto& r : remote) {
+    there.emplace(r.path, &r);
+  }
+  PushPlan plan;
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    const LocalEntry& e = local[i];
+    const auto it = there.find(e.path);
+    const RemoteEntry* r = it == there.end() ? nullptr : it->second;
+    bool send = r == nullptr || r->kind != e.kind;
+    if (!send && e.kind == EntryKind::file) {
+      send = r->size != e.size || seconds_of(r->mtime_ns) != seconds_of(e.mtime_ns);
+    } else if (!send && e.kind == EntryKind::symlink) {
+      send = r->link_target != e.link_target;
+    }
+    if (e.kind == EntryKind::file) {
+      ++plan.files_total;
+      plan.bytes_total += e.size;
+    }
+    if (!send) {
+      continue;
+    }
+    if (e.kind == EntryKind::file) {
+      ++plan.files_to_send;
+      plan.bytes_to_send += e.size;
+    }
+    if (e.kind == EntryKind::file && e.size >= big_threshold) {
+      plan.big.push_back(i);
+    } else {
+      plan.stream.push_back(i);
+    }
+  }
+  return plan;
+}
+
+std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t>& stream, const std::vector<LocalEntry>& local,
+                                                   std::size_t parts)
+{
+  std::vector<std::vector<std::size_t>> out;
+  if (stream.empty()) {
+    return out;
+  }
+  parts = std::max<std::size_t>(1, std::min(parts, stream.size()));
+  std::uint64_t total = 0;
+  for (const auto i : stream) {
+    total += local[i].size + k_entry_weight;
+  }
+  const std::uint64_t share = (total + parts - 1) / parts;
+  out.emplace_back();
+  std::uint64_t acc = 0;
+  for (const auto i : stream) {
+    const std::uint64_t w = local[i].size + k_entry_weight;
+    if (acc > 0 && acc + w / 2 > share && out.size() < parts) {
+      out.emplace_back();
+      acc = 0;
+    }
+    out.back().push_back(i);
+    acc += w;
+  }
+  return out;
+}
+
+std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const std::vector<LocalEntry>& local,
+                                    std::uint64_t range_size)
+{
+  std::vector<ByteRange> out;
+  range_size = std::max<std::uint64_t>(range_size, 1);
+  for (const auto i : big) {
+    const std::uint64_t size = local[i].size;
+    std::uint64_t off = 0;
+    do {
+      const std::uint64_t len = std::min(range_size, size - off);
+      out.push_back(ByteRange{i, off, len});
+      off += len;
+    } while (off < size);
+  }
+  return out;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// Push planning (sync/push_plan.hpp): what is sent, and how the work is cut for channels.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+#include <random>
+
+#include "sync/push_plan.hpp"
+
+using namespace gpurent;
+
+namespace {
+constexpr std::int64_t k_s = 1'000'000'000LL;
+
+LocalEntry file(std::string p, std::uint64_t size, std::int64_t mtime_ns)
+{
+  return LocalEntry{std::move(p), EntryKind::file, size, mtime_ns, 0644, {}};
+}
+RemoteEntry rfile(std::string p, std::uint64_t size, std::int64_t mtime_ns)
+{
+  return RemoteEntry{std::move(p), EntryKind::file, size, mtime_ns, 0644, {}};
+}
+}  // namespace
+
+TEST_CASE("plan_push: new, changed and unchanged files; directories, links and kinds", "[sync][push]")
+{
+  const std::vector<LocalEntry> local = {
+      LocalEntry{"src", EntryKind::directory, 0, 5 * k_s, 0755, {}},
+      file("src/same.py", 10, 100 * k_s + 123),          // same second as the server's copy
+      file("src/touched.py", 10, 101 * k_s),             // another second
+      file("src/grown.py", 11, 100 * k_s),
+      file("src/new.py", 1, 100 * k_s),
+      LocalEntry{"new_dir", EntryKind::directory, 0, 5 * k_s, 0755, {}},
+      LocalEntry{"link", EntryKind::symlink, 0, 5 * k_s, 0777, "src/same.py"},
+      LocalEntry{"link2", EntryKind::symlink, 0, 5 * k_s, 0777, "a"},
+      file("was_dir", 3, 100 * k_s),
+      file("weights.bin", 100, 100 * k_s),
+      file("weights2.bin", 100, 100 * k_s),
+  };
+  const std::vector<RemoteEntry> remote = {
+      RemoteEntry{"src", EntryKind::directory, 4096, 1 * k_s, 0755, {}},
+      rfile("src/same.py", 10, 100 * k_s + 999'000'000),
+      rfile("src/touched.py", 10, 100 * k_s),
+      rfile("src/grown.py", 10, 100 * k_s),
+      RemoteEntry{"link", EntryKind::symlink, 11, 5 * k_s, 0777, "src/same.py"},
+      RemoteEntry{"link2", EntryKind::symlink, 1, 5 * k_s, 0777, "b"},
+      RemoteEntry{"was_dir", EntryKind::directory, 4096, 100 * k_s, 0755, {}},
+      rfile("weights2.bin", 100, 100 * k_s),
+      rfile("outputs/ckpt.pt", 1 << 20, 100 * k_s),  // only on the server: kept, never deleted
+  };
+  const PushPlan plan = plan_push(local, remote, 100);
+  std::vector<std::string> stream;
+  for (const auto i : plan.stream) {
+    stream.push_back(local[i].path);
+  }
+  CHECK(stream == std::vector<std::string>{"src/touched.py", "src/grown.py", "src/new.py", "new_dir", "link2", "was_dir"});
+  REQUIRE(plan.big.size() == 1);
+  CHECK(local[plan.big[0]].path == "weights.bin");
+  CHECK(plan.files_total == 7);
+  CHECK(plan.bytes_total == 10 + 10 + 11 + 1 + 3 + 100 + 100);
+  CHECK(plan.files_to_send == 5);
+  CHECK(plan.bytes_to_send == 10 + 11 + 1 + 3 + 100);
+  CHECK(plan_push(local, {}, 1000).files_to_send == 7);
+}
+
+TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sync][push][property]")
+{
+  std::mt19937 rng(3);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<LocalEntry> local;
+    const auto n = std::uniform_int_distribution<std::size_t>(1, 300)(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+      local.push_back(file("f" + std::to_string(i), std::uniform_int_distribution<std::uint64_t>(0, 200'000)(rng), 0));
+    }
+    std::vector<std::size_t> stream(n);
+    std::iota(stream.begin(), stream.end(), std::size_t{0});
+    const auto parts = std::uniform_int_distribution<std::size_t>(1, 6)(rng);
+    const auto groups = split_stream(stream, local, parts);
+    REQUIRE(!groups.empty());
+    CHECK(groups.size() <= parts);
+    std::vector<std::size_t> joined;
+    for (const auto& g : groups) {
+      CHECK_FALSE(g.empty());
+      joined.insert(joined.end(), g.begin(), g.end());
+    }
+    CHECK(joined == stream);
+    if (n >= 50 * parts) {
+      // No group carries much more than its share: the largest item at most on top of it.
+      std::uint64_t total = 0;
+      std::uint64_t largest = 0;
+      for (const auto& e : local) {
+        total += e.size + 1024;
+        largest = std::max<std::uint64_t>(largest, e.size + 1024);
+      }
+      for (const auto& g : groups) {
+        std::uint64_t w = 0;
+        for (const auto i : g) {
+          w += local[i].size + 1024;
+        }
+        CHECK(w <= total / parts + largest);
+      }
+    }
+    const auto range_size = std::uniform_int_distribution<std::uint64_t>(1, 300'000)(rng);
+    const auto ranges = split_ranges(stream, local, range_size);
+    std::map<std::size_t, std::uint64_t> covered;
+    for (const auto& r : ranges) {
+      CHECK(r.length <= range_size);
+      CHECK(r.offset == covered[r.entry]);  // in order, no gap, no overlap
+      covered[r.entry] += r.length;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      CHECK(covered[i] == local[i].size);
+    }
+  }
+  CHECK(split_stream({}, {}, 3).empty());
+}
