@@ -289,13 +289,28 @@ def values(out):
           b"running\nhibernated\n1700000000\n8.03B\n1.5T\n350M\n70e9\n128K\n0.000001\n")
 
 
+def headers(out):
+    """The safetensors and GGUF headers of tests/data/headers (first byte: the target's options)."""
+    for p in files_under(os.path.join(DATA, "headers"), ".seed"):
+        name = os.path.basename(p)
+        target = "fuzz_gguf_header" if ".gguf." in name else "fuzz_safetensors_header"
+        write(out, target, name, read(p))
+
+
+def push_job(out):
+    """The job agent's and push agent's output, a git index, .gitignore text (first byte: the reader)."""
+    for p in files_under(os.path.join(DATA, "run")):
+        if os.path.basename(p).startswith("seed_"):
+            write(out, "fuzz_push_job", os.path.basename(p), read(p))
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     out = sys.argv[1]
     for make in (oom, config, model_config, hf_hub, backup_agent, tar, doctor, providers, remote_listing, manifest,
-                 offer_cache, state_rows, values):
+                 offer_cache, state_rows, values, headers, push_job):
         make(out)
     return 0
 
