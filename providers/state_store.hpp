@@ -2,7 +2,7 @@
 #pragma once
 // StateStore port: the record of rented servers, their billing ledger, their backups, what
 // `gpurent doctor` saw on them and the jobs `gpurent run` started.
-// One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
+// One SQLite implementation (providers/state/sqlite_*.cpp, in the IO module); the
 // rest of gpurent speaks only these structs.
 #include <chrono>
 #include <cstdint>
@@ -14,13 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gpu_observation.hpp"
 #include "common/result.hpp"
 #include "common/units.hpp"
 #include "providers/billing.hpp"
 
 namespace gpurent {
-
-using TimePoint = std::chrono::system_clock::time_point;
 
 // Where a tracked server is in its life. Every change is a ledger event with its time.
 enum class ServerStatus {
@@ -107,26 +106,6 @@ struct BackupRecord {
   bool verified = false;
   std::uint64_t files = 0;
   Bytes bytes;
-};
-
-// One GPU as `gpurent doctor` saw it.
-struct GpuSample {
-  int index = 0;
-  std::uint64_t memory_used_mib = 0;
-  std::uint64_t memory_total_mib = 0;
-  std::optional<std::uint32_t> utilization_pct;  // nvidia-smi utilization.gpu; nullopt when not reported
-  auto operator<=>(const GpuSample&) const = default;
-};
-
-// What one `gpurent doctor NAME` run saw on a tracked server: the input of the idle warning.
-struct DoctorObservation {
-  std::int64_t id = 0;
-  std::int64_t server_id = 0;
-  TimePoint at{};
-  std::vector<GpuSample> gpus;
-  // Processes nvidia-smi lists as holding GPU memory (--query-compute-apps); nullopt when that
-  // query failed.
-  std::optional<std::uint32_t> compute_processes;
 };
 
 // One `--then` step of a job and how far it got.
