@@ -99,7 +99,10 @@ Result<OfferCache> offer_cache_from_json(std::string_view text)
         }
         offer.spot_price_per_hour = MicroUsd{o["spot_price_micro"].get<std::int64_t>()};
       }
-      offer.region = o.value("region", "");
+      if (o.contains("region") && !o["region"].is_string()) {
+        return std::unexpected(bad("an offer of `" + name + "` has a region that is not text"));
+      }
+      offer.region = o.contains("region") ? o["region"].get<std::string>() : std::string{};
       offer.price_origin = "fetched " + utc_iso8601(c.fetched_at);
       c.offers.push_back(std::move(offer));
     }

@@ -2,7 +2,7 @@
 #pragma once
 // StateStore port: the record of rented servers, their billing ledger, their backups, what
 // `gpurent doctor` saw on them and the jobs `gpurent run` started.
-// One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
+// One SQLite implementation (providers/state/sqlite_*.cpp, in the IO module); the
 // rest of gpurent speaks only these structs.
 #include <chrono>
 #include <cstdint>
@@ -14,13 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gpu_observation.hpp"
 #include "common/result.hpp"
 #include "common/units.hpp"
 #include "providers/billing.hpp"
 
 namespace gpurent {
-
-using TimePoint = std::chrono::system_clock::time_point;
 
 // Where a tracked server is in its life. Every change is a ledger event with its time.
 enum class ServerStatus {
@@ -109,26 +108,6 @@ struct BackupRecord {
   Bytes bytes;
 };
 
-// One GPU as `gpurent doctor` saw it.
-struct GpuSample {
-  int index = 0;
-  std::uint64_t memory_used_mib = 0;
-  std::uint64_t memory_total_mib = 0;
-  std::optional<std::uint32_t> utilization_pct;  // nvidia-smi utilization.gpu; nullopt when not reported
-  auto operator<=>(const GpuSample&) const = default;
-};
-
-// What one `gpurent doctor NAME` run saw on a tracked server: the input of the idle warning.
-struct DoctorObservation {
-  std::int64_t id = 0;
-  std::int64_t server_id = 0;
-  TimePoint at{};
-  std::vector<GpuSample> gpus;
-  // Processes nvidia-smi lists as holding GPU memory (--query-compute-apps); nullopt when that
-  // query failed.
-  std::optional<std::uint32_t> compute_processes;
-};
-
 // One `--then` step of a job and how far it got.
 struct JobStep {
   std::string step;    // as given: "backup:REMOTE[:LOCAL]" (LOCAL made absolute), "down:destroy"
@@ -211,7 +190,8 @@ public:
 [[nodiscard]] Result<std::filesystem::path> state_dir(
     const std::function<std::optional<std::string>(const std::string&)>& env);
 
-// Seconds since the Unix epoch, as the store keeps times.
+// Seconds since the Unix epoch, as the store keeps times. from_unix saturates at the clock's ends
+// (TimePoint::min/max: the years 1677 and 2262).
 [[nodiscard]] std::int64_t to_unix(TimePoint t) noexcept;
 [[nodiscard]] TimePoint from_unix(std::int64_t s) noexcept;
 

@@ -9,7 +9,7 @@ packages=(g++ cmake ninja-build pkg-config ca-certificates libcurl4-openssl-dev 
   python3 procps time openssl man-db groff-base zsh fish)
 for arg in "$@"; do
   case "$arg" in
-    --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;  # libFuzzer: clang 14 cannot compile <expected>
     --bench) packages+=(hyperfine strace) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac

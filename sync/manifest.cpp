@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -70,6 +71,18 @@ std::optional<std::string> get_text(const nlohmann::json& j, const char* key)
     return from_hex(j.at(hex_key).get<std::string>());
   }
   return std::nullopt;
+}
+
+// A whole number stored under `key`: nlohmann would convert a float with a cast, undefined
+// behaviour when it is out of range. nullopt when absent or not an integer.
+template <class T>
+std::optional<T> whole_number(const nlohmann::json& j, const char* key)
+{
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) {
+    return std::nullopt;
+  }
+  return it->get<T>();
 }
 
 Result<void> errno_fail(const std::string& what)
@@ -151,12 +164,13 @@ Result<Manifest> parse_manifest(std::string_view json_text)
 {
   try {
     const auto root = nlohmann::json::parse(json_text);
-    if (!root.is_object() || root.value("version", 0) != 1 || !root.contains("files") || !root.at("files").is_array()) {
+    if (!root.is_object() || whole_number<std::int64_t>(root, "version") != 1 || !root.contains("files") ||
+        !root.at("files").is_array() || (root.contains("finished_unix") && !whole_number<std::int64_t>(root, "finished_unix"))) {
       return fail(Errc::invalid_input, "backup manifest: not a version 1 gpurent manifest; move it away to start afresh");
     }
     Manifest m;
     m.host = get_text(root, "host").value_or("");
-    m.finished_unix = root.value("finished_unix", std::int64_t{0});
+    m.finished_unix = whole_number<std::int64_t>(root, "finished_unix").value_or(0);
     for (const auto& j : root.at("files")) {
       const auto path = get_text(j, "path");
       if (!path) {
@@ -173,9 +187,16 @@ Result<Manifest> parse_manifest(std::string_view json_text)
       } else {
         e.kind = EntryKind::other;
       }
-      e.size = j.at("size").get<std::uint64_t>();
-      e.mtime_ns = j.at("mtime_ns").get<std::int64_t>();
-      e.mode = j.at("mode").get<std::uint32_t>();
+      const auto size = whole_number<std::uint64_t>(j, "size");
+      const auto mtime_ns = whole_number<std::int64_t>(j, "mtime_ns");
+      const auto mode = whole_number<std::uint32_t>(j, "mode");
+      if (!size || !mtime_ns || !mode) {
+        return fail(Errc::invalid_input, "backup manifest: an entry's size, mtime_ns or mode is not a whole number; move "
+                                         "the manifest away to start afresh");
+      }
+      e.size = *size;
+      e.mtime_ns = *mtime_ns;
+      e.mode = *mode;
       e.sha256 = j.value("sha256", std::string{});
       e.link_target = get_text(j, "link").value_or("");
       m.entries[*path] = std::move(e);

@@ -2,6 +2,7 @@
 #include "sync/remote_listing.hpp"
 
 #include <charconv>
+#include <unordered_set>
 
 namespace gpurent {
 namespace {
@@ -94,7 +95,7 @@ std::optional<std::int64_t> parse_epoch_ns(std::string_view s) noexcept
   }
   const auto dot = s.find('.');
   const auto whole = parse_int<std::int64_t>(s.substr(0, dot));
-  if (!whole || *whole > 9'000'000'000LL) {
+  if (!whole || *whole < 0 || *whole > 9'000'000'000LL) {  // one sign only
     return std::nullopt;
   }
   std::int64_t frac = 0;
@@ -279,6 +280,9 @@ Result<HashOutput> parse_hash_output(std::string_view out, const std::vector<std
     parse_openssl_records(rest, asked, h);
     return h;
   }
+  // Only records of names asked count: an extra line (or two records run together) must not
+  // stand as the hash of some file.
+  const std::unordered_set<std::string_view> wanted(asked.begin(), asked.end());
   const char sep = h.tool == "sha256sum" ? '\0' : '\n';
   while (!rest.empty()) {
     const auto end = rest.find(sep);
@@ -292,7 +296,10 @@ Result<HashOutput> parse_hash_output(std::string_view out, const std::vector<std
     if (hex.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
       continue;
     }
-    h.sums[std::string(record.substr(66))] = std::string(hex);
+    const auto name = record.substr(66);
+    if (wanted.contains(name)) {
+      h.sums[std::string(name)] = std::string(hex);
+    }
   }
   return h;
 }

@@ -45,7 +45,8 @@ struct HashOutput {
   std::map<std::string, std::string> sums;   // relative path -> hex
 };
 // `asked` are the paths sent to the script, in order: `openssl dgst -r` prints names raw (a
-// newline in a name is not escaped), so its records are matched against them in turn.
+// newline in a name is not escaped), so its records are matched against them in turn. Only
+// names asked get a hash, whatever the tool printed.
 [[nodiscard]] Result<HashOutput> parse_hash_output(std::string_view out, const std::vector<std::string>& asked);
 
 }  // namespace gpurent

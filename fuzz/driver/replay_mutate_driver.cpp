@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// A g++ stand-in for libFuzzer's main(), used where clang cannot build the project (clang 14
-// cannot compile libstdc++ 12's <expected>, see docs/oom.md). It replays every corpus input, then
+// A g++ stand-in for libFuzzer's main(). The default test build links it into every fuzz target
+// to replay the committed corpus and crash inputs (-runs=0, "fuzz: <target> replay" in ctest);
+// scripts/fuzz.sh uses it to fuzz only where clang-19 is missing. It replays every input, then
 // mutates the corpus (bit flips, inserts, deletions, duplications, splices, interesting bytes)
-// until the time is up, running the target under ASan+UBSan. It has no coverage guidance.
-// A crashing input is written to <artifact_prefix>crash-<run> before the process dies.
+// until the time is up. It has no coverage guidance.
+// A crashing input is written to <artifact_prefix>crash-<run> (and, when it came from a file,
+// that file is named) before the process dies.
 // Usage: fuzz_x [-max_total_time=S] [-seed=N] [-runs=N] [-max_len=N] [-artifact_prefix=DIR/] CORPUS...
 #include <csignal>
 #include <cstdint>
@@ -33,6 +35,7 @@ namespace {
 using Input = std::vector<std::uint8_t>;
 
 const Input* g_current = nullptr;
+const char* g_current_file = nullptr;  // the file the input came from, when replaying
 char g_crash_path[4096] = {};
 
 // Async-signal-safe: only open/write/close on a path prepared before the run.
@@ -59,6 +62,12 @@ void dump_current()
     (void)!::write(2, g_crash_path, std::strlen(g_crash_path));
     (void)!::write(2, "\n", 1);
   }
+  if (g_current_file != nullptr) {
+    static const char from[] = "==fuzz driver== the input is the file ";
+    (void)!::write(2, from, sizeof(from) - 1);
+    (void)!::write(2, g_current_file, std::strlen(g_current_file));
+    (void)!::write(2, "\n", 1);
+  }
 }
 
 void on_signal(int sig)
@@ -68,31 +77,38 @@ void on_signal(int sig)
   std::raise(sig);
 }
 
-void run(const Input& input, const std::string& prefix, std::uint64_t n)
+void run(const Input& input, const std::string& prefix, std::uint64_t n, const char* file = nullptr)
 {
   std::snprintf(g_crash_path, sizeof(g_crash_path), "%scrash-%llu", prefix.c_str(), static_cast<unsigned long long>(n));
   g_current = &input;
+  g_current_file = file;
   LLVMFuzzerTestOneInput(input.data(), input.size());
   g_current = nullptr;
+  g_current_file = nullptr;
 }
 
-void load(const std::filesystem::path& p, std::vector<Input>& corpus, std::size_t max_len)
+void load(const std::filesystem::path& p, std::vector<Input>& corpus, std::vector<std::string>& names, std::size_t max_len)
 {
   std::error_code ec;
   if (std::filesystem::is_directory(p, ec)) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(p, ec)) {
       if (entry.is_regular_file(ec)) {
-        load(entry.path(), corpus, max_len);
+        load(entry.path(), corpus, names, max_len);
       }
     }
     return;
   }
   std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    std::cerr << "==fuzz driver== cannot read " << p.string() << "; skipped\n";
+    return;
+  }
   Input data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (data.size() > max_len) {
     data.resize(max_len);
   }
   corpus.push_back(std::move(data));
+  names.push_back(p.string());
 }
 
 Input mutate(const std::vector<Input>& corpus, std::mt19937_64& rng, std::size_t max_len)
@@ -169,6 +185,7 @@ int main(int argc, char** argv)
   std::size_t max_len = 64 * 1024;
   std::string prefix;
   std::vector<Input> corpus;
+  std::vector<std::string> names;  // names[i]: the file corpus[i] was read from
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -191,16 +208,16 @@ int main(int argc, char** argv)
   std::signal(SIGFPE, on_signal);
   std::signal(SIGILL, on_signal);
   for (const auto& p : paths) {
-    load(p, corpus, max_len);
+    load(p, corpus, names, max_len);
+  }
+  std::uint64_t runs = 0;
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    run(corpus[i], prefix, runs++, names[i].c_str());
   }
   if (corpus.empty()) {
     corpus.push_back({});
   }
-  std::uint64_t runs = 0;
-  for (const auto& input : corpus) {
-    run(input, prefix, runs++);
-  }
-  std::cerr << "==fuzz driver== replayed " << corpus.size() << " corpus inputs\n";
+  std::cerr << "==fuzz driver== replayed " << names.size() << " inputs\n";
   std::mt19937_64 rng(seed);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::seconds(seconds);

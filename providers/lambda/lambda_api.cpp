@@ -20,6 +20,15 @@ Result<json> parse_data(std::string_view body, std::string_view what)
   return std::move(j["data"]);
 }
 
+// Lambda prices in cents per hour: a plausible one is at most $100,000 an hour (the bound of
+// every provider's parser), which also keeps cents x 10'000 far from overflowing.
+constexpr std::int64_t k_max_price_cents = 10'000'000;
+
+bool plausible_cents(const json& price)
+{
+  return price.is_number_integer() && price.get<std::int64_t>() >= 0 && price.get<std::int64_t>() <= k_max_price_cents;
+}
+
 std::string str(const json& j, const char* key)
 {
   const auto it = j.find(key);
@@ -28,7 +37,8 @@ std::string str(const json& j, const char* key)
 
 Result<Instance> instance_from(const json& j)
 {
-  if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("status")) {
+  if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || j["id"].get_ref<const std::string&>().empty() ||
+      !j.contains("status")) {
     return fail(Errc::invalid_input, "lambda: an instance lacks `id` or `status`; Lambda's API may have changed");
   }
   Instance in;
@@ -54,7 +64,7 @@ Result<Instance> instance_from(const json& j)
     if (auto card = card_of(str(t, "gpu_description"))) {
       in.card = *card;
     }
-    if (t.contains("price_cents_per_hour") && t["price_cents_per_hour"].is_number_integer()) {
+    if (t.contains("price_cents_per_hour") && plausible_cents(t["price_cents_per_hour"])) {
       in.price_per_hour = MicroUsd{t["price_cents_per_hour"].get<std::int64_t>() * 10'000};
     }
     if (t.contains("specs") && t["specs"].is_object() && t["specs"].contains("gpus") &&
@@ -140,9 +150,9 @@ Result<std::vector<InstanceType>> parse_instance_types(std::string_view body)
     it.name = str(t, "name").empty() ? key : str(t, "name");
     it.description = str(t, "description");
     it.gpu_description = str(t, "gpu_description");
-    if (!t.contains("price_cents_per_hour") || !t["price_cents_per_hour"].is_number_integer() ||
-        t["price_cents_per_hour"].get<std::int64_t>() < 0) {
-      return fail(Errc::invalid_input, "lambda: instance type `" + key + "` has no integer price_cents_per_hour");
+    if (!t.contains("price_cents_per_hour") || !plausible_cents(t["price_cents_per_hour"])) {
+      return fail(Errc::invalid_input, "lambda: instance type `" + key + "` has no integer price_cents_per_hour from 0 to " +
+                                           std::to_string(k_max_price_cents));
     }
     it.price_cents_per_hour = t["price_cents_per_hour"].get<std::int64_t>();
     if (t.contains("specs") && t["specs"].is_object() && t["specs"].contains("gpus") &&
@@ -189,7 +199,7 @@ Result<std::vector<std::string>> parse_launch(std::string_view body)
   }
   std::vector<std::string> ids;
   for (const auto& id : data["instance_ids"]) {
-    if (id.is_string()) {
+    if (id.is_string() && !id.get_ref<const std::string&>().empty()) {
       ids.push_back(id.get<std::string>());
     }
   }

@@ -68,7 +68,7 @@ std::optional<MicroUsd> money(const json& j, const char* key)
 
 Result<Instance> pod_from(const json& j)
 {
-  if (!j.is_object() || !j.contains("id") || !j["id"].is_string()) {
+  if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || j["id"].get_ref<const std::string&>().empty()) {
     return fail(Errc::invalid_input, "runpod: a pod lacks `id`; RunPod's API may have changed");
   }
   Instance in;

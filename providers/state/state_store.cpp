@@ -68,6 +68,15 @@ std::int64_t to_unix(TimePoint t) noexcept
 
 TimePoint from_unix(std::int64_t s) noexcept
 {
+  // The clock counts nanoseconds: it ends in the years 1677 and 2262. A damaged row or a typed
+  // time beyond them saturates instead of overflowing.
+  constexpr std::int64_t limit = std::chrono::duration_cast<std::chrono::seconds>(TimePoint::duration::max()).count();
+  if (s > limit) {
+    return TimePoint::max();
+  }
+  if (s < -limit) {
+    return TimePoint::min();
+  }
   return TimePoint{std::chrono::seconds{s}};
 }
 

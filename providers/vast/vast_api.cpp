@@ -49,6 +49,18 @@ std::optional<MicroUsd> money(const json& j, const char* key)
   return MicroUsd{round_to_i64(v * 1e6)};
 }
 
+// GPU RAM in MB (Vast sends a number, sometimes fractional); 0 when absent or out of any
+// plausible range (a cast of such a double to an integer is undefined behaviour).
+std::uint64_t ram_mb(const json& j)
+{
+  const auto it = j.find("gpu_ram");
+  if (it == j.end() || !it->is_number()) {
+    return 0;
+  }
+  const double v = it->get<double>();
+  return std::isfinite(v) && v >= 0 && v <= 1e9 ? static_cast<std::uint64_t>(v) : 0;
+}
+
 std::optional<std::uint64_t> port_of(const json& v)
 {
   std::uint64_t p = 0;
@@ -117,6 +129,9 @@ Result<Instance> instance_from(const json& j)
   }
   Instance in;
   in.id = j["id"].is_string() ? j["id"].get<std::string>() : std::to_string(j["id"].get<std::int64_t>());
+  if (in.id.empty()) {
+    return fail(Errc::invalid_input, "vast: an instance has an empty `id`; Vast's API may have changed");
+  }
   in.name = str(j, "label");
   std::optional<std::string> status;
   if (j.contains("actual_status") && j["actual_status"].is_string()) {
@@ -155,8 +170,7 @@ Result<Instance> instance_from(const json& j)
     in.price_per_hour = *p;
   }
   in.storage_per_hour = storage_of(j, number(j, "disk_space"));
-  const std::uint64_t ram = j.contains("gpu_ram") && j["gpu_ram"].is_number() ? static_cast<std::uint64_t>(j["gpu_ram"].get<double>()) : 0;
-  if (auto c = card_of(str(j, "gpu_name"), ram)) {
+  if (auto c = card_of(str(j, "gpu_name"), ram_mb(j))) {
     in.card = *c;
   }
   if (j.contains("num_gpus") && j["num_gpus"].is_number_unsigned()) {
@@ -263,7 +277,7 @@ Result<std::vector<Bundle>> parse_bundles(std::string_view body, std::uint32_t a
     b.id = o["id"].get<std::int64_t>();
     b.gpu_name = str(o, "gpu_name");
     b.num_gpus = o.contains("num_gpus") && o["num_gpus"].is_number_unsigned() ? o["num_gpus"].get<std::uint32_t>() : 0;
-    b.gpu_ram_mb = o.contains("gpu_ram") && o["gpu_ram"].is_number() ? static_cast<std::uint64_t>(o["gpu_ram"].get<double>()) : 0;
+    b.gpu_ram_mb = ram_mb(o);
     b.dph_total = *price;
     b.storage_per_hour = storage_of(o, allocated_gb);
     b.min_bid = money(o, "min_bid");
@@ -321,8 +335,10 @@ std::string create_body(std::string_view image, std::string_view label, std::uin
 Result<std::string> parse_create(std::string_view body)
 {
   const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.value("success", false) || !j.contains("new_contract") ||
-      !(j["new_contract"].is_number_integer() || j["new_contract"].is_string())) {
+  const bool success = j.is_object() && j.contains("success") && j["success"].is_boolean() && j["success"].get<bool>();
+  if (j.is_discarded() || !success || !j.contains("new_contract") ||
+      !(j["new_contract"].is_number_integer() ||
+        (j["new_contract"].is_string() && !j["new_contract"].get_ref<const std::string&>().empty()))) {
     return fail(Errc::invalid_input, "vast: create: the answer lacks success/new_contract" +
                                          (error_detail(body).empty() ? std::string{} : " (" + error_detail(body) + ")"));
   }

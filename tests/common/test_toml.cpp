@@ -87,6 +87,17 @@ TEST_CASE("TomlLite: errors name the line and the problem", "[common][toml]")
   CHECK_THAT(parse_toml(std::string("a = 1\0", 6)).error().message, Catch::Contains("NUL"));
 }
 
+TEST_CASE("TomlLite: an error quoting a key with a decoded newline stays one line", "[common][toml]")
+{
+  // The committed-by-mistake crash-0 (now fuzz/crashes/fuzz_config/crash-0-multiline-error):
+  // fuzz_config aborted because the error quoted the key "te 2.00 GiB.\nGPU 0 ..." with its
+  // decoded newline, so the message spanned two lines.
+  const auto r = parse_toml("a = 1\n  \"te 2.00 GiB.\\nGPU 0 has a total capacity \" 23\n");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.find('\n') == std::string::npos);
+  CHECK_THAT(r.error().message, Catch::StartsWith("line 2: ") && Catch::Contains("GiB.\\nGPU 0"));
+}
+
 TEST_CASE("TomlLite: random and mutated input never crashes and errors carry a line", "[common][toml]")
 {
   std::mt19937 rng(20261130);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -162,6 +164,58 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
     auto again = open_store(dir.path / "sub" / "state.db");
     CHECK(again->schema_version() == version);
     CHECK((*again->find_server("train-1"))->status == ServerStatus::stopped);
+  }
+}
+
+TEST_CASE("StateStore: stored billing terms of the wrong types are an error, not an exception", "[providers][state_store]")
+{
+  // Found by fuzz_state_rows (fuzz/crashes/fuzz_state_rows/): nlohmann's value() threw on a
+  // string where a number belongs, and would cast a float to an integer (undefined behaviour).
+  TempDir dir;
+  const auto db = dir.path / "state.db";
+  auto store = open_store(db);
+  const auto rec = store->insert_server(sample("damaged", k_t0));
+  REQUIRE(rec);
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+  const auto set_terms = [&](const std::string& terms) {
+    sqlite3_stmt* st = nullptr;
+    REQUIRE(sqlite3_prepare_v2(raw, "UPDATE servers SET terms_json=? WHERE id=?", -1, &st, nullptr) == SQLITE_OK);
+    sqlite3_bind_text(st, 1, terms.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, rec->id);
+    CHECK(sqlite3_step(st) == SQLITE_DONE);
+    sqlite3_finalize(st);
+  };
+  for (const std::string bad : {R"({"stopped": {"fixed_per_hour": ""}})", R"({"stopped": {"fixed_per_hour": 1e300}})",
+                                R"({"hibernated": {"available": "yes"}})", R"({"stopped": {"keeps": 5}})",
+                                R"({"stopped": 7})", R"({"destroy_loses": false})", R"({"workspace_dir": []})"}) {
+    INFO(bad);
+    set_terms(bad);
+    const auto found = store->find_server("damaged");
+    REQUIRE_FALSE(found.has_value());
+    CHECK(found.error().code == Errc::internal);
+    CHECK_THAT(found.error().message, Catch::Contains("unreadable billing terms"));
+    CHECK_FALSE(store->list_servers(true).has_value());
+  }
+  set_terms(R"({"stopped": {"fixed_per_hour": 5}, "destroy_loses": "disk"})");  // missing fields keep their defaults
+  const auto found = store->find_server("damaged");
+  REQUIRE(found);
+  REQUIRE(found->has_value());
+  CHECK((*found)->terms.stopped.fixed_per_hour.n == 5);
+  CHECK((*found)->terms.destroy_loses == "disk");
+  sqlite3_close(raw);
+}
+
+TEST_CASE("StateStore: Unix times the clock cannot hold saturate instead of overflowing", "[providers][state_store]")
+{
+  // Found by fuzz_state_rows and fuzz_values (fuzz/crashes/): a stored time (or `attach
+  // --since`) past the year 2262 overflowed the clock's nanoseconds (undefined behaviour).
+  CHECK(from_unix(std::numeric_limits<std::int64_t>::max()) == TimePoint::max());
+  CHECK(from_unix(117'964'813'107'200) == TimePoint::max());
+  CHECK(from_unix(std::numeric_limits<std::int64_t>::min()) == TimePoint::min());
+  for (const std::int64_t s : {std::int64_t{0}, std::int64_t{1'800'000'000}, std::int64_t{-1}, std::int64_t{9'000'000'000},
+                               std::int64_t{-9'000'000'000}}) {
+    CHECK(to_unix(from_unix(s)) == s);
   }
 }
 

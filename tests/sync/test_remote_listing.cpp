@@ -90,6 +90,11 @@ TEST_CASE("parse_epoch_ns: seconds with any number of fraction digits", "[sync][
   CHECK_FALSE(parse_epoch_ns("1.").has_value());
   CHECK_FALSE(parse_epoch_ns("1.2x").has_value());
   CHECK_FALSE(parse_epoch_ns("99999999999999").has_value());
+  // Found by fuzz_remote_listing (fuzz/crashes/): a second sign let a huge negative number past
+  // the range check and overflowed the nanoseconds.
+  CHECK_FALSE(parse_epoch_ns("--9999999999999.0").has_value());
+  CHECK_FALSE(parse_epoch_ns("--1").has_value());
+  CHECK_FALSE(parse_epoch_ns("-+1").has_value());
 }
 
 TEST_CASE("parse_hash_output: sha256sum -z, shasum and none", "[sync][listing]")
@@ -97,17 +102,34 @@ TEST_CASE("parse_hash_output: sha256sum -z, shasum and none", "[sync][listing]")
   using namespace std::string_literals;
   const std::string h1(64, 'a');
   const std::string h2(64, 'b');
-  auto z = parse_hash_output("sha256sum\0"s + h1 + "  a\nb\0"s + h2 + "  c d\0"s, {});
+  auto z = parse_hash_output("sha256sum\0"s + h1 + "  a\nb\0"s + h2 + "  c d\0"s, {"a\nb", "c d"});
   REQUIRE(z.has_value());
   CHECK(z->sums.at("a\nb") == h1);
   CHECK(z->sums.at("c d") == h2);
-  auto s = parse_hash_output("shasum\0"s + h1 + "  x\n" + h2 + " *y\n", {});
+  auto s = parse_hash_output("shasum\0"s + h1 + "  x\n" + h2 + " *y\n", {"x", "y"});
   REQUIRE(s.has_value());
   CHECK(s->sums.size() == 2);
   CHECK(parse_hash_output("none\0"s, {})->tool == "none");
   CHECK_FALSE(parse_hash_output("", {}).has_value());
   CHECK_FALSE(parse_hash_output("bash: bad\0"s, {}).has_value());
   CHECK(parse_hash_output("sha256sum\0garbage\0"s, {})->sums.empty());
+}
+
+TEST_CASE("parse_hash_output: sha256sum and shasum records count only for the names asked", "[sync][listing]")
+{
+  // Found by fuzz_backup_agent and fuzz_remote_listing (fuzz/crashes/): a record whose name
+  // was not sent to the script (a server printing extra lines, or two records run together)
+  // must not stand as the hash of some file.
+  using namespace std::string_literals;
+  const std::string h1(64, 'a');
+  const std::string h2(64, 'b');
+  const auto z = parse_hash_output("sha256sum\0"s + h1 + "  a\0"s + h2 + "  b/cshasum\0"s, {"a", "b/c"});
+  REQUIRE(z.has_value());
+  CHECK(z->sums == std::map<std::string, std::string>{{"a", h1}});
+  const auto s = parse_hash_output("shasum\0"s + h1 + " *a\n" + h2 + " *`/c\n", {"a", "b/c"});
+  REQUIRE(s.has_value());
+  CHECK(s->sums == std::map<std::string, std::string>{{"a", h1}});
+  CHECK(parse_hash_output("shasum\0"s + h1 + " *a\n", {})->sums.empty());
 }
 
 TEST_CASE("parse_hash_output: openssl dgst -r records matched against the names asked, in order", "[sync][listing]")
@@ -162,6 +184,25 @@ TEST_CASE("shell_quote: the shell reads back exactly the original bytes", "[sync
   CHECK(remote_shell_path("~") == ".");
   CHECK(remote_shell_path("~/ckpt") == "'ckpt'");
   CHECK(remote_shell_path("/a b") == "'/a b'");
+}
+
+TEST_CASE("manifest: numbers that are not whole numbers are refused, not cast", "[sync][manifest]")
+{
+  // Found by fuzz_manifest (fuzz/crashes/fuzz_manifest/): nlohmann converts a float to an
+  // integer with a cast, undefined behaviour when it is out of range.
+  const std::string entry = R"("path": "a", "type": "file", "size": 5, "mtime_ns": 1, "mode": 420)";
+  CHECK(parse_manifest(R"({"version": 1, "files": [{)" + entry + "}]}")->entries.size() == 1);
+  for (const char* bad : {R"({"version": 1844674400171744001711644218446, "files": []})",
+                          R"({"version": 1.0, "files": []})", R"({"version": 1, "finished_unix": 1e300, "files": []})",
+                          R"({"version": 1, "files": [{"path": "a", "type": "file", "size": 1e30, "mtime_ns": 1, "mode": 420}]})",
+                          R"({"version": 1, "files": [{"path": "a", "type": "file", "size": 5, "mtime_ns": -1e300, "mode": 420}]})",
+                          R"({"version": 1, "files": [{"path": "a", "type": "file", "size": 5, "mtime_ns": 1, "mode": 4.2e20}]})",
+                          R"({"version": 1, "files": [{"path": "a", "type": "file", "size": 5, "mtime_ns": 1, "mode": "644"}]})"}) {
+    INFO(bad);
+    const auto m = parse_manifest(bad);
+    REQUIRE_FALSE(m.has_value());
+    CHECK(m.error().code == Errc::invalid_input);
+  }
 }
 
 TEST_CASE("manifest: render/parse round trip, including names that are not UTF-8", "[sync][manifest]")

@@ -73,6 +73,22 @@ TEST_CASE("Lambda API: statuses, booting without an ip, unknown states", "[provi
   CHECK_FALSE(lambda::card_of("A100 (12 GB)"));
 }
 
+TEST_CASE("Lambda API: implausible prices and empty ids are refused, not overflowed", "[providers][lambda]")
+{
+  // Found while writing fuzz_lambda_api and replayed by it (fuzz/crashes/fuzz_lambda_api/): cents
+  // times 10'000 overflowed (undefined behaviour) for prices past $92 billion an hour; an empty
+  // id would read as "the provider never answered" in the state store.
+  CHECK_FALSE(lambda::parse_instance_types(
+      R"j({"data": {"x": {"instance_type": {"price_cents_per_hour": 922337203685478, "gpu_description": "A100 (40 GB SXM4)"}}}})j"));
+  CHECK(lambda::parse_instance_types(R"({"data": {"x": {"instance_type": {"price_cents_per_hour": 10000000}}}})"));
+  const auto huge = lambda::parse_instance(
+      R"({"data": {"id": "i", "status": "active", "instance_type": {"price_cents_per_hour": -922337203685478}}})");
+  REQUIRE(huge);
+  CHECK(huge->price_per_hour.n == 0);  // not reported
+  CHECK_FALSE(lambda::parse_instance(R"({"data": {"id": "", "status": "active"}})"));
+  CHECK(*lambda::parse_launch(R"({"data": {"instance_ids": ["", "i-1"]}})") == std::vector<std::string>{"i-1"});
+}
+
 TEST_CASE("Lambda driver: launch sends the documented request and parses the answer", "[providers][lambda]")
 {
   FakeHttpClient http;

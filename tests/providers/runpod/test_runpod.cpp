@@ -39,6 +39,14 @@ TEST_CASE("RunPod API: a pod without publicIp is still booting; portMappings giv
   CHECK_FALSE(runpod::parse_pod(R"({"name": "no id"})"));
 }
 
+TEST_CASE("RunPod API: a pod with an empty id is refused", "[providers][runpod]")
+{
+  // Found by fuzz_runpod_api (fuzz/crashes/fuzz_runpod_api/): an empty id would read as "the
+  // provider never answered" in the state store, and GET /pods/ lists every pod.
+  CHECK_FALSE(runpod::parse_pod(R"({"id": "", "portMappings": {"22": 10341}, "interruptible": false})"));
+  CHECK_FALSE(runpod::parse_pods(R"([{"id": "p1"}, {"id": ""}])"));
+}
+
 TEST_CASE("RunPod API: GPU prices are per GPU and known cards only", "[providers][runpod]")
 {
   auto offers = runpod::parse_gpu_types(read_fixture("runpod/gpu_types.json"));

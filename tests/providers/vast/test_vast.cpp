@@ -59,6 +59,29 @@ TEST_CASE("Vast API: actual_status null -> loading -> running, and its dead ends
   CHECK_FALSE(vast::parse_instances(R"({"instances": {}})"));
 }
 
+TEST_CASE("Vast API: answers with fields of the wrong type are errors, not exceptions", "[providers][vast]")
+{
+  // Found by fuzz_vast_api (fuzz/crashes/fuzz_vast_api/): nlohmann's value() throws when the
+  // stored type differs from the default's.
+  CHECK(vast::parse_create(R"({"success": "yes", "new_contract": 7})").error().code == Errc::invalid_input);
+  CHECK(vast::parse_create(R"({"success": 1, "new_contract": 7})").error().code == Errc::invalid_input);
+  CHECK(*vast::parse_create(R"({"success": true, "new_contract": 7})") == "7");
+  // An empty id would read as "the provider never answered" in the state store.
+  CHECK_FALSE(vast::parse_create(R"({"success": true, "new_contract": ""})"));
+  CHECK_FALSE(vast::parse_instance(R"({"instances": {"id": ""}})"));
+  // gpu_ram out of any integer's range was cast to one (undefined behaviour): no RAM then.
+  const auto bundles = vast::parse_bundles(
+      R"({"offers": [{"id": 1, "dph_total": 1, "gpu_ram": -1e300, "gpu_name": "A100 SXM4", "num_gpus": 1},
+                     {"id": 2, "dph_total": 1, "gpu_ram": 1e300, "gpu_name": "A100 SXM4", "num_gpus": 1}]})");
+  REQUIRE(bundles);
+  REQUIRE(bundles->size() == 2);
+  CHECK((*bundles)[0].gpu_ram_mb == 0);
+  CHECK((*bundles)[1].gpu_ram_mb == 0);
+  const auto instance = vast::parse_instance(R"({"instances": {"id": 3, "gpu_ram": 1e300, "gpu_name": "A100 SXM4"}})");
+  REQUIRE(instance);
+  CHECK((*instance)->card == "a100-40gb");
+}
+
 TEST_CASE("Vast API: the paginated list, storage per hour, a crash and a stop", "[providers][vast]")
 {
   auto page = vast::parse_instance_page(read_fixture("vast/instances_v1_page1.json"));

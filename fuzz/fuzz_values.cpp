@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+// Fuzz target for the small value parsers that read what people type and what headers say:
+// the strict decimal and integer readers (common/text.hpp), compared with std::from_chars; the
+// `plan` options (cli/plan_options.hpp: --params, --context, --hours, --max-price, --gpu-util,
+// counts, the enum names and their combinations), carried on to the job and its memory
+// estimate; Retry-After; stored status names; and the store's Unix times.
+// Input: newline-separated values; line k is tried by every reader, and lines 0-16 also fill
+// the plan options in order (the first byte's bits set the boolean flags).
+#include <charconv>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/plan_options.hpp"
+#include "common/text.hpp"
+#include "providers/provider.hpp"
+#include "providers/state_store.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/model_catalog.hpp"
+
+namespace {
+
+bool has_inf_or_nan_letters(std::string_view s)
+{
+  return s.find_first_of("iInN") != std::string_view::npos;
+}
+
+void check_number_readers(std::string_view s)
+{
+  // parse_decimal takes exactly std::from_chars's grammar (without inf/nan) and its value.
+  const auto d = gpurent::parse_decimal(s);
+  if (s.size() < 128 && !has_inf_or_nan_letters(s)) {
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    const bool whole = p == s.data() + s.size() && (ec == std::errc{} || ec == std::errc::result_out_of_range);
+    if (d.has_value() != whole) {
+      std::abort();
+    }
+    if (d && (d->out_of_range != (ec == std::errc::result_out_of_range) ||
+              (!d->out_of_range && std::memcmp(&d->value, &v, sizeof v) != 0))) {
+      std::abort();
+    }
+  }
+  if (const auto x = gpurent::parse_double(s); x && !(*x - *x == 0.0)) {
+    std::abort();  // finite only
+  }
+  // parse_u64: the trimmed text, all digits, in range.
+  const auto t = gpurent::trim(s);
+  std::uint64_t u = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), u);
+  const bool ok = !t.empty() && ec == std::errc{} && p == t.data() + t.size();
+  const auto n = gpurent::parse_u64(s);
+  if (n.has_value() != ok || (n && *n != u)) {
+    std::abort();
+  }
+  if (const auto r = gpurent::parse_retry_after(s); r && (r->count() < 0 || r->count() > 86'400)) {
+    std::abort();
+  }
+  if (const auto st = gpurent::parse_server_status(s); st && gpurent::to_string(*st) != s) {
+    std::abort();
+  }
+}
+
+void check_plan_values(std::string_view s)
+{
+  if (const auto v = gpurent::parse_param_count(s); v && (*v < 1'000'000 || *v > 100'000'000'000'000ULL)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_hours(s); v && (v->count() <= 0 || v->count() > 87'600LL * 3600)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_gpu_util(s); v && (*v == 0 || *v > 1000)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_usd_per_hour(s); v && (v->n <= 0 || v->n > 100'000LL * 1'000'000)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_context(s); v && (*v == 0 || *v > 16U * 1024 * 1024)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_count(s, "--batch", 1, 4096); v && (*v < 1 || *v > 4096)) {
+    std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+  if (size == 0) {
+    return 0;
+  }
+  const unsigned flags = data[0];
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  std::vector<std::string> lines;
+  for (const auto line : gpurent::split(text, '\n')) {
+    lines.emplace_back(line);
+  }
+  for (const auto& line : lines) {
+    check_number_readers(line);
+    check_plan_values(line);
+  }
+
+  // Unix times as the store keeps them, taken from the first 8 bytes.
+  if (text.size() >= 8) {
+    std::int64_t s = 0;
+    std::memcpy(&s, text.data(), sizeof s);
+    const auto t = gpurent::from_unix(s);
+    const auto back = gpurent::to_unix(t);
+    if (back != s && (s > -9'000'000'000LL && s < 9'000'000'000LL)) {
+      std::abort();  // times the clock can hold (years -283 to 2255) come back unchanged
+    }
+  }
+
+  // The plan options, as `gpurent plan` validates them, then the job and its estimate.
+  lines.resize(17);
+  gpurent::PlanArgs a;
+  std::string* const fields[] = {&a.model,     &a.task,      &a.engine, &a.weights,  &a.kv_cache, &a.context,
+                                 &a.batch,     &a.optimizer, &a.lora_rank, &a.gpus,  &a.shard,    &a.gpu_util,
+                                 &a.card,      &a.provider,  &a.hours,  &a.max_price, &a.params};
+  for (std::size_t i = 0; i < std::size(fields); ++i) {
+    *fields[i] = lines[i];
+  }
+  a.grad_checkpointing = (flags & 1U) != 0;
+  a.spot = (flags & 2U) != 0;
+  a.offline = (flags & 4U) != 0;
+  const auto o = gpurent::validate_plan_args(a);
+  if (!o) {
+    if (o.error().code != gpurent::Errc::usage || o.error().message.empty()) {
+      std::abort();
+    }
+    return 0;
+  }
+  gpurent::ModelArch model;
+  if (o->params) {
+    model.name = "params";
+    model.params = *o->params;
+  } else if (const auto* m = gpurent::find_model_ptr(o->model)) {
+    model = *m;
+  } else {
+    return 0;  // a config.json or a Hub id: fuzz_model_config and fuzz_hf_hub read those
+  }
+  const auto job = gpurent::make_job(*o, model);
+  if (!job) {
+    if (job.error().code != gpurent::Errc::usage) {
+      std::abort();
+    }
+    return 0;
+  }
+  const auto est = gpurent::estimate(*job);
+  const auto total = est.total().n;
+  for (const auto part : {est.weights, est.kv_cache, est.activations, est.gradients, est.optimizer, est.adapters, est.overhead}) {
+    if (part.n > total) {
+      std::abort();  // the total wrapped around
+    }
+  }
+  if (est.weights.n == 0) {
+    std::abort();
+  }
+  return 0;
+}
