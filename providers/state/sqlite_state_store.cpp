@@ -3,7 +3,7 @@
 // WAL journal, a busy timeout, BEGIN IMMEDIATE around every read-modify-write, and a schema
 // version table with forward-only migrations (1: servers, events, backups; 2: doctor observations;
 // 3: remembered SSH files, the provider's last word, the release check; 4: the jobs of
-// `gpurent run`).
+// `gpurent run`; 5: the autostop watchdog armed on a server).
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -25,7 +25,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 4> k_migrations{{
+constexpr std::array<const char*, 5> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -115,6 +115,17 @@ CREATE TABLE jobs(
   UNIQUE(target, job_id)
 );
 CREATE INDEX jobs_target ON jobs(target, started);
+)sql",
+    // 4 -> 5: the autostop watchdog armed on a server, and what gpurent last read of it.
+    R"sql(
+CREATE TABLE autostop(
+  server_id INTEGER PRIMARY KEY REFERENCES servers(id),
+  settings_json TEXT NOT NULL,
+  armed_at INTEGER NOT NULL,
+  active INTEGER NOT NULL,
+  last_json TEXT NOT NULL DEFAULT '',
+  read_at INTEGER
+);
 )sql",
 }};
 
@@ -666,6 +677,35 @@ public:
     }
     TRY(commit());
     return true;
+  }
+
+  Result<void> put_autostop(const AutostopRecord& a) override
+  {
+    Stmt st(db(), "INSERT OR REPLACE INTO autostop(server_id,settings_json,armed_at,active,last_json,read_at) VALUES(?,?,?,?,?,?)");
+    st.bind(1, a.server_id).bind(2, a.settings_json).bind(3, to_unix(a.armed_at)).bind(4, std::int64_t{a.active});
+    st.bind(5, a.last_json).bind(6, a.read_at ? std::optional<std::int64_t>{to_unix(*a.read_at)} : std::nullopt);
+    if (!st.ok() || st.step() != SQLITE_DONE) {
+      return std::unexpected(db_error(db(), "record autostop"));
+    }
+    return {};
+  }
+
+  Result<std::optional<AutostopRecord>> autostop(std::int64_t server_id) override
+  {
+    Stmt st(db(), "SELECT server_id,settings_json,armed_at,active,last_json,read_at FROM autostop WHERE server_id=?");
+    st.bind(1, server_id);
+    const int rc = st.ok() ? st.step() : SQLITE_ERROR;
+    if (rc == SQLITE_DONE) {
+      return std::optional<AutostopRecord>{};
+    }
+    if (rc != SQLITE_ROW) {
+      return std::unexpected(db_error(db(), "read autostop"));
+    }
+    AutostopRecord a{st.i64(0), st.text(1), from_unix(st.i64(2)), st.i64(3) != 0, st.text(4), std::nullopt};
+    if (!st.is_null(5)) {
+      a.read_at = from_unix(st.i64(5));
+    }
+    return std::optional<AutostopRecord>{std::move(a)};
   }
 
   Result<void> release_job_steps(std::int64_t id, std::string_view owner) override
