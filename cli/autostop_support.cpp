@@ -253,7 +253,8 @@ Result<AutostopView> read_autostop(Services& s, const JobServer& server, SshSess
   TRY(store->put_autostop(*stored));
   // The ledger: a stop or destroy the watchdog carried out, at the time it did.
   const auto log = parse_autostop_log(remote.log);
-  if (const auto done = autostop_billing_action(log); done && done->at >= to_unix(stored->armed_at) - 1) {
+  if (const auto done = autostop_billing_action(log); done && !v.settings.api.empty() && v.settings.armed_at > 0 &&
+                                                      done->at >= v.settings.armed_at) {
     TRY_ASSIGN(auto rec, store->get_server(server.record->id));
     if (rec && rec->status == ServerStatus::running) {
       const ServerStatus next = done->what == "destroy" ? ServerStatus::destroying : ServerStatus::stopped;
@@ -414,6 +415,23 @@ void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>
       r = **again;
     }
   }
+}
+
+std::pair<std::string, std::string> autostop_trouble(StateStore& store, const ServerRecord& r, const Instance& in,
+                                                    std::pair<std::string, std::string> trouble)
+{
+  if (trouble.first != "exited" || !in.trouble.empty()) {
+    return trouble;
+  }
+  auto rec = store.autostop(r.id);
+  if (!rec || !*rec) {
+    return trouble;
+  }
+  const auto settings = nlohmann::json::parse((*rec)->settings_json, nullptr, false);
+  if (settings.is_object() && settings.value("can_stop_billing", false) && settings.value("then", "") == "stop") {
+    return {};
+  }
+  return trouble;
 }
 
 TimePoint autostop_event_time(StateStore& store, const ServerRecord& r, ServerStatus next, TimePoint now)

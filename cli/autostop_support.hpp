@@ -11,6 +11,7 @@
 
 #include "cli/job_support.hpp"
 #include "cli/ssh_options.hpp"
+#include "providers/provider.hpp"
 #include "common/result.hpp"
 #include "providers/state_store.hpp"
 #include "sync/autostop_log.hpp"
@@ -61,6 +62,10 @@ void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>
 // When the provider reports a server stopped or gone that autostop was watching: the time the
 // watchdog's last known idle run says it acted (idle start + limit, within one sampling interval),
 // when that lies between the last change gpurent saw and `now`; else `now`.
+// A running server found stopped is no trouble ("exited") when its armed autostop could stop it:
+// the watchdog asked for that stop. Other troubles pass through.
+[[nodiscard]] std::pair<std::string, std::string> autostop_trouble(StateStore& store, const ServerRecord& r, const Instance& in,
+                                                                   std::pair<std::string, std::string> trouble);
 [[nodiscard]] TimePoint autostop_event_time(StateStore& store, const ServerRecord& r, ServerStatus next, TimePoint now);
 
 }  // namespace gpurent

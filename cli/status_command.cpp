@@ -130,7 +130,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       rec.port = current->port;
     }
     TRY(adopt_reported_prices(s, store, rec, *current));
-    const auto [trouble, detail] = trouble_for(rec, *current);
+    const auto [trouble, detail] = autostop_trouble(store, rec, *current, trouble_for(rec, *current));
     if (current->raw_state != rec.provider_state || trouble != rec.trouble || detail != rec.trouble_detail) {
       TRY(store.set_provider_state(rec.id, current->raw_state, trouble, detail));
       if (!trouble.empty() && trouble != rec.trouble) {
@@ -155,8 +155,10 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
     }
     const ServerStatus next = status_for(current->state, rec.status);
     if (next != rec.status) {
-      TRY(store.record_state(rec.id, next, autostop_event_time(store, rec, next, now), "refresh: provider reports " + current->raw_state));
+      const TimePoint at = autostop_event_time(store, rec, next, now);
+      TRY(store.record_state(rec.id, next, at, "refresh: provider reports " + current->raw_state));
       rec.status = next;
+      rec.status_since = at;
     }
   }
   for (const auto& in : listed) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 
 #include "sync/remote_listing.hpp"
 
@@ -283,6 +282,9 @@ std::optional<AutostopEvent> autostop_billing_action(const AutostopLog& log)
   for (auto it = log.events.rbegin(); it != log.events.rend(); ++it) {
     if (it->kind == "action" && it->ok && (it->what == "stop" || it->what == "destroy")) {
       return *it;
+    }
+    if (it->kind == "start") {
+      break;  // an earlier arming
     }
   }
   return std::nullopt;

@@ -97,8 +97,8 @@ struct AutostopRemote {
 
 [[nodiscard]] AutostopView autostop_view(const AutostopRemote& remote);
 
-// The stop or destroy the watchdog carried out through the provider (the latest ok action),
-// for the ledger; nullopt when none.
+// The stop or destroy the current watchdog (since the log's last start) carried out through the
+// provider (its latest ok action), for the ledger; nullopt when none.
 [[nodiscard]] std::optional<AutostopEvent> autostop_billing_action(const AutostopLog& log);
 
 }  // namespace gpurent
