@@ -43,11 +43,14 @@ Result<int> run_autostop_command(Services& s, const AutostopCommandOptions& o)
   if (steering > 1 || (steering == 1 && !o.request.idle.empty())) {
     return fail(Errc::usage, "autostop: give one of --idle (arm), --pause, --resume or --cancel");
   }
-  TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));
   std::optional<std::int64_t> pause_s;
   if (!o.pause.empty()) {
     TRY_ASSIGN(pause_s, parse_autostop_duration(o.pause, "--pause"));
   }
+  if (!o.request.idle.empty()) {
+    TRY(parse_autostop_duration(o.request.idle, "--idle"));  // before connecting: a usage error is not a network one
+  }
+  TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));
   TRY_ASSIGN(auto session, connect_job_server(s, server));
   AutostopView view;
   if (!o.request.idle.empty()) {
