@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/lifecycle_destroy.hpp"
@@ -485,7 +486,8 @@ void add_up_command(CLI::App& app, Services& s)
   sub->add_option("--region", opts->region, "provider region");
   sub->add_option("--image", opts->image, "container or machine image");
   sub->add_option("--known-hosts", opts->ssh.known_hosts, "known-hosts file to record the host key in");
-  sub->callback([&s, opts] {
+  auto autostop = add_autostop_flag(*sub);
+  sub->callback([&s, opts, autostop] {
     nlohmann::json plan;
     auto r = run_up(s, *opts, plan);
     if (!r) {
@@ -503,6 +505,7 @@ void add_up_command(CLI::App& app, Services& s)
             << r->user << "@" << r->host << ":" << r->port << ", " << per_hour(r->terms.price_per_hour) << "\n"
             << "  connect: gpurent ssh " << r->name << "   release: gpurent down " << r->name << " --destroy\n";
     }
+    arm_autostop_flag(s, r->name, *autostop, opts->ssh);
     s.exit_code = 0;
   });
 }

@@ -135,6 +135,17 @@ struct JobRecord {
   std::string steps_owner;                // the gpurent process carrying out the steps, empty when none
 };
 
+// The autostop watchdog `gpurent autostop` armed on a tracked server (one per server), and the
+// last state gpurent read from it (so `status` can say it without SSH).
+struct AutostopRecord {
+  std::int64_t server_id = 0;
+  std::string settings_json;  // what was armed (cli/autostop_support.cpp writes and reads it)
+  TimePoint armed_at{};
+  bool active = true;         // false after --cancel, or once the watchdog ended
+  std::string last_json;      // the last view read from the server; empty when never read
+  std::optional<TimePoint> read_at;
+};
+
 class StateStore {
 public:
   virtual ~StateStore() = default;
@@ -183,6 +194,9 @@ public:
   [[nodiscard]] virtual Result<bool> claim_job_steps(std::int64_t id, std::string_view owner,
                                                      const std::function<bool(std::string_view)>& holder_gone) = 0;
   [[nodiscard]] virtual Result<void> release_job_steps(std::int64_t id, std::string_view owner) = 0;
+  // Records (replaces) the autostop of a server; the one recorded for it, if any.
+  [[nodiscard]] virtual Result<void> put_autostop(const AutostopRecord& autostop) = 0;
+  [[nodiscard]] virtual Result<std::optional<AutostopRecord>> autostop(std::int64_t server_id) = 0;
 };
 
 // $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.

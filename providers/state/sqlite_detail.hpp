@@ -106,6 +106,8 @@ public:
   Result<std::optional<BackupRecord>> latest_backup(std::int64_t server_id) override;
   Result<DoctorObservation> add_doctor_observation(const DoctorObservation& o) override;
   Result<std::vector<DoctorObservation>> doctor_observations(std::int64_t server_id, TimePoint since) override;
+  Result<void> put_autostop(const AutostopRecord& a) override;
+  Result<std::optional<AutostopRecord>> autostop(std::int64_t server_id) override;
 
   // sqlite_jobs.cpp
   Result<JobRecord> add_job(const JobRecord& j) override;

@@ -127,4 +127,33 @@ Result<std::vector<DoctorObservation>> SqliteStateStore::doctor_observations(std
   return out;
 }
 
+Result<void> SqliteStateStore::put_autostop(const AutostopRecord& a)
+{
+  Stmt st(db(), "INSERT OR REPLACE INTO autostop(server_id,settings_json,armed_at,active,last_json,read_at) VALUES(?,?,?,?,?,?)");
+  st.bind(1, a.server_id).bind(2, a.settings_json).bind(3, to_unix(a.armed_at)).bind(4, std::int64_t{a.active});
+  st.bind(5, a.last_json).bind(6, a.read_at ? std::optional<std::int64_t>{to_unix(*a.read_at)} : std::nullopt);
+  if (!st.ok() || st.step() != SQLITE_DONE) {
+    return std::unexpected(db_error(db(), "record autostop"));
+  }
+  return {};
+}
+
+Result<std::optional<AutostopRecord>> SqliteStateStore::autostop(std::int64_t server_id)
+{
+  Stmt st(db(), "SELECT server_id,settings_json,armed_at,active,last_json,read_at FROM autostop WHERE server_id=?");
+  st.bind(1, server_id);
+  const int rc = st.ok() ? st.step() : SQLITE_ERROR;
+  if (rc == SQLITE_DONE) {
+    return std::optional<AutostopRecord>{};
+  }
+  if (rc != SQLITE_ROW) {
+    return std::unexpected(db_error(db(), "read autostop"));
+  }
+  AutostopRecord a{st.i64(0), st.text(1), from_unix(st.i64(2)), st.i64(3) != 0, st.text(4), std::nullopt};
+  if (!st.is_null(5)) {
+    a.read_at = from_unix(st.i64(5));
+  }
+  return std::optional<AutostopRecord>{std::move(a)};
+}
+
 }  // namespace gpurent::sqlite_detail

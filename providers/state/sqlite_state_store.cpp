@@ -4,7 +4,7 @@
 // transactions, and the factory libgpurent_io.so exports. WAL journal, a busy timeout, BEGIN
 // IMMEDIATE around every read-modify-write, and a schema version table with forward-only
 // migrations (1: servers, events, backups; 2: doctor observations; 3: remembered SSH files, the
-// provider's last word, the release check; 4: the jobs of `gpurent run`).
+// provider's last word, the release check; 4: the jobs of `gpurent run`; 5: the autostop watchdog armed on a server).
 #include <sys/stat.h>
 
 #include <array>
@@ -34,7 +34,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 4> k_migrations{{
+constexpr std::array<const char*, 5> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -124,6 +124,17 @@ CREATE TABLE jobs(
   UNIQUE(target, job_id)
 );
 CREATE INDEX jobs_target ON jobs(target, started);
+)sql",
+    // 4 -> 5: the autostop watchdog armed on a server, and what gpurent last read of it.
+    R"sql(
+CREATE TABLE autostop(
+  server_id INTEGER PRIMARY KEY REFERENCES servers(id),
+  settings_json TEXT NOT NULL,
+  armed_at INTEGER NOT NULL,
+  active INTEGER NOT NULL,
+  last_json TEXT NOT NULL DEFAULT '',
+  read_at INTEGER
+);
 )sql",
 }};
 
