@@ -3,6 +3,7 @@
 // the watchdog script itself run once under the local /bin/sh (dash) with an nvidia-smi stand-in.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,7 +18,7 @@ namespace {
 
 std::string recorded()
 {
-  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/autostop/watchdog.log");
+  std::ifstream in(std::filesystem::path(GPURENT_TEST_DATA) / "autostop" / "watchdog.log");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
