@@ -22,6 +22,14 @@ std::optional<std::int64_t> int_at(const nlohmann::json& j, const char* key)
   return std::nullopt;
 }
 
+// The stop the ledger holds was seen by `status --refresh` (the provider's word), not asked for
+// by `gpurent down --stop` or confirmed by the user.
+bool stopped_by_refresh(StateStore& store, const ServerRecord& r)
+{
+  const auto ev = store.events(r.id);
+  return ev && !ev->empty() && ev->back().status == ServerStatus::stopped && ev->back().note.starts_with("refresh:");
+}
+
 }  // namespace
 
 std::optional<AutostopReleaseInput> autostop_release_input(StateStore& store, const ServerRecord& r, TimePoint now)
@@ -55,6 +63,11 @@ std::optional<AutostopReleaseInput> autostop_release_input(StateStore& store, co
       in.autostop_stop_at = logged;
     } else if (!ended_by_hand && since && limit && *since + *limit == in.stopped_at) {
       in.autostop_stop_at = *since + *limit;
+    } else if (!ended_by_hand && (*rec)->active && stopped_by_refresh(store, r)) {
+      // gpurent did not read the idle run (the usual case: the watchdog stops the server and
+      // ends with it between two looks); the provider reported the stop while the watchdog was
+      // armed and able to stop it, and no gpurent command stopped it.
+      in.autostop_stop_at = in.stopped_at;
     }
     if (last.contains("backup") && last["backup"].is_object()) {
       const auto& b = last["backup"];
