@@ -105,7 +105,9 @@ Result<std::optional<AutostopRelease>> release_autostopped(Services& s, StateSto
   const AutostopRelease d = autostop_release_decision(*in);
   if (d.kind == AutostopReleaseKind::refused && d.at && in->now >= *d.at) {
     report_warning(s, r.name + ": autostop's release (destroy) was due at " + iso_time(from_unix(*d.at)) + ", but " + d.why +
-                          ". It stays stopped and may still bill; release it with `gpurent down " + r.name + " --destroy`");
+                          ". It stays stopped and may still bill: check the backup at its target, then `gpurent down " + r.name +
+                          " --destroy --no-backup` (a stopped server cannot be backed up), or start it and `gpurent down " +
+                          r.name + " --destroy`");
   }
   if (d.kind != AutostopReleaseKind::release) {
     return std::optional<AutostopRelease>{d};
