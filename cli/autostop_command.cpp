@@ -58,9 +58,10 @@ Result<int> show_stopped(Services& s, StateStore& store, ServerRecord rec)
     s.out << doc.dump() << '\n';
     return 0;
   }
-  s.out << rec.name << ": " << to_string(rec.status) << " since " << iso_time(rec.status_since) << "; autostop's watchdog ended with the stop\n";
+  s.out << rec.name << ": " << to_string(rec.status) << " since " << iso_time(rec.status_since)
+        << "; no autostop watchdog runs on it\n";
   if (rec.status != ServerStatus::stopped) {
-    s.out << "  released by autostop: " << to_string(rec.status) << "\n";
+    s.out << "  next: none\n";
   } else if (d.kind == AutostopReleaseKind::wait) {
     s.out << "  next: destroy (the release) at the first `gpurent status --refresh` or `gpurent autostop " << rec.name
           << "` after " << iso_time(from_unix(*d.at)) << "\n";
@@ -86,7 +87,8 @@ Result<int> run_autostop_command(Services& s, const AutostopCommandOptions& o)
   if (steering == 0 && o.request.idle.empty() && o.ssh.host.empty()) {
     TRY_ASSIGN(StateStore * store, s.state());
     TRY_ASSIGN(auto found, store->find_server(o.name));
-    if (found && found->status == ServerStatus::stopped && autostop_release_input(*store, *found, s.clock.now())) {
+    if (found && (found->status == ServerStatus::stopped || is_closed(found->status)) &&
+        autostop_release_input(*store, *found, s.clock.now())) {
       return show_stopped(s, *store, *found);  // a stopped server cannot be read: what gpurent recorded
     }
   }
