@@ -37,6 +37,40 @@ Result<void> steer(SshSession& session, const std::string& command, const std::s
   return {};
 }
 
+// `autostop NAME` for a stopped server: the last view read from its watchdog, with the release
+// (the second stage, which gpurent carries out: cli/autostop_release.cpp) as the next action.
+Result<int> show_stopped(Services& s, StateStore& store, ServerRecord rec)
+{
+  TRY_ASSIGN(const auto released, release_autostopped(s, store, rec));
+  TRY_ASSIGN(const auto stored, store.autostop(rec.id));
+  auto doc = nlohmann::json::parse(stored && !stored->last_json.empty() ? stored->last_json : "{}", nullptr, false);
+  if (!doc.is_object()) {
+    doc = nlohmann::json::object();
+  }
+  const AutostopRelease d = released.value_or(AutostopRelease{});
+  const auto rel = autostop_release_json(d);
+  doc["armed"] = false;
+  doc["server_state"] = std::string(to_string(rec.status));
+  doc["next_action"] = rec.status == ServerStatus::stopped ? rel["next_action"] : nlohmann::json("none");
+  doc["next_action_at"] = rec.status == ServerStatus::stopped ? rel["next_action_at"] : nlohmann::json(nullptr);
+  doc["release"] = rel;
+  if (s.global.json) {
+    s.out << doc.dump() << '\n';
+    return 0;
+  }
+  s.out << rec.name << ": " << to_string(rec.status) << " since " << iso_time(rec.status_since)
+        << "; no autostop watchdog runs on it\n";
+  if (rec.status != ServerStatus::stopped) {
+    s.out << "  next: none\n";
+  } else if (d.kind == AutostopReleaseKind::wait) {
+    s.out << "  next: destroy (the release) at the first `gpurent status --refresh` or `gpurent autostop " << rec.name
+          << "` after " << iso_time(from_unix(*d.at)) << "\n";
+  } else {
+    s.out << "  next: none (" << d.why << ")\n";
+  }
+  return 0;
+}
+
 Result<int> run_autostop_command(Services& s, const AutostopCommandOptions& o)
 {
   const int steering = (o.pause.empty() ? 0 : 1) + (o.resume ? 1 : 0) + (o.cancel ? 1 : 0);
@@ -49,6 +83,14 @@ Result<int> run_autostop_command(Services& s, const AutostopCommandOptions& o)
   }
   if (!o.request.idle.empty()) {
     TRY(parse_autostop_duration(o.request.idle, "--idle"));  // before connecting: a usage error is not a network one
+  }
+  if (steering == 0 && o.request.idle.empty() && o.ssh.host.empty()) {
+    TRY_ASSIGN(StateStore * store, s.state());
+    TRY_ASSIGN(auto found, store->find_server(o.name));
+    if (found && (found->status == ServerStatus::stopped || is_closed(found->status)) &&
+        autostop_release_input(*store, *found, s.clock.now())) {
+      return show_stopped(s, *store, *found);  // a stopped server cannot be read: what gpurent recorded
+    }
   }
   TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));
   TRY_ASSIGN(auto session, connect_job_server(s, server));

@@ -210,6 +210,15 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
         << (armed.pid ? std::to_string(*armed.pid) : std::string("?")) << "): after " << duration_text(p.settings.idle_s)
         << " idle it will " << (p.settings.api.empty() ? std::string("mark the server idle") : std::string(to_string(p.settings.then)))
         << (can_stop ? "" : " (it cannot stop billing)") << "\n";
+  if (can_stop && p.settings.then == AutostopAction::stop && p.settings.release_after_s > 0) {
+    s.err << "gpurent: autostop: a stopped server runs no watchdog, so the release (destroy) once it has been stopped "
+          << duration_text(p.settings.release_after_s) << " happens at the next `gpurent status --refresh` or `gpurent autostop "
+          << server.dest.name << "` after that time; it stays stopped (and may bill) until one runs; "
+          << (p.settings.no_backup ? std::string("no backup (--no-backup)")
+                                   : "the server backs up to " + p.settings.backup_to +
+                                         " just before the stop, and gpurent destroys only after seeing that verified backup")
+          << "\n";
+  }
   if (server.record) {
     TRY_ASSIGN(StateStore * store, s.state());
     AutostopRecord a;
@@ -219,7 +228,9 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
                                      {"then", std::string(to_string(p.settings.then))},
                                      {"release_after_s", p.settings.release_after_s},
                                      {"interval_s", p.settings.interval_s},
-                                     {"api", p.settings.api}}
+                                     {"api", p.settings.api},
+                                     {"no_backup", p.settings.no_backup},
+                                     {"backup_to", p.settings.backup_to}}
                           .dump();
     a.armed_at = s.clock.now();
     TRY(store->put_autostop(a));
@@ -247,12 +258,24 @@ Result<AutostopView> read_autostop(Services& s, const JobServer& server, SshSess
   nlohmann::json last = autostop_json(v);
   last["interval_s"] = v.settings.interval_s;
   last["idle_since"] = v.last_sample && v.last_sample->idle_since ? nlohmann::json(*v.last_sample->idle_since) : nlohmann::json(nullptr);
+  const auto log = parse_autostop_log(remote.log);
+  // What the release after a stop needs later, when the stopped server can no longer be read:
+  // the stop the watchdog logged and the latest backup of this arming (kept once seen).
+  const auto before = nlohmann::json::parse(stored->last_json.empty() ? "null" : stored->last_json, nullptr, false);
+  if (const auto b = autostop_latest_backup(log); b && b->at >= to_unix(stored->armed_at)) {
+    last["backup"] = {{"at", b->at}, {"ok", b->ok}, {"stage", b->stage}, {"detail", b->detail}};
+  } else if (before.is_object() && before.contains("backup") && before["backup"].is_object() &&
+             before["backup"].value("at", std::int64_t{0}) >= to_unix(stored->armed_at)) {
+    last["backup"] = before["backup"];
+  }
+  if (const auto done = autostop_billing_action(log); done && done->what == "stop" && done->at >= to_unix(stored->armed_at)) {
+    last["stop_at"] = done->at;
+  }
   stored->last_json = last.dump();
   stored->read_at = s.clock.now();
   stored->active = v.armed;
   TRY(store->put_autostop(*stored));
   // The ledger: a stop or destroy the watchdog carried out, at the time it did.
-  const auto log = parse_autostop_log(remote.log);
   if (const auto done = autostop_billing_action(log); done && !v.settings.api.empty() && v.settings.armed_at > 0 &&
                                                       done->at >= v.settings.armed_at) {
     TRY_ASSIGN(auto rec, store->get_server(server.record->id));
@@ -369,7 +392,7 @@ void print_autostop_text(std::ostream& o, const std::string& name, const Autosto
   }
 }
 
-nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, std::vector<std::string>& warnings)
+nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, TimePoint now, std::vector<std::string>& warnings)
 {
   auto rec = store.autostop(r.id);
   if (!rec || !*rec) {
@@ -381,7 +404,18 @@ nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, st
                         {"armed_at", iso_time((*rec)->armed_at)},
                         {"read_at", (*rec)->read_at ? nlohmann::json(iso_time(*(*rec)->read_at)) : nlohmann::json(nullptr)},
                         {"settings", settings.is_discarded() ? nlohmann::json(nullptr) : settings},
-                        {"last", last.is_discarded() ? nlohmann::json(nullptr) : last}};
+                        {"last", last.is_discarded() ? nlohmann::json(nullptr) : last},
+                        {"release", nullptr}};
+  if (const auto in = autostop_release_input(store, r, now); in && in->stopped && in->release_after_s > 0) {
+    const auto d = autostop_release_decision(*in);
+    out["release"] = autostop_release_json(d);
+    if (d.kind == AutostopReleaseKind::refused) {
+      warnings.push_back("autostop will not release it: " + d.why);
+    } else if (d.kind == AutostopReleaseKind::wait || d.kind == AutostopReleaseKind::release) {
+      warnings.push_back("stopped by autostop: released (destroyed) at the first `gpurent status --refresh` or `gpurent "
+                         "autostop " + r.name + "` after " + iso_time(from_unix(*d.at)));
+    }
+  }
   if (last.is_object() && last.contains("last_action") && last["last_action"].is_object()) {
     const auto& a = last["last_action"];
     if (a.value("action", "") == "mark-idle" && a.value("ok", false) && r.status == ServerStatus::running) {

@@ -15,6 +15,7 @@
 #include "common/result.hpp"
 #include "providers/state_store.hpp"
 #include "sync/autostop_log.hpp"
+#include "sync/autostop_release.hpp"
 
 namespace gpurent {
 struct Services;
@@ -55,7 +56,9 @@ void print_autostop_text(std::ostream& o, const std::string& name, const Autosto
 
 // For `status`: the autostop of a tracked server as last read ("autostop" key; null when none),
 // with a warning when it marked a server without an API idle (billing goes on).
-[[nodiscard]] nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, std::vector<std::string>& warnings);
+// A stopped server with a release armed also gets "release" (autostop_release_json) and a warning.
+[[nodiscard]] nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, TimePoint now,
+                                                  std::vector<std::string>& warnings);
 // For `status --refresh`: reads the watchdog of each open tracked server with an armed autostop
 // (servers that do not answer are skipped) and records what it did.
 void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>& servers);
@@ -67,5 +70,13 @@ void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>
 [[nodiscard]] std::pair<std::string, std::string> autostop_trouble(StateStore& store, const ServerRecord& r, const Instance& in,
                                                                    std::pair<std::string, std::string> trouble);
 [[nodiscard]] TimePoint autostop_event_time(StateStore& store, const ServerRecord& r, ServerStatus next, TimePoint now);
+
+// The second stage for a server autostop stopped (cli/autostop_release.cpp): what gpurent
+// recorded about it (nullopt: no autostop armed), its decision as JSON ({next_action,
+// next_action_at, release_due_at, why}), and carrying it out: when due and allowed, destroys it
+// the way `down --destroy` does and records it; a refused release that is due is warned about.
+[[nodiscard]] std::optional<AutostopReleaseInput> autostop_release_input(StateStore& store, const ServerRecord& r, TimePoint now);
+[[nodiscard]] nlohmann::json autostop_release_json(const AutostopRelease& d);
+[[nodiscard]] Result<std::optional<AutostopRelease>> release_autostopped(Services& s, StateStore& store, ServerRecord& r);
 
 }  // namespace gpurent

@@ -214,7 +214,7 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
   for (auto& w : lifecycle_warnings(r, rate, ev && !ev->empty() ? std::string_view(ev->back().note) : "")) {
     warnings.push_back(std::move(w));
   }
-  const nlohmann::json autostop = autostop_status_json(store, r, warnings);
+  const nlohmann::json autostop = autostop_status_json(store, r, now, warnings);
   nlohmann::json trouble = nullptr;
   if (!r.trouble.empty()) {
     trouble = {{"state", r.trouble}, {"detail", r.trouble_detail}};
@@ -286,6 +286,14 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     for (auto& r : servers) {
       if (r.attached && r.status == ServerStatus::release_pending) {
         TRY(check_release(s, *store, r));
+      }
+      if (r.status == ServerStatus::stopped) {
+        // Autostop's second stage after a stop (the stopped server runs no watchdog).
+        auto released = release_autostopped(s, *store, r);
+        if (!released) {
+          refresh_errors.push_back(r.name + ": autostop release: " + released.error().message);
+          report_warning(s, "autostop release of " + r.name + ": " + released.error().message);
+        }
       }
     }
   }

@@ -3,7 +3,8 @@
 // trusted): its log, its config and the state listing. The first byte picks the reader; the rest
 // is the input. Invariants: no crash or sanitizer report; the log reader never fails and yields
 // the same result whatever follows a line's end (line by line); a sample the rule calls idle is
-// readable, has GPUs and no session or job; the view's next action is one the watchdog can take.
+// readable, has GPUs and no session or job; the view's next action is one the watchdog can take;
+// a logged backup lets the release after a stop destroy only when it is a verified one.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "sync/autostop_log.hpp"
+#include "sync/autostop_release.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
@@ -40,6 +42,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     }
     (void)gpurent::autostop_billing_action(log);
+    // A backup (also one logged before a first-stage stop, stage=1) releases a stopped server
+    // only when it is verified: ok, with a 64-hex SHA-256 and a file.
+    if (const auto b = gpurent::autostop_latest_backup(log)) {
+      gpurent::AutostopReleaseInput in;
+      in.then = "stop";
+      in.release_after_s = 1;
+      in.can_stop_billing = true;
+      in.stopped = true;
+      in.autostop_stop_at = 0;
+      in.backup = *b;
+      in.now = 1;
+      const auto d = gpurent::autostop_release_decision(in);
+      if (d.kind == gpurent::AutostopReleaseKind::release && (!b->ok || gpurent::autostop_backup_file(*b).empty())) {
+        std::abort();
+      }
+    }
     break;
   }
   case 1:

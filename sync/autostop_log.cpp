@@ -174,9 +174,9 @@ AutostopLog parse_autostop_log(std::string_view text)
     e.at = *at;
     e.ok = value(w, "result").value_or("") == "ok";
     e.detail = std::string(value(w, "detail").value_or(""));
+    e.stage = number<int>(value(w, "stage").value_or("")).value_or(0);
     if (e.kind == "action") {
       e.what = std::string(value(w, "do").value_or(""));
-      e.stage = number<int>(value(w, "stage").value_or("")).value_or(0);
     } else if (e.kind == "exit") {
       e.what = std::string(value(w, "why").value_or(""));
     } else if (e.kind == "pause") {
@@ -281,6 +281,19 @@ std::optional<AutostopEvent> autostop_billing_action(const AutostopLog& log)
 {
   for (auto it = log.events.rbegin(); it != log.events.rend(); ++it) {
     if (it->kind == "action" && it->ok && (it->what == "stop" || it->what == "destroy")) {
+      return *it;
+    }
+    if (it->kind == "start") {
+      break;  // an earlier arming
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<AutostopEvent> autostop_latest_backup(const AutostopLog& log)
+{
+  for (auto it = log.events.rbegin(); it != log.events.rend(); ++it) {
+    if (it->kind == "backup") {
       return *it;
     }
     if (it->kind == "start") {

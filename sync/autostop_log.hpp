@@ -9,7 +9,8 @@
 //   sample t=T r=1 gpus=I:UTIL:MEM,... procs=N sessions=N jobs=N idle=0|1 since=T|-
 //   sample t=T r=0 why=WHAT gpus=... procs=N sessions=N jobs=N idle=0 since=-
 //   pause t=T until=T            resume t=T
-//   backup t=T result=ok|failed detail=...
+//   backup t=T [stage=1] result=ok|failed detail=sha256=HASH:FILE|WHY   (stage=1: taken before
+//                                a first-stage stop, for the release gpurent carries out later)
 //   action t=T stage=1|2 do=stop|destroy|mark-idle result=ok|failed detail=...
 //   exit t=T why=stop|destroy|cancelled|re-armed
 #include <cstdint>
@@ -45,7 +46,7 @@ struct AutostopSample {
 struct AutostopEvent {
   std::string kind;    // "start", "pause", "resume", "backup", "action", "exit"
   std::int64_t at = 0;
-  int stage = 0;       // action
+  int stage = 0;       // action; backup: 1 when taken before a first-stage stop
   std::string what;    // action: do=; exit: why=; pause: until (as text)
   bool ok = false;     // action, backup: result=ok
   std::string detail;
@@ -100,5 +101,8 @@ struct AutostopRemote {
 // The stop or destroy the current watchdog (since the log's last start) carried out through the
 // provider (its latest ok action), for the ledger; nullopt when none.
 [[nodiscard]] std::optional<AutostopEvent> autostop_billing_action(const AutostopLog& log);
+
+// The latest backup event of the current watchdog (since the log's last start); nullopt when none.
+[[nodiscard]] std::optional<AutostopEvent> autostop_latest_backup(const AutostopLog& log);
 
 }  // namespace gpurent

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lifecycle_env import KEY, by_name, check, status, run_against_double  # noqa: E402
+from lifecycle_env import KEY, by_name, check, status, run_against_double, wait_for  # noqa: E402
 
 FAKE = r"""#!/bin/sh
 mode=$(cat "%(trace)s" 2>/dev/null)
@@ -42,15 +42,6 @@ case "$1" in
     esac;;
 esac
 """
-
-
-def wait_for(pred, seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return pred()
 
 
 def lines(path, kind):
