@@ -30,21 +30,6 @@ std::string api_url(const Config& cfg, std::string_view api)
   return "";
 }
 
-std::string duration_text(std::int64_t s)
-{
-  if (s % 3600 == 0 && s >= 3600) {
-    return std::to_string(s / 3600) + "h";
-  }
-  if (s % 60 == 0 && s >= 60) {
-    return std::to_string(s / 60) + "m";
-  }
-  return std::to_string(s) + "s";
-}
-
-nlohmann::json time_or_null(std::optional<std::int64_t> t)
-{
-  return t ? nlohmann::json(iso_time(from_unix(*t))) : nlohmann::json(nullptr);
-}
 
 struct Prepared {
   AutostopSettings settings;
@@ -138,6 +123,17 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
 
 }  // namespace
 
+std::string autostop_duration_text(std::int64_t s)
+{
+  if (s % 3600 == 0 && s >= 3600) {
+    return std::to_string(s / 3600) + "h";
+  }
+  if (s % 60 == 0 && s >= 60) {
+    return std::to_string(s / 60) + "m";
+  }
+  return std::to_string(s) + "s";
+}
+
 Result<std::int64_t> parse_autostop_duration(std::string_view text, std::string_view flag)
 {
   std::int64_t total = 0;
@@ -207,12 +203,12 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
     can_stop = false;
   }
   s.err << "gpurent: autostop armed on " << server.dest.name << " (" << armed.launcher << ", pid "
-        << (armed.pid ? std::to_string(*armed.pid) : std::string("?")) << "): after " << duration_text(p.settings.idle_s)
+        << (armed.pid ? std::to_string(*armed.pid) : std::string("?")) << "): after " << autostop_duration_text(p.settings.idle_s)
         << " idle it will " << (p.settings.api.empty() ? std::string("mark the server idle") : std::string(to_string(p.settings.then)))
         << (can_stop ? "" : " (it cannot stop billing)") << "\n";
   if (can_stop && p.settings.then == AutostopAction::stop && p.settings.release_after_s > 0) {
     s.err << "gpurent: autostop: a stopped server runs no watchdog, so the release (destroy) once it has been stopped "
-          << duration_text(p.settings.release_after_s) << " happens at the next `gpurent status --refresh` or `gpurent autostop "
+          << autostop_duration_text(p.settings.release_after_s) << " happens at the next `gpurent status --refresh` or `gpurent autostop "
           << server.dest.name << "` after that time; it stays stopped (and may bill) until one runs; "
           << (p.settings.no_backup ? std::string("no backup (--no-backup)")
                                    : "the server backs up to " + p.settings.backup_to +
@@ -282,7 +278,7 @@ Result<AutostopView> read_autostop(Services& s, const JobServer& server, SshSess
     if (rec && rec->status == ServerStatus::running) {
       const ServerStatus next = done->what == "destroy" ? ServerStatus::destroying : ServerStatus::stopped;
       TRY(store->record_state(rec->id, next, from_unix(done->at), "autostop: " + done->what + " after " +
-                                                                      duration_text(v.settings.idle_s) + " idle (" + done->detail + ")"));
+                                                                      autostop_duration_text(v.settings.idle_s) + " idle (" + done->detail + ")"));
       s.err << "gpurent: " << rec->name << ": autostop " << (next == ServerStatus::stopped ? "stopped" : "destroyed") << " it at "
             << iso_time(from_unix(done->at)) << "\n";
     }
@@ -305,186 +301,6 @@ void arm_autostop_flag(Services& s, const std::string& name, const std::string& 
   if (!armed) {
     report_warning(s, "--autostop: not armed: " + armed.error().message + "; arm it with `gpurent autostop " + name + " --idle ...`");
   }
-}
-
-nlohmann::json autostop_json(const AutostopView& v)
-{
-  nlohmann::json last = nullptr;
-  if (v.last_sample) {
-    nlohmann::json gpus = nlohmann::json::array();
-    for (const auto& g : v.last_sample->gpus) {
-      gpus.push_back({{"index", g.index}, {"utilization_pct", g.utilization_pct}, {"memory_used_mib", g.memory_used_mib}});
-    }
-    last = {{"at", iso_time(from_unix(v.last_sample->at))},
-            {"gpus", gpus},
-            {"sessions", v.last_sample->sessions ? nlohmann::json(*v.last_sample->sessions) : nlohmann::json(nullptr)},
-            {"jobs", v.last_sample->jobs},
-            {"processes", v.last_sample->processes ? nlohmann::json(*v.last_sample->processes) : nlohmann::json(nullptr)},
-            {"readable", v.last_sample->readable},
-            {"why_unreadable", v.last_sample->why.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.last_sample->why)},
-            {"idle", v.last_sample->idle}};
-  }
-  nlohmann::json action = nullptr;
-  if (v.last_action) {
-    action = {{"at", iso_time(from_unix(v.last_action->at))}, {"stage", v.last_action->stage}, {"action", v.last_action->what},
-              {"ok", v.last_action->ok}, {"detail", v.last_action->detail}};
-  }
-  nlohmann::json ended = nullptr;
-  if (v.exit && !v.armed) {
-    ended = {{"at", iso_time(from_unix(v.exit->at))}, {"why", v.exit->what}};
-  }
-  return {{"armed", v.armed},
-          {"idle_limit_s", v.configured ? nlohmann::json(v.settings.idle_s) : nlohmann::json(nullptr)},
-          {"then", v.configured ? nlohmann::json(std::string(to_string(v.settings.then))) : nlohmann::json(nullptr)},
-          {"release_after_s", v.configured && v.settings.release_after_s > 0 ? nlohmann::json(v.settings.release_after_s) : nlohmann::json(nullptr)},
-          {"gpu_util_pct", v.configured ? nlohmann::json(v.settings.gpu_util_pct) : nlohmann::json(nullptr)},
-          {"idle_for_s", v.idle_for_s},
-          {"next_action", v.next_action},
-          {"next_action_at", time_or_null(v.next_action_at)},
-          {"can_stop_billing", v.can_stop_billing},
-          {"paused", v.paused},
-          {"pause_until", time_or_null(v.pause_until)},
-          {"last_sample", last},
-          {"last_action", action},
-          {"ended", ended}};
-}
-
-void print_autostop_text(std::ostream& o, const std::string& name, const AutostopView& v)
-{
-  if (!v.configured) {
-    o << name << ": autostop is not armed (arm it with `gpurent autostop " << name << " --idle 30m`)\n";
-    return;
-  }
-  const std::string first = v.can_stop_billing ? std::string(to_string(v.settings.then)) : std::string("mark idle (cannot stop billing)");
-  o << name << ": autostop " << (v.paused ? "paused" : v.armed ? "armed" : "not running") << ": after "
-    << duration_text(v.settings.idle_s) << " idle, " << first;
-  if (v.settings.release_after_s > 0) {
-    o << "; destroy " << duration_text(v.settings.release_after_s) << " later";
-  }
-  o << " (GPUs below " << v.settings.gpu_util_pct << "%, no job, no session)\n";
-  if (v.paused) {
-    o << "  paused until " << iso_time(from_unix(*v.pause_until)) << "\n";
-  }
-  if (v.armed) {
-    o << "  idle for " << duration_text(v.idle_for_s) << "; next: " << v.next_action;
-    o << (v.next_action_at ? " at " + iso_time(from_unix(*v.next_action_at)) : std::string(" (once idle)")) << "\n";
-  }
-  if (v.last_sample) {
-    const auto& l = *v.last_sample;
-    o << "  last sample " << iso_time(from_unix(l.at)) << ": ";
-    if (!l.readable) {
-      o << "unreadable (" << l.why << ": counts as busy)";
-    } else {
-      for (std::size_t i = 0; i < l.gpus.size(); ++i) {
-        o << (i ? ", " : "") << "GPU" << l.gpus[i].index << " " << l.gpus[i].utilization_pct << "% " << l.gpus[i].memory_used_mib << " MiB";
-      }
-      o << "; " << (l.sessions ? std::to_string(*l.sessions) : std::string("?")) << " session(s), " << l.jobs << " job(s)"
-        << (l.idle ? " -> idle" : " -> busy");
-    }
-    o << "\n";
-  }
-  if (v.last_action) {
-    o << "  " << iso_time(from_unix(v.last_action->at)) << ": " << v.last_action->what << " "
-      << (v.last_action->ok ? "done" : "failed") << " (" << v.last_action->detail << ")\n";
-  }
-  if (v.exit && !v.armed) {
-    o << "  the watchdog ended " << iso_time(from_unix(v.exit->at)) << " (" << v.exit->what << ")\n";
-  }
-}
-
-nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, TimePoint now, std::vector<std::string>& warnings)
-{
-  auto rec = store.autostop(r.id);
-  if (!rec || !*rec) {
-    return nullptr;
-  }
-  const auto settings = nlohmann::json::parse((*rec)->settings_json, nullptr, false);
-  const auto last = nlohmann::json::parse((*rec)->last_json.empty() ? "null" : (*rec)->last_json, nullptr, false);
-  nlohmann::json out = {{"active", (*rec)->active},
-                        {"armed_at", iso_time((*rec)->armed_at)},
-                        {"read_at", (*rec)->read_at ? nlohmann::json(iso_time(*(*rec)->read_at)) : nlohmann::json(nullptr)},
-                        {"settings", settings.is_discarded() ? nlohmann::json(nullptr) : settings},
-                        {"last", last.is_discarded() ? nlohmann::json(nullptr) : last},
-                        {"release", nullptr}};
-  if (const auto in = autostop_release_input(store, r, now); in && in->stopped && in->release_after_s > 0) {
-    const auto d = autostop_release_decision(*in);
-    out["release"] = autostop_release_json(d);
-    if (d.kind == AutostopReleaseKind::refused) {
-      warnings.push_back("autostop will not release it: " + d.why);
-    } else if (d.kind == AutostopReleaseKind::wait || d.kind == AutostopReleaseKind::release) {
-      warnings.push_back("stopped by autostop: released (destroyed) at the first `gpurent status --refresh` or `gpurent "
-                         "autostop " + r.name + "` after " + iso_time(from_unix(*d.at)));
-    }
-  }
-  if (last.is_object() && last.contains("last_action") && last["last_action"].is_object()) {
-    const auto& a = last["last_action"];
-    if (a.value("action", "") == "mark-idle" && a.value("ok", false) && r.status == ServerStatus::running) {
-      warnings.push_back("autostop found it idle and marked it at " + a.value("at", std::string("?")) +
-                         "; it cannot stop billing here: stop or release it yourself");
-    }
-  }
-  return out;
-}
-
-void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>& servers)
-{
-  for (auto& r : servers) {
-    if (is_closed(r.status) || r.status != ServerStatus::running) {
-      continue;
-    }
-    auto rec = store.autostop(r.id);
-    if (!rec || !*rec || !(*rec)->active) {
-      continue;
-    }
-    auto read = [&]() -> Result<void> {
-      TRY_ASSIGN(const JobServer server, open_job_server(s, r.name, SshFlags{}));
-      TRY_ASSIGN(auto session, connect_job_server(s, server));
-      TRY(read_autostop(s, server, *session));
-      return {};
-    }();
-    if (!read) {
-      s.err << "gpurent: " << r.name << ": cannot read its autostop watchdog (" << read.error().message << ")\n";
-    }
-    if (auto again = store.get_server(r.id); again && *again) {
-      r = **again;
-    }
-  }
-}
-
-std::pair<std::string, std::string> autostop_trouble(StateStore& store, const ServerRecord& r, const Instance& in,
-                                                    std::pair<std::string, std::string> trouble)
-{
-  if (trouble.first != "exited" || !in.trouble.empty()) {
-    return trouble;
-  }
-  auto rec = store.autostop(r.id);
-  if (!rec || !*rec) {
-    return trouble;
-  }
-  const auto settings = nlohmann::json::parse((*rec)->settings_json, nullptr, false);
-  if (settings.is_object() && settings.value("can_stop_billing", false) && settings.value("then", "") == "stop") {
-    return {};
-  }
-  return trouble;
-}
-
-TimePoint autostop_event_time(StateStore& store, const ServerRecord& r, ServerStatus next, TimePoint now)
-{
-  if (r.status != ServerStatus::running ||
-      (next != ServerStatus::stopped && next != ServerStatus::gone && next != ServerStatus::destroyed)) {
-    return now;
-  }
-  auto rec = store.autostop(r.id);
-  if (!rec || !*rec || (*rec)->last_json.empty()) {
-    return now;
-  }
-  const auto last = nlohmann::json::parse((*rec)->last_json, nullptr, false);
-  if (!last.is_object() || !last.contains("idle_since") || !last["idle_since"].is_number_integer() ||
-      !last.contains("idle_limit_s") || !last["idle_limit_s"].is_number_integer()) {
-    return now;
-  }
-  const auto at = from_unix(last["idle_since"].get<std::int64_t>() + last["idle_limit_s"].get<std::int64_t>());
-  return at > r.status_since && at <= now ? at : now;
 }
 
 }  // namespace gpurent

@@ -22,6 +22,8 @@ struct Services;
 
 // "30m", "2h", "90s", "1h30m", "1d"; a bare number is minutes. Errc::usage otherwise.
 [[nodiscard]] Result<std::int64_t> parse_autostop_duration(std::string_view text, std::string_view flag);
+// Seconds as the flags take them: "2h", "30m", "45s".
+[[nodiscard]] std::string autostop_duration_text(std::int64_t seconds);
 
 struct AutostopRequest {
   std::string idle;             // required to arm
