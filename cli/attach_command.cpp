@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/lifecycle_support.hpp"
@@ -95,7 +96,8 @@ void add_attach_command(CLI::App& app, Services& s)
   sub->add_option("--price", opts->price, "USD per hour for the whole server, when no price is known");
   sub->add_flag("--spot", opts->spot, "a spot/interruptible server");
   add_ssh_flags(*sub, opts->ssh);
-  sub->callback([&s, opts] {
+  auto autostop = add_autostop_flag(*sub);
+  sub->callback([&s, opts, autostop] {
     auto r = run_attach(s, *opts);
     if (!r) {
       s.exit_code = report_error(s, r.error());
@@ -113,6 +115,7 @@ void add_attach_command(CLI::App& app, Services& s)
       s.out << r->name << ": tracked since " << iso_time(r->created_at) << " (" << r->provider << " " << r->card << " x"
             << r->gpus << ", " << per_hour(r->terms.price_per_hour) << ")\n";
     }
+    arm_autostop_flag(s, r->name, *autostop, opts->ssh);
     s.exit_code = 0;
   });
 }

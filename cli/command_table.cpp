@@ -16,7 +16,7 @@ namespace {
 
 // Every example is a command line that works as shown (tests/cli/test_help.cpp runs the
 // offline ones); 203.0.113.7 is a documentation address (RFC 5737).
-constexpr std::array<CommandDoc, 27> k_docs{{
+constexpr std::array<CommandDoc, 28> k_docs{{
     {"",
      {"gpurent plan llama-3.1-8b --task qlora --grad-checkpointing --card rtx-4090", "gpurent offers --min-vram 40",
       "gpurent up --from-plan llama-3.1-8b --task lora --name ft", "gpurent help plan"}},
@@ -71,6 +71,9 @@ constexpr std::array<CommandDoc, 27> k_docs{{
       "gpurent run train1 --stop 20261130-101500-3fa9"}},
     {"logs", {"gpurent logs train1 -f", "gpurent logs train1 20261130-101500-3fa9 --tail 100", "", ""}},
     {"jobs", {"gpurent jobs train1", "gpurent jobs train1 --json", "gpurent jobs train1 --kill 20261130-101500-3fa9", ""}},
+    {"autostop",
+     {"gpurent autostop train1 --idle 30m", "gpurent autostop train1 --idle 20m --then stop --release-after 24h --backup-to me@203.0.113.9:ckpt",
+      "gpurent autostop box --idle 1h --on-idle 'curl -fsS -d idle https://ntfy.sh/my-topic'", "gpurent autostop train1 --pause 2h"}},
     {"help", {"gpurent help", "gpurent help plan", "gpurent help config set", ""}},
     {"completion",
      {"gpurent completion bash > ~/.local/share/bash-completion/completions/gpurent",
@@ -83,7 +86,7 @@ struct Metavar {
   std::string_view name;
 };
 
-constexpr std::array<Metavar, 27> k_metavars{{
+constexpr std::array<Metavar, 35> k_metavars{{
     {"--workdir", "DIR"},      {"--env", "NAME=VALUE"},  {"--then", "STEP"},         {"--stop", "JOB"},
     {"--kill", "JOB"},         {"--grace", "SECONDS"},   {"--tail", "N"},
     {"--gpus", "N"},           {"--hours", "H"},         {"--stopped-hours", "H"},   {"--hibernated-hours", "H"},
@@ -91,6 +94,9 @@ constexpr std::array<Metavar, 27> k_metavars{{
     {"--identity", "KEY"},     {"--known-hosts", "FILE"}, {"--ssh-key", "PUBKEY"},   {"--to", "DIR"},
     {"--include", "GLOB"},     {"--exclude", "GLOB"},    {"--host", "USER@HOST[:PORT]"}, {"--context", "TOKENS"},
     {"--since", "TIME"},       {"--path", "REMOTE_PATH"}, {"--params", "COUNT"},     {"--gguf", "FILE|URL"},
+    {"--idle", "DURATION"},    {"--release-after", "DURATION"}, {"--pause", "DURATION"},
+    {"--server-credential", "ENV"}, {"--backup-to", "USER@HOST:PATH"}, {"--backup-dir", "REMOTE_DIR"},
+    {"--on-idle", "CMD"},      {"--autostop", "DURATION[:ACTION]"},
 }};
 
 template <class Range, class F>
@@ -175,6 +181,9 @@ ValueSet option_values(std::string_view path, std::string_view option)
   }
   if (option == "--to" || option == "--workdir") {
     return ValueSet{ValueKind::directory, {}};
+  }
+  if (path == "autostop" && option == "--then") {
+    return words({"stop", "hibernate", "destroy"});
   }
   if (option == "--then") {
     return words({"backup:", "down:stop", "down:hibernate", "down:destroy"});

@@ -31,6 +31,7 @@ constexpr auto k_commands = std::to_array<CommandEntry>({
     {"run", add_run_command},
     {"logs", add_logs_command},
     {"jobs", add_jobs_command},
+    {"autostop", add_autostop_command},
     {"help", add_help_command},
     {"completion", add_completion_command},
     {"man", add_man_command},

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // One file per subcommand; each registers itself with a typed options struct.
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +31,10 @@ void add_push_command(CLI::App& app, Services& s);
 void add_run_command(CLI::App& app, Services& s);
 void add_logs_command(CLI::App& app, Services& s);
 void add_jobs_command(CLI::App& app, Services& s);
+void add_autostop_command(CLI::App& app, Services& s);
+// `--autostop 30m[:stop|hibernate|destroy]` on up, attach and run (cli/autostop_command.cpp); the
+// value stays empty when not given. Armed with arm_autostop_flag (cli/autostop_support.hpp).
+std::shared_ptr<std::string> add_autostop_flag(CLI::App& sub);
 // cli/help_command.cpp: `help [COMMAND...]`, `completion bash|zsh|fish`, `man`.
 void add_help_command(CLI::App& app, Services& s);
 void add_completion_command(CLI::App& app, Services& s);

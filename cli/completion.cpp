@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "cli/command_table.hpp"
+#include "cli/completion_detail.hpp"
 
 namespace gpurent {
+namespace completion_detail {
 namespace {
 
 // Every command below the top, depth first ("plan", "config", "config show", …).
@@ -18,6 +20,8 @@ void collect(const CommandSpec& c, std::vector<const CommandSpec*>& out)
   }
 }
 
+}  // namespace
+
 std::vector<const CommandSpec*> all_commands(const CommandSpec& app)
 {
   std::vector<const CommandSpec*> out{&app};
@@ -25,7 +29,7 @@ std::vector<const CommandSpec*> all_commands(const CommandSpec& app)
   return out;
 }
 
-std::string join(const std::vector<std::string>& words, std::string_view sep = " ")
+std::string join(const std::vector<std::string>& words, std::string_view sep)
 {
   std::string out;
   for (const auto& w : words) {
@@ -54,6 +58,28 @@ std::vector<const OptionSpec*> positionals(const CommandSpec& c)
   return out;
 }
 
+// One line: completion descriptions are short.
+std::string first_sentence(const std::string& text)
+{
+  std::string out = text.substr(0, text.find('\n'));
+  if (out.size() > 90) {
+    out.resize(87);  // not substr() + "...": GCC 12 warns falsely about that (cmake/Warnings.cmake)
+    out += "...";
+  }
+  return out;
+}
+
+}  // namespace completion_detail
+
+// ---------------------------------------------------------------- bash
+
+namespace {
+
+using completion_detail::all_commands;
+using completion_detail::join;
+using completion_detail::positionals;
+using completion_detail::subcommand_names;
+
 // Words in a single-quoted shell string.
 std::string single_quoted(std::string_view text)
 {
@@ -63,15 +89,6 @@ std::string single_quoted(std::string_view text)
   }
   return out + "'";
 }
-
-// One line: completion descriptions are short.
-std::string first_sentence(const std::string& text)
-{
-  std::string out = text.substr(0, text.find('\n'));
-  return out.size() > 90 ? out.substr(0, 87) + "..." : out;
-}
-
-// ---------------------------------------------------------------- bash
 
 std::string bash_value_case(const std::vector<const CommandSpec*>& commands, std::map<std::string, std::string>& sets)
 {
@@ -219,188 +236,6 @@ std::string bash_completion(const CommandSpec& app)
 }
 complete -F _gpurent gpurent
 )BASH";
-  return out;
-}
-
-// ---------------------------------------------------------------- zsh
-
-namespace {
-
-// Text inside an _arguments [description]: no brackets, no newlines, single quotes doubled up.
-std::string zsh_description(const std::string& text)
-{
-  std::string out;
-  for (const char ch : first_sentence(text)) {
-    if (ch == '[') {
-      out += '(';
-    } else if (ch == ']') {
-      out += ')';
-    } else if (ch == '\'') {
-      out += "'\\''";
-    } else if (ch == ':') {
-      out += "\\:";
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-std::string zsh_action(const CommandSpec& c, const OptionSpec& o)
-{
-  const ValueSet v = option_values(c.path, o.names.front());
-  switch (v.kind) {
-  case ValueKind::word: return ":" + o.metavar + ":(" + join(v.words) + ")";
-  case ValueKind::file: return ":" + o.metavar + ":_files";
-  case ValueKind::directory: return ":" + o.metavar + ":_files -/";
-  case ValueKind::free: break;
-  }
-  return ":" + o.metavar + ": ";
-}
-
-std::string zsh_function_name(const CommandSpec& c)
-{
-  std::string out = "_gpurent";
-  for (const char ch : c.path) {
-    out += ch == ' ' || ch == '-' ? '_' : ch;
-  }
-  return out;
-}
-
-std::string zsh_function(const CommandSpec& c)
-{
-  std::string out = zsh_function_name(c) + "()\n{\n";
-  std::vector<std::string> specs;
-  for (const auto& o : c.options) {
-    if (o.positional) {
-      continue;
-    }
-    for (const auto& n : o.names) {
-      std::string spec = (o.repeatable ? "*" : "") + n + "[" + zsh_description(o.description) + "]";
-      if (o.takes_value) {
-        spec += zsh_action(c, o);
-      }
-      specs.push_back("'" + spec + "'");
-    }
-  }
-  if (!c.path.empty()) {
-    for (const char* g : {"--json[print exactly one JSON document on stdout]", "--no-color[never colour the output]",
-                          "--yes[skip confirmations]", "--verbose[log more on stderr]"}) {
-      specs.push_back("'" + std::string(g) + "'");
-    }
-  }
-  if (!c.subcommands.empty()) {
-    out += "    local curcontext=\"$curcontext\" state line\n    local -a subcommands\n    subcommands=(\n";
-    for (const auto& s : c.subcommands) {
-      out += "        '" + s.name + ":" + zsh_description(s.description) + "'\n";
-    }
-    out += "    )\n";
-    specs.push_back("'1: :->subcommand'");
-    specs.push_back("'*:: :->args'");
-    out += "    _arguments -C \\\n        " + join(specs, " \\\n        ") + "\n";
-    out += "    case $state in\n        subcommand) _describe 'command' subcommands ;;\n        args)\n"
-           "            case $words[1] in\n";
-    for (const auto& s : c.subcommands) {
-      out += "                " + s.name + ") " + zsh_function_name(s) + " ;;\n";
-    }
-    out += "            esac\n            ;;\n    esac\n}\n\n";
-    return out;
-  }
-  const auto pos = positionals(c);
-  for (std::size_t i = 0; i < pos.size(); ++i) {
-    const bool rest = pos[i]->repeatable && i + 1 == pos.size();
-    specs.push_back("'" + (rest ? std::string("*") : std::to_string(i + 1)) + zsh_action(c, *pos[i]) + "'");
-  }
-  out += "    _arguments -s \\\n        " + join(specs, " \\\n        ") + "\n}\n\n";
-  return out;
-}
-
-}  // namespace
-
-std::string zsh_completion(const CommandSpec& app)
-{
-  std::string out = "#compdef gpurent\n# zsh completion for gpurent, generated by `gpurent completion zsh`.\n"
-                    "# Install: gpurent completion zsh > \"${fpath[1]}/_gpurent\" (or a directory in $fpath)\n\n";
-  for (const CommandSpec* c : all_commands(app)) {
-    out += zsh_function(*c);
-  }
-  out += "_gpurent \"$@\"\n";
-  return out;
-}
-
-// ---------------------------------------------------------------- fish
-
-namespace {
-
-std::string fish_quoted(std::string_view text)
-{
-  std::string out = "'";
-  for (const char ch : text) {
-    if (ch == '\\' || ch == '\'') {
-      out += '\\';
-    }
-    out += ch;
-  }
-  return out + "'";
-}
-
-// The condition under which completions of command `c` apply.
-std::string fish_condition(const CommandSpec& c, const CommandSpec& app)
-{
-  if (c.path.empty()) {
-    return "__fish_use_subcommand";
-  }
-  const auto space = c.path.find(' ');
-  if (space == std::string::npos) {
-    // A top-level command: seen, and none of its own subcommands yet.
-    std::string cond = "__fish_seen_subcommand_from " + c.name;
-    if (!c.subcommands.empty()) {
-      cond += "; and not __fish_seen_subcommand_from " + join(subcommand_names(c));
-    }
-    return cond;
-  }
-  (void)app;
-  return "__fish_seen_subcommand_from " + c.path.substr(0, space) + "; and __fish_seen_subcommand_from " + c.name;
-}
-
-}  // namespace
-
-std::string fish_completion(const CommandSpec& app)
-{
-  std::string out = "# fish completion for gpurent, generated by `gpurent completion fish`.\n"
-                    "# Install: gpurent completion fish > ~/.config/fish/completions/gpurent.fish\n\n"
-                    "complete -c gpurent -f\n";
-  for (const CommandSpec* c : all_commands(app)) {
-    const std::string cond = fish_quoted(fish_condition(*c, app));
-    for (const auto& s : c->subcommands) {
-      out += "complete -c gpurent -n " + cond + " -a " + s.name + " -d " + fish_quoted(first_sentence(s.description)) + "\n";
-    }
-    for (const auto& o : c->options) {
-      const ValueSet v = option_values(c->path, o.names.front());
-      std::string values;
-      if (v.kind == ValueKind::word) {
-        values = " -x -a " + fish_quoted(join(v.words));
-      } else if (v.kind == ValueKind::file || v.kind == ValueKind::directory) {
-        values = " -r -F";
-      } else if (o.takes_value) {
-        values = " -x";
-      }
-      if (o.positional) {
-        if (v.kind == ValueKind::word) {
-          out += "complete -c gpurent -n " + cond + " -a " + fish_quoted(join(v.words)) + "\n";
-        } else if (!values.empty() && v.kind != ValueKind::free) {
-          out += "complete -c gpurent -n " + cond + " -F\n";
-        }
-        continue;
-      }
-      std::string names;
-      for (const auto& n : o.names) {
-        names += n.starts_with("--") ? " -l " + n.substr(2) : " -s " + n.substr(1);
-      }
-      const std::string where = c->path.empty() ? "" : " -n " + cond;
-      out += "complete -c gpurent" + where + names + values + " -d " + fish_quoted(first_sentence(o.description)) + "\n";
-    }
-  }
   return out;
 }
 

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "cli/config.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
-#include "cli/services.hpp"
+#include "cli/config_detail.hpp"
 #include "common/rounding.hpp"
 #include "common/text.hpp"
-#include "common/toml_lite.hpp"
-#include "providers/offers.hpp"
 
 namespace gpurent {
 namespace {
@@ -65,6 +59,10 @@ auto string_field(C& c, std::string_view key) -> decltype(&c.default_provider)
   return nullptr;
 }
 
+}  // namespace
+
+namespace config_detail {
+
 const ConfigKeyInfo* find_key(std::string_view name)
 {
   for (const auto& k : k_keys) {
@@ -85,7 +83,6 @@ std::string known_keys()
   return out;
 }
 
-// Stores a validated value; `number` is used for number keys, `text` for the others.
 Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, std::optional<double> number,
                     const std::map<std::string, std::string>& env)
 {
@@ -128,120 +125,6 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
   return {};
 }
 
-// Applies the file's entries. With `problems`, a bad section or entry is recorded there and
-// skipped (config show shows what it can); without, the first one is the error.
-Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view label,
-                        const std::map<std::string, std::string>& env, std::vector<std::string>* problems = nullptr)
-{
-  std::vector<std::vector<std::string>> bad_sections;
-  const auto problem = [&](std::string message) -> Result<void> {
-    if (problems == nullptr) {
-      return fail(Errc::invalid_input, std::move(message));
-    }
-    problems->push_back(std::move(message));
-    return {};
-  };
-  for (std::size_t i = 0; i < doc.sections.size(); ++i) {
-    const auto& sec = doc.sections[i];
-    const bool prices = sec.size() == 2 && sec[0] == "prices";
-    const bool prices_root = sec.size() == 1 && sec[0] == "prices";
-    const std::string at = std::string(label) + ":" + std::to_string(doc.section_lines[i]);
-    if (!prices && !prices_root) {
-      bad_sections.push_back(sec);
-      TRY(problem(at + ": unknown section [" + toml_section_name(sec) + "]; the only sections are [prices.<provider>]"));
-      continue;
-    }
-    if (prices) {
-      auto p = find_provider(sec[1]);
-      if (!p) {
-        bad_sections.push_back(sec);
-        TRY(problem(at + ": " + p.error().message));
-      }
-    }
-  }
-  for (const auto& e : doc.entries) {
-    const std::string at = std::string(label) + ":" + std::to_string(e.line);
-    if (std::find(bad_sections.begin(), bad_sections.end(), e.section) != bad_sections.end()) {
-      continue;
-    }
-    if (!e.section.empty()) {
-      if (e.section.size() != 2) {
-        TRY(problem(at + ": put prices under [prices.<provider>], e.g. [prices.gpucloud]"));
-        continue;
-      }
-      if (e.value.kind != TomlValue::Kind::number) {
-        TRY(problem(at + ": price `" + e.key + "` must be a number (USD per hour)"));
-        continue;
-      }
-      auto o = make_price_override(e.section[1], e.key, e.value.number);
-      if (!o) {
-        TRY(problem(at + ": " + o.error().message));
-        continue;
-      }
-      c.price_overrides.push_back(*o);
-      c.origins["prices"] = ConfigOrigin::file;
-      c.sources["prices"] = std::string(label);
-      continue;
-    }
-    const auto* k = find_key(e.key);
-    if (k == nullptr) {
-      TRY(problem(at + ": unknown key `" + e.key.substr(0, 40) + "`; known keys: " + known_keys()));
-      continue;
-    }
-    std::optional<double> number;
-    std::string text;
-    if (e.value.kind == TomlValue::Kind::number) {
-      number = e.value.number;
-      text = "number";
-    } else if (e.value.kind == TomlValue::Kind::boolean) {
-      TRY(problem(at + ": `" + e.key + "` does not take true/false"));
-      continue;
-    } else {
-      if (k->type == ConfigType::number) {
-        TRY(problem(at + ": `" + e.key + "` must be a number, not a string"));
-        continue;
-      }
-      text = e.value.text;
-    }
-    auto r = assign(c, *k, text, number, env);
-    if (!r) {
-      TRY(problem(at + ": " + r.error().message));
-      continue;
-    }
-    c.origins[std::string(k->name)] = ConfigOrigin::file;
-    c.sources[std::string(k->name)] = at;
-  }
-  return {};
-}
-
-Result<void> apply_env(Config& c, const std::map<std::string, std::string>& env, std::vector<std::string>* problems = nullptr)
-{
-  for (const auto& k : k_keys) {
-    for (std::string_view var : {k.env, k.provider_env}) {
-      if (var.empty()) {
-        continue;
-      }
-      const auto it = env.find(std::string(var));
-      if (it == env.end() || it->second.empty()) {
-        continue;
-      }
-      const auto number = parse_double(it->second);
-      auto r = assign(c, k, it->second, number, env);
-      if (!r && problems != nullptr) {
-        problems->push_back(std::string(var) + ": " + r.error().message);
-        break;
-      }
-      if (!r) {
-        return fail(Errc::invalid_input, std::string(var) + ": " + r.error().message);
-      }
-      c.origins[std::string(k.name)] = ConfigOrigin::env;
-      c.sources[std::string(k.name)] = std::string(var);
-      break;  // GPURENT_<KEY> wins over the provider's own variable
-    }
-  }
-  return {};
-}
-
 void apply_defaults(Config& c)
 {
   for (const auto& k : k_keys) {
@@ -251,7 +134,7 @@ void apply_defaults(Config& c)
   }
 }
 
-}  // namespace
+}  // namespace config_detail
 
 std::string_view origin_name(ConfigOrigin o) noexcept
 {
@@ -299,137 +182,16 @@ std::string config_display_value(const Config& c, const ConfigKeyInfo& key)
   return key.secret ? "***set***" : *v;
 }
 
-std::string config_path(const std::map<std::string, std::string>& env)
-{
-  const auto get = [&](const char* k) -> std::string {
-    const auto it = env.find(k);
-    return it == env.end() ? std::string() : it->second;
-  };
-  if (const auto p = get("GPURENT_CONFIG"); !p.empty()) {
-    return p;
-  }
-  if (const auto x = get("XDG_CONFIG_HOME"); !x.empty()) {
-    return x + "/gpurent/config.toml";
-  }
-  if (const auto h = get("HOME"); !h.empty()) {
-    return h + "/.config/gpurent/config.toml";
-  }
-  return "";
-}
-
-Result<Config> config_from(std::string_view file_text, std::string_view file_label,
-                           const std::map<std::string, std::string>& env)
-{
-  Config c;
-  apply_defaults(c);
-  if (!file_text.empty()) {
-    auto doc = parse_toml(file_text);
-    if (!doc) {
-      return fail(Errc::invalid_input, "config " + std::string(file_label) + ": " + doc.error().message +
-                                           "; fix that line (`gpurent config show` shows what the rest sets)");
-    }
-    TRY(apply_file(c, *doc, file_label, env));
-  }
-  TRY(apply_env(c, env));
-  return c;
-}
-
-Config config_from_lenient(std::string_view file_text, std::string_view file_label,
-                           const std::map<std::string, std::string>& env, std::vector<std::string>& problems)
-{
-  Config c;
-  apply_defaults(c);
-  std::vector<std::string> lines;
-  for (const auto l : split(file_text, '\n')) {
-    lines.emplace_back(l);
-  }
-  for (std::size_t round = 0; round <= lines.size() && !file_text.empty(); ++round) {
-    std::string text;
-    for (const auto& l : lines) {
-      text += l + "\n";
-    }
-    auto doc = parse_toml(text);
-    if (doc) {
-      (void)apply_file(c, *doc, file_label, env, &problems);
-      break;
-    }
-    // "line N: why": leave that line out and read the rest.
-    const std::string& m = doc.error().message;
-    const auto n = m.starts_with("line ") ? parse_u64(m.substr(5, m.find(':') - 5)) : std::nullopt;
-    if (!n || *n == 0 || *n > lines.size()) {
-      problems.push_back(std::string(file_label) + ": " + m);
-      break;
-    }
-    problems.push_back(std::string(file_label) + ":" + std::to_string(*n) + m.substr(m.find(':')));
-    lines[*n - 1].clear();
-  }
-  (void)apply_env(c, env, &problems);
-  return c;
-}
-
 Result<void> set_config_flag(Config& c, std::string_view key, std::string_view value)
 {
-  const auto* k = find_key(key);
+  const auto* k = config_detail::find_key(key);
   if (k == nullptr) {
-    return fail(Errc::usage, "config key `" + std::string(key) + "`: unknown; known keys: " + known_keys());
+    return fail(Errc::usage, "config key `" + std::string(key) + "`: unknown; known keys: " + config_detail::known_keys());
   }
-  TRY(assign(c, *k, std::string(value), parse_double(value), {}));
+  TRY(config_detail::assign(c, *k, std::string(value), parse_double(value), {}));
   c.origins[std::string(k->name)] = ConfigOrigin::flag;
   c.sources[std::string(k->name)] = "--" + std::string(k->name);
   return {};
-}
-
-Result<std::optional<std::string>> read_config_file(const std::string& path)
-{
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (path.empty() || ec || !fs::exists(st)) {
-    return std::optional<std::string>();
-  }
-  if (!fs::is_regular_file(st)) {
-    return fail(Errc::invalid_input, "config " + path + ": not a regular file; point GPURENT_CONFIG at a TOML file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(Errc::invalid_input, "config " + path + ": cannot be read; check its permissions");
-  }
-  std::string text(k_toml_max_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return std::optional<std::string>(std::move(text));
-}
-
-Result<Config> load_config(const Services& s)
-{
-  namespace fs = std::filesystem;
-  const std::string path = config_path(s.env);
-  const bool explicit_path = s.getenv("GPURENT_CONFIG").has_value();
-  TRY_ASSIGN(const auto file, read_config_file(path));
-  if (!file && explicit_path) {
-    return fail(Errc::not_found, "config " + path + ": GPURENT_CONFIG names a file that does not exist; create it "
-                                                    "(`gpurent config init`) or unset GPURENT_CONFIG");
-  }
-  const std::string text = file.value_or("");
-  if (file) {
-    TRY_ASSIGN(Config probe, config_from(text, path, {}));
-    std::error_code ec;
-    const auto perms = static_cast<unsigned>(fs::status(path, ec).permissions()) & 0777U;
-    bool secret = false;
-    for (const auto& k : k_keys) {
-      secret = secret || (k.secret && probe.origin(k.name) == ConfigOrigin::file);
-    }
-    if (secret && (perms & 0177U) != 0) {
-      char mode[8];
-      std::snprintf(mode, sizeof mode, "%04o", perms);
-      return fail(Errc::refused, "config " + path + ": holds a secret but its mode is " + mode +
-                                     " (readable by others); run `chmod 600 " + path + "`");
-    }
-  }
-  TRY_ASSIGN(Config c, config_from(text, path, s.env));
-  c.path = path;
-  c.file_found = file.has_value();
-  return c;
 }
 
 }  // namespace gpurent

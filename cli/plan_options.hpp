@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// `gpurent plan` options: the raw command-line strings, their validation into typed values,
-// and the value parsers (exposed for the property tests).
+// `gpurent plan` options: the raw command-line strings, their validation into typed values
+// (plan_options.cpp), and the value parsers (plan_values.cpp; exposed for the property tests).
 #include <chrono>
 #include <cstdint>
 #include <optional>

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <random>
 
+#include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_follow.hpp"
 #include "cli/job_steps.hpp"
@@ -189,12 +190,14 @@ void add_run_command(CLI::App& app, Services& s)
   sub->add_option("--stop", opts->stop, "stop job JOB instead (SIGTERM, then SIGKILL after --grace seconds)");
   sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL for --stop (default 10)");
   add_ssh_flags(*sub, opts->ssh);
-  sub->callback([&s, opts] {
+  auto autostop = add_autostop_flag(*sub);
+  sub->callback([&s, opts, autostop] {
     auto& o = *opts;
     if (!o.ssh.host.empty() && !o.name.empty()) {
       o.command.insert(o.command.begin(), o.name);  // with --host there is no NAME: the first word is the command's
       o.name.clear();
     }
+    arm_autostop_flag(s, o.name, *autostop, o.ssh);
     auto r = run_run_command(s, o);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/job_support.hpp"
@@ -112,7 +113,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       const char* note = closed == ServerStatus::failed      ? "refresh: the provider never created it"
                          : closed == ServerStatus::destroyed ? "refresh: destroy confirmed by the provider"
                                                              : "refresh: the provider no longer has it";
-      TRY(store.record_state(rec.id, closed, now, note));
+      TRY(store.record_state(rec.id, closed, autostop_event_time(store, rec, closed, now), note));
       s.err << "gpurent: " << rec.name << ": " << to_string(closed) << " (" << (note + 9) << "); ledger closed\n";
       rec.status = closed;
       continue;
@@ -129,7 +130,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       rec.port = current->port;
     }
     TRY(adopt_reported_prices(s, store, rec, *current));
-    const auto [trouble, detail] = trouble_for(rec, *current);
+    const auto [trouble, detail] = autostop_trouble(store, rec, *current, trouble_for(rec, *current));
     if (current->raw_state != rec.provider_state || trouble != rec.trouble || detail != rec.trouble_detail) {
       TRY(store.set_provider_state(rec.id, current->raw_state, trouble, detail));
       if (!trouble.empty() && trouble != rec.trouble) {
@@ -154,8 +155,10 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
     }
     const ServerStatus next = status_for(current->state, rec.status);
     if (next != rec.status) {
-      TRY(store.record_state(rec.id, next, now, "refresh: provider reports " + current->raw_state));
+      const TimePoint at = autostop_event_time(store, rec, next, now);
+      TRY(store.record_state(rec.id, next, at, "refresh: provider reports " + current->raw_state));
       rec.status = next;
+      rec.status_since = at;
     }
   }
   for (const auto& in : listed) {
@@ -211,6 +214,7 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
   for (auto& w : lifecycle_warnings(r, rate, ev && !ev->empty() ? std::string_view(ev->back().note) : "")) {
     warnings.push_back(std::move(w));
   }
+  const nlohmann::json autostop = autostop_status_json(store, r, now, warnings);
   nlohmann::json trouble = nullptr;
   if (!r.trouble.empty()) {
     trouble = {{"state", r.trouble}, {"detail", r.trouble_detail}};
@@ -234,6 +238,7 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
           {"last_backup", last_backup},
           {"attached", r.attached},
           {"idle", idle},
+          {"autostop", autostop},
           {"warnings", warnings}};
 }
 
@@ -254,6 +259,7 @@ Result<void> run_status(Services& s, const StatusOptions& o)
   std::vector<Untracked> untracked;
   std::vector<std::string> refresh_errors;
   if (o.refresh) {
+    refresh_autostops(s, *store, servers);  // what the watchdogs did, at the times they did it
     TRY_ASSIGN(const Config cfg, load_config(s));
     std::set<std::string> providers;
     for (const auto& r : servers) {
@@ -280,6 +286,14 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     for (auto& r : servers) {
       if (r.attached && r.status == ServerStatus::release_pending) {
         TRY(check_release(s, *store, r));
+      }
+      if (r.status == ServerStatus::stopped) {
+        // Autostop's second stage after a stop (the stopped server runs no watchdog).
+        auto released = release_autostopped(s, *store, r);
+        if (!released) {
+          refresh_errors.push_back(r.name + ": autostop release: " + released.error().message);
+          report_warning(s, "autostop release of " + r.name + ": " + released.error().message);
+        }
       }
     }
   }

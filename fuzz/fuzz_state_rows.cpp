@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Fuzz target for the state store's readers of its own rows (providers/state/
-// sqlite_state_store.cpp): what an older or newer gpurent, a damaged disk or a hand edit may
+// sqlite_*.cpp): what an older or newer gpurent, a damaged disk or a hand edit may
 // have left in the database. One real SQLite database (in a temporary directory) holds a
 // server, a ledger event, a backup and a doctor observation; each input overwrites their
 // stored text (billing terms JSON, status names, GPU samples JSON) and integers (times, port,

@@ -304,13 +304,30 @@ def push_job(out):
             write(out, "fuzz_push_job", os.path.basename(p), read(p))
 
 
+def autostop(out):
+    """The watchdog's log, config and state listing (first byte: the reader)."""
+    log = b""
+    for p in files_under(os.path.join(DATA, "autostop")):
+        log = read(p)
+        write(out, "fuzz_autostop_log", "log-" + os.path.basename(p), bytes([0]) + log)
+    config = (b"AS_IDLE='1800'\nAS_THEN='stop'\nAS_RELEASE='86400'\nAS_UTIL='5'\nAS_INTERVAL='60'\nAS_API='runpod'\n"
+              b"AS_API_URL='https://rest.runpod.io/v1'\nAS_INSTANCE='abc123'\nAS_CRED='instance'\nAS_ON_IDLE='curl -d x'\n"
+              b"AS_BACKUP_TO='me@203.0.113.9:ckpt'\nAS_BACKUP_DIR=''\nAS_NO_BACKUP='0'\nAS_NVIDIA_SMI='nvidia-smi'\n"
+              b"AS_ARMED_AT='1796151150'\n")
+    write(out, "fuzz_autostop_log", "config", bytes([1]) + config)
+    state = b"\0".join([b"gpurent-autostop-state-1", b"config", config, b"alive", b"yes", b"pause", b"1796154770\n",
+                        b"now", b"1796151200", b"log", log or b"start t=1 pid=2 launcher=sh"])
+    write(out, "fuzz_autostop_log", "state", bytes([2]) + state)
+    write(out, "fuzz_autostop_log", "state-none", bytes([2]) + b"gpurent-autostop-state-1\0none\0")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     out = sys.argv[1]
     for make in (oom, config, model_config, hf_hub, backup_agent, tar, doctor, providers, remote_listing, manifest,
-                 offer_cache, state_rows, values, headers, push_job):
+                 offer_cache, state_rows, values, headers, push_job, autostop):
         make(out)
     return 0
 

@@ -2,7 +2,7 @@
 #pragma once
 // StateStore port: the record of rented servers, their billing ledger, their backups, what
 // `gpurent doctor` saw on them and the jobs `gpurent run` started.
-// One SQLite implementation (providers/state/sqlite_state_store.cpp, in the IO module); the
+// One SQLite implementation (providers/state/sqlite_*.cpp, in the IO module); the
 // rest of gpurent speaks only these structs.
 #include <chrono>
 #include <cstdint>
@@ -14,13 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gpu_observation.hpp"
 #include "common/result.hpp"
 #include "common/units.hpp"
 #include "providers/billing.hpp"
 
 namespace gpurent {
-
-using TimePoint = std::chrono::system_clock::time_point;
 
 // Where a tracked server is in its life. Every change is a ledger event with its time.
 enum class ServerStatus {
@@ -109,26 +108,6 @@ struct BackupRecord {
   Bytes bytes;
 };
 
-// One GPU as `gpurent doctor` saw it.
-struct GpuSample {
-  int index = 0;
-  std::uint64_t memory_used_mib = 0;
-  std::uint64_t memory_total_mib = 0;
-  std::optional<std::uint32_t> utilization_pct;  // nvidia-smi utilization.gpu; nullopt when not reported
-  auto operator<=>(const GpuSample&) const = default;
-};
-
-// What one `gpurent doctor NAME` run saw on a tracked server: the input of the idle warning.
-struct DoctorObservation {
-  std::int64_t id = 0;
-  std::int64_t server_id = 0;
-  TimePoint at{};
-  std::vector<GpuSample> gpus;
-  // Processes nvidia-smi lists as holding GPU memory (--query-compute-apps); nullopt when that
-  // query failed.
-  std::optional<std::uint32_t> compute_processes;
-};
-
 // One `--then` step of a job and how far it got.
 struct JobStep {
   std::string step;    // as given: "backup:REMOTE[:LOCAL]" (LOCAL made absolute), "down:destroy"
@@ -154,6 +133,17 @@ struct JobRecord {
   std::optional<std::string> oom_json;    // `gpurent oom --json` of its log (a failed job that ran out of memory)
   std::vector<JobStep> steps;
   std::string steps_owner;                // the gpurent process carrying out the steps, empty when none
+};
+
+// The autostop watchdog `gpurent autostop` armed on a tracked server (one per server), and the
+// last state gpurent read from it (so `status` can say it without SSH).
+struct AutostopRecord {
+  std::int64_t server_id = 0;
+  std::string settings_json;  // what was armed (cli/autostop_support.cpp writes and reads it)
+  TimePoint armed_at{};
+  bool active = true;         // false after --cancel, or once the watchdog ended
+  std::string last_json;      // the last view read from the server; empty when never read
+  std::optional<TimePoint> read_at;
 };
 
 class StateStore {
@@ -204,6 +194,9 @@ public:
   [[nodiscard]] virtual Result<bool> claim_job_steps(std::int64_t id, std::string_view owner,
                                                      const std::function<bool(std::string_view)>& holder_gone) = 0;
   [[nodiscard]] virtual Result<void> release_job_steps(std::int64_t id, std::string_view owner) = 0;
+  // Records (replaces) the autostop of a server; the one recorded for it, if any.
+  [[nodiscard]] virtual Result<void> put_autostop(const AutostopRecord& autostop) = 0;
+  [[nodiscard]] virtual Result<std::optional<AutostopRecord>> autostop(std::int64_t server_id) = 0;
 };
 
 // $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.

@@ -92,9 +92,28 @@ std::string llama_cpp_model(const JobSpec& j, std::string_view id)
   return gguf_repo(id) ? fmt::format("-hf {}:{}", id, gguf_type(j.weights)) : fmt::format("-m {}", local_gguf(j, id));
 }
 
+// vLLM's model argument. GGUF weights load from one file (docs.vllm.ai, "GGUF"): a Hub
+// repository's as REPO:TYPE, a local file by its path (a bare name gets "./" so that vLLM does not
+// take it for a Hub id); the tokenizer then comes from the file.
+std::string vllm_model(const JobSpec& j, std::string_view id)
+{
+  if (const auto g = sized_gguf(j)) {
+    if (!g->repo.empty()) {
+      return fmt::format("{}:{}", g->repo, gguf_type(j.weights));
+    }
+    const bool path_given = id.size() > 5 && iequals(id.substr(id.size() - 5), ".gguf") && base_name(id) == base_name(g->file);
+    const std::string path = path_given ? std::string(id) : base_name(g->file);
+    return shell_word(path.find('/') == std::string::npos ? "./" + path : path);
+  }
+  if (is_gguf(j.weights)) {
+    return gguf_repo(id) ? fmt::format("{}:{}", id, gguf_type(j.weights)) : "./" + local_gguf(j, id);
+  }
+  return std::string(id);
+}
+
 std::string vllm_command(const JobSpec& j, std::string_view id)
 {
-  std::string s = fmt::format("vllm serve {} --tensor-parallel-size {}", id, tp_degree(j));
+  std::string s = fmt::format("vllm serve {} --tensor-parallel-size {}", vllm_model(j, id), tp_degree(j));
   if (j.pipeline > 1) {
     s += fmt::format(" --pipeline-parallel-size {}", j.pipeline);
   }

@@ -42,6 +42,16 @@ struct Match {
   std::string error;  // set (with status mismatch) when a number is invalid
 };
 
+// One placeholder read at text[pos] (sizing/oom_fields.cpp): `end` is where it stops; `then` is
+// the literal text that follows it in the pattern ({w} reads the shortest word that text follows).
+struct Piece {
+  Status status = Status::mismatch;
+  std::size_t end = 0;
+  Field field;
+  std::string error;
+};
+[[nodiscard]] Piece read_placeholder(char type, std::string_view text, std::size_t pos, bool final, std::string_view then);
+
 // Matches `pattern` (literal text with placeholders) at text[pos]. With `final`, the end of
 // `text` is the end of the input, so a partial match is a mismatch rather than eof.
 [[nodiscard]] Match match_pattern(std::string_view text, std::size_t pos, std::string_view pattern, bool final);

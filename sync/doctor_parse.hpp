@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gpu_observation.hpp"
 #include "common/result.hpp"
-#include "providers/state_store.hpp"
 
 namespace gpurent {
 

@@ -74,6 +74,16 @@ class Env:
             self.double.kill()
 
 
+def wait_for(pred, seconds):
+    """Polls pred every 0.1 s for up to `seconds`; its last answer."""
+    end = time.time() + seconds
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.1)
+    return pred()
+
+
 def status(e, *args):
     p = e.run("status", "--json", *args)
     return p, json.loads(p.stdout) if p.stdout.strip() else {}

@@ -91,6 +91,7 @@ def main():
         check(db.execute("SELECT ssh_identity, trouble, unreachable_since FROM servers").fetchall() == [("", "", None)],
               "the old server gets empty defaults")
         check("jobs" in tables, "the jobs table exists", str(tables))
+        check("autostop" in tables and version >= 5, "migration 5 added the autostop table", str(tables))
         check(db.execute("PRAGMA journal_mode").fetchone()[0] == "wal", "still in WAL mode")
         check(db.execute("SELECT count(*) FROM events").fetchone()[0] == 2, "the ledger events are kept")
         db.close()

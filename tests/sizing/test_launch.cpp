@@ -230,6 +230,22 @@ TEST_CASE("Launch: llama.cpp and ollama load the GGUF file that was sized", "[si
   CHECK(has(launch_commands(j, "acme/llama-gguf").at("llama.cpp"), "llama-server -hf acme/llama-gguf:Q4_K_M -c"));
 }
 
+TEST_CASE("Launch: vLLM serves the GGUF file that was sized, not the repository as safetensors", "[sizing][launch]")
+{
+  JobSpec j = job_of("llama-3.1-8b", Task::serve, Engine::vllm, WeightFormat::gguf_q8_0);
+  j.model.checkpoint = gguf_checkpoint("quants/Llama-3.1-8B-Q8_0.gguf", "acme/llama-gguf");
+  const std::string hub = launch_commands(j, "acme/llama-gguf").at("vllm");
+  CHECK(has(hub, "vllm serve acme/llama-gguf:Q8_0 --tensor-parallel-size 1"));
+  CHECK_FALSE(has(hub, "--quantization"));
+  j.model.checkpoint = gguf_checkpoint("Llama-3.1-8B-Q8_0.gguf", "");
+  CHECK(has(launch_commands(j, "/data/Llama-3.1-8B-Q8_0.gguf").at("vllm"), "vllm serve /data/Llama-3.1-8B-Q8_0.gguf --"));
+  CHECK(has(launch_commands(j, "llama-local").at("vllm"), "vllm serve ./Llama-3.1-8B-Q8_0.gguf --"));
+  // GGUF weights of a catalogue model: a GGUF repository's file of that type, else a local file.
+  j.model.checkpoint.reset();
+  CHECK(has(launch_commands(j, "bartowski/Llama-3.1-8B-GGUF").at("vllm"), "vllm serve bartowski/Llama-3.1-8B-GGUF:Q8_0 --"));
+  CHECK(has(launch_commands(j, "meta-llama/Llama-3.1-8B").at("vllm"), "vllm serve ./Llama-3.1-8B.Q8_0.gguf --"));
+}
+
 TEST_CASE("Launch: a checkpoint whose headers show its format gets no quantization flag", "[sizing][launch]")
 {
   // Headers read GPTQ while config.json (or the catalogue) says nothing: native, no flag.

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// What `gpurent up` rents (cli/up_choice.hpp): the offer as given, or plan's cheapest fit among
+// the providers with an API, with the sizing it was chosen for.
+#include <fmt/format.h>
+
+#include <span>
+#include <vector>
+
+#include "cli/plan_build.hpp"
+#include "cli/plan_json.hpp"
+#include "cli/lifecycle_support.hpp"
+#include "cli/plan_text.hpp"
+#include "cli/up_choice.hpp"
+#include "common/text.hpp"
+#include "providers/card.hpp"
+#include "providers/cost.hpp"
+#include "providers/offers.hpp"
+#include "providers/plan.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+// Whether any option that sizes a job was given (they mean something only with --from-plan).
+bool sizing_given(const PlanArgs& a)
+{
+  return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
+         !a.batch.empty() || !a.optimizer.empty() || a.grad_checkpointing || a.no_grad_checkpointing ||
+         !a.lora_rank.empty() || !a.shard.empty() || !a.gpu_util.empty() || a.offline || !a.gguf.empty();
+}
+
+std::string gib_text(double gib) { return fmt::format("{:.2f} GiB", round2(gib)); }
+
+std::string provider_names(std::span<const ProviderInfo> providers)
+{
+  std::string names;
+  for (const auto& p : providers) {
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  return names;
+}
+
+}  // namespace
+
+Result<UpChoice> choose_given(Services& s, const Config& cfg, const UpOptions& o)
+{
+  if (o.provider.empty() || o.card.empty()) {
+    return fail(Errc::usage, "up: give --provider and --card, or --from-plan MODEL to let `plan` choose them");
+  }
+  if (sizing_given(o.sizing)) {
+    return fail(Errc::usage, "up: --task, --engine, --weights, --context and the other sizing options need "
+                             "--from-plan MODEL");
+  }
+  UpChoice c;
+  if (!o.gpus.empty()) {
+    TRY_ASSIGN(c.gpus, parse_count(o.gpus, "--gpus", 1, k_max_gpus_per_server));
+  }
+  auto resolved = resolve_offer(cfg, o.provider, o.card, c.gpus, "", o.spot);
+  if (!resolved && resolved.error().code == Errc::not_found) {
+    // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
+    TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));
+    TRY_ASSIGN(Card card, find_card(o.card));
+    PricedOffer po{pi, card, Offer{pi.name, card.id, c.gpus, MicroUsd{0}, std::nullopt, o.region, "provider"},
+                   "price as the provider reports it once the server exists"};
+    if (auto cached = cached_offers(s, cfg)) {
+      if (const Offer* f = find_offer(*cached, pi.name, card.id, c.gpus)) {
+        po.offer = *f;
+        po.origin_text = f->price_origin;
+      }
+    }
+    resolved = po;
+  }
+  TRY_ASSIGN(c.priced, std::move(resolved));
+  return c;
+}
+
+Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOptions& o)
+{
+  PlanArgs args = o.sizing;
+  args.model = o.from_plan;
+  args.provider = o.provider;
+  args.card = o.card;
+  args.gpus = o.gpus;
+  args.hours = o.hours;
+  args.spot = o.spot;
+  args.max_price = o.max_price;
+  TRY_ASSIGN(const PlanOptions opts, validate_plan_args(args));
+  if (opts.request.provider) {
+    TRY_ASSIGN(const ProviderInfo pi, find_provider(*opts.request.provider));
+    if (!pi.has_api) {
+      return fail(Errc::refused, pi.name + " has no public API: `gpurent plan " + o.from_plan + " --provider " + pi.name +
+                                     "` sizes the job; rent the server in its console, then `gpurent attach` it");
+    }
+  }
+  std::vector<ProviderInfo> rentable;
+  for (const auto& p : provider_catalog()) {
+    if (p.has_api && (!o.spot || p.spot_available)) {
+      rentable.push_back(p);
+    }
+  }
+  TRY_ASSIGN(const PlanReport report, build_plan_report(s, opts, rentable));
+  const PlanResult& res = report.result;
+  if (!res.choice) {
+    if (s.global.json) {
+      s.out << plan_to_json(report).dump(2) << '\n';
+    } else {
+      s.out << render_plan_text(report, s.color_out(), s.utf8());
+    }
+    const std::string why = report.fits() ? fmt::format("the job fits {} x {}, but no provider with an API ({}) offers "
+                                                        "it within the filters",
+                                                        res.job.gpus, res.card->display, provider_names(rentable))
+                                          : plan_misfit_reason(report);
+    return fail(Errc::refused,
+                fmt::format("up --from-plan: {}; {}; nothing was rented", why,
+                            report.recipe && report.recipe->recipe.fits
+                                ? "the recipe above makes it fit: rerun with its options"
+                                : (report.fixes.empty() ? "relax the filters, or rent elsewhere and `gpurent attach` it"
+                                                        : "see the fixes above")));
+  }
+  const PlanOption& pick = *res.choice;
+  TRY_ASSIGN(const ProviderInfo pi, find_provider(pick.provider));
+  TRY_ASSIGN(const Card card, find_card(pick.card));
+  UpChoice c;
+  c.gpus = pick.gpus;
+  Offer offer{pi.name, card.id, pick.gpus, pick.price_per_hour, std::nullopt, o.region, pick.price_origin};
+  if (pick.spot) {
+    offer.spot_price_per_hour = pick.price_per_hour;
+  }
+  c.priced = PricedOffer{pi, card, offer, describe_origin(offer, pi, cfg)};
+
+  const JobSpec& job = res.job;
+  const double total = to_gib(pick.total);
+  const double usable = to_gib(pick.usable);
+  const double limit = to_gib(pick.limit);
+  const double headroom = static_cast<double>(pick.headroom) / static_cast<double>(k_gib);
+  const std::string reason = "the cheapest option that fits among the providers with an API (" +
+                             provider_names(rentable) + ")";
+  s.err << "gpurent: plan: " << job.model.name << ", " << to_string(job.task) << " (" << to_string(job.engine) << ", "
+        << to_string(job.weights) << ", context " << job.context << ", batch " << job.batch << "): " << gib_text(total)
+        << " per GPU on " << pick.gpus << " GPU" << (pick.gpus > 1 ? "s" : "") << '\n'
+        << "gpurent: chosen: " << pi.name << " " << card.display << " x" << pick.gpus << ": " << gib_text(total)
+        << " per GPU of " << gib_text(usable) << " usable (limit " << gib_text(limit) << ", headroom "
+        << gib_text(headroom) << "), " << per_hour(pick.price_per_hour) << ", " << format_usd(pick.cost) << " for "
+        << hours_label(report.runtime) << "; " << reason << '\n';
+  // A cheaper fit at a provider without an API is worth knowing about.
+  const auto all = rank(job, current_offers(s, cfg), provider_catalog(), card_catalog(), opts.request,
+                        [](const JobSpec& j) { return estimate(j); });
+  if (all.choice && all.choice->cost < pick.cost) {
+    s.err << "gpurent: cheaper without an API: " << all.choice->provider << " " << all.choice->card_display << " x"
+          << all.choice->gpus << " at " << per_hour(all.choice->price_per_hour)
+          << "; rent it in its console and track it with `gpurent attach`\n";
+  }
+  c.plan = {{"model", job.model.name},
+            {"task", std::string(to_string(job.task))},
+            {"engine", std::string(to_string(job.engine))},
+            {"provider", pi.name},
+            {"card", card.id},
+            {"gpus", pick.gpus},
+            {"memory_per_gpu_gib", round2(total)},
+            {"usable_gib", round2(usable)},
+            {"limit_gib", round2(limit)},
+            {"headroom_gib", round2(headroom)},
+            {"price_per_hour", to_units(pick.price_per_hour)},
+            {"cost", to_units(pick.cost)},
+            {"hours", static_cast<double>(report.runtime.count()) / 3600.0},
+            {"reason", reason}};
+  return c;
+}
+
+}  // namespace gpurent

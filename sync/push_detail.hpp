@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Internal to sync/push*.cpp (not a public interface; sync/push.hpp is): the pusher that runs one push.
+//   push.cpp       the run: walk, list, plan, share the work among the connections, retry, report
+//   push_send.cpp  the sends: tar streams of small files, byte ranges of large ones, the work loop
+//                  of each connection, and finishing the large files on the server
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "sync/push.hpp"
+#include "sync/push_plan.hpp"
+
+namespace gpurent::push_detail {
+
+// One unit of work: a tar stream of some entries, or one byte range of a large file.
+struct Work {
+  bool range = false;
+  std::size_t index = 0;  // into the groups or the ranges
+};
+
+class Pusher {
+public:
+  Pusher(SshSession& s, const SessionFactory& more, const PushRequest& r, PushObserver& o)
+      : m_main(s), m_more(more), m_req(r), m_obs(o)
+  {
+  }
+  Result<PushReport> run();
+
+private:
+  Result<void> send_group(SshSession& s, std::size_t g, ExecStream* open_agent);
+  Result<void> send_range(SshSession& s, std::size_t r);
+  void work_loop(SshSession& s);
+  void worker(std::size_t id);
+  Result<void> finish_big_files(std::set<std::size_t>& failed_big);
+  void fail_file(const std::string& path, std::string why)
+  {
+    std::lock_guard lock(m_mu);
+    m_failed.emplace(path, std::move(why));
+  }
+  std::string last_warning()
+  {
+    std::lock_guard lock(m_mu);
+    return m_report.warnings.empty() ? std::string("no reason given") : m_report.warnings.back();
+  }
+  void note_tool(const std::string& tool)
+  {
+    std::lock_guard lock(m_mu);
+    m_tools.insert(tool);
+  }
+
+  SshSession& m_main;
+  const SessionFactory& m_more;
+  const PushRequest& m_req;
+  PushObserver& m_obs;
+  PushReport m_report;
+  std::vector<LocalEntry> m_local;
+  std::vector<std::vector<std::size_t>> m_groups;
+  std::vector<ByteRange> m_ranges;
+  std::vector<std::string> m_range_sums;  // server-verified SHA-256 per range, empty until then
+  std::vector<bool> m_range_ok;
+  std::mutex m_mu;
+  std::deque<Work> m_queue;
+  std::map<std::string, std::string> m_failed;  // path -> why (this round)
+  std::set<std::string> m_tools;                // "none" when a server had no hashing tool
+  std::atomic<std::uint64_t> m_bytes_done{0};
+  std::atomic<std::size_t> m_sessions{1};
+  std::map<std::size_t, Result<std::string>> m_whole;  // big file entry -> local SHA-256, hashed during the upload
+};
+
+}  // namespace gpurent::push_detail

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Internal to gpurent_sync_io (not a public interface): the libssh2 session behind the
+// SshSession port, shared by the files that implement it. Only sync/ssh_*.cpp include this
+// header, so libssh2 stays in gpurent_sync_io (libgpurent_io.so):
+//   ssh_transport.cpp  connecting, the SSH handshake, authentication, an interactive shell,
+//                      the exported factory
+//   ssh_host_key.cpp   host key verification (pinned fingerprint, known_hosts, accept-new)
+//   ssh_exec.cpp       exec channels (commands, tar streams, hashing, the backup agent)
+//   ssh_sftp.cpp       SFTP (stat, pipelined reads, the listing fallback)
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "sync/transport.hpp"
+
+namespace gpurent::ssh_detail {
+
+inline constexpr std::size_t k_read_chunk = 2 * 1024 * 1024;  // the libssh2 1.10 sweet spot (backup_baseline §4b)
+inline constexpr unsigned k_exec_window = 16U * 1024U * 1024U;
+inline constexpr long k_op_timeout_ms = 120'000;
+
+// The session's last error as an Error naming `target` and `what` was being done.
+[[nodiscard]] Error session_error(LIBSSH2_SESSION* s, const std::string& target, const std::string& what);
+
+class LibsshSession;
+
+// Drives one exec channel non-blocking: feeds stdin, collects stdout and stderr.
+class ExecChannel {
+public:
+  ExecChannel(LibsshSession& owner, LIBSSH2_CHANNEL* ch, std::string input)
+      : m_owner(owner), m_channel(ch), m_input(std::move(input))
+  {
+  }
+  ExecChannel(const ExecChannel&) = delete;
+  ExecChannel& operator=(const ExecChannel&) = delete;
+  ~ExecChannel();
+  // Runs to the end; stdout goes to `on_out` when given (an error from it aborts), else is kept.
+  [[nodiscard]] Result<ExecResult> finish(const DataSink& on_out = {});
+  // Writes all of stdin and EOF now (blocking), so the command starts working at once.
+  [[nodiscard]] Result<void> send_input_now();
+  // Reads stdout into `on_out` (stderr is kept) without writing stdin, until `done()` or the end
+  // of the output; for a command that answers before it reads its input.
+  [[nodiscard]] Result<void> read_until(const DataSink& on_out, const std::function<bool()>& done);
+  // What finish() writes to stdin (then EOF); set after read_until().
+  void set_input(std::string input) { m_input = std::move(input); }
+  // The general form of finish(): input pulled from `in` (empty: none besides set_input's),
+  // stderr to `on_err` when given, `stop` asked at least every 200 ms (see ExecStream::finish).
+  [[nodiscard]] Result<ExecStreamEnd> pump(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                                           const std::function<bool()>& stop);
+
+private:
+  // One non-blocking read of stdout and stderr; `progressed` tells whether anything came.
+  [[nodiscard]] Result<void> read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed,
+                                          const DataSink& on_err = {});
+  // Ends the channel: close, wait for the server's close (briefly when `hurry`), exit status.
+  void close_channel(bool hurry, ExecStreamEnd& end);
+
+  LibsshSession& m_owner;
+  LIBSSH2_CHANNEL* m_channel;
+  std::string m_input;
+  std::size_t m_written = 0;
+  bool m_eof_sent = false;
+  ExecResult m_result;
+};
+
+class LibsshSession final : public SshSession {
+public:
+  LibsshSession(SshTarget t, int fd, LIBSSH2_SESSION* s) : m_target(std::move(t)), m_fd(fd), m_session(s) {}
+  LibsshSession(const LibsshSession&) = delete;
+  LibsshSession& operator=(const LibsshSession&) = delete;
+  ~LibsshSession() override;
+
+  // ssh_transport.cpp: the handshake, the host key check and authentication.
+  [[nodiscard]] Result<void> handshake(const SshOptions& o);
+
+  std::string host_key_fingerprint() const override { return m_fingerprint; }
+
+  // ssh_exec.cpp
+  Result<ExecResult> exec(const std::string& command, std::string_view stdin_data) override;
+  Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
+                                    FileStreamHandler& handler) override;
+  Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override;
+  Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel_paths) override;
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command) override;
+
+  // ssh_transport.cpp: a shell or a command on the caller's fds (a pty when asked).
+  Result<int> run_interactive(const std::string& command, const InteractiveIo& io) override;
+
+  // ssh_sftp.cpp (list_tree asks `find` first, over exec)
+  Result<std::vector<RemoteEntry>> list_tree(const std::string& root) override;
+  Result<RemoteEntry> stat(const std::string& path) override;
+  Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override;
+
+  // Used by ExecChannel.
+  [[nodiscard]] LIBSSH2_SESSION* raw() const { return m_session; }
+  [[nodiscard]] const SshTarget& target() const { return m_target; }
+  void wait_socket(int extra_fd = -1, short extra_events = 0, bool* extra_ready = nullptr, int timeout_ms = 1000) const;
+
+private:
+  // ssh_host_key.cpp
+  [[nodiscard]] Result<void> verify_host_key(const SshOptions& o);
+  // ssh_transport.cpp
+  [[nodiscard]] Result<void> authenticate(const SshOptions& o);
+  // ssh_exec.cpp
+  [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input);
+  // ssh_sftp.cpp
+  [[nodiscard]] Result<void> ensure_sftp();
+  [[nodiscard]] Error sftp_error(const std::string& what) const;
+  [[nodiscard]] Result<std::vector<RemoteEntry>> list_tree_sftp(const std::string& root);
+
+  SshTarget m_target;
+  int m_fd;
+  LIBSSH2_SESSION* m_session;
+  LIBSSH2_SFTP* m_sftp = nullptr;
+  std::string m_fingerprint;
+};
+
+}  // namespace gpurent::ssh_detail

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+// Exec channels of the libssh2 session (sync/ssh_detail.hpp): a command pumped non-blocking so
+// that stdout, stderr and stdin never deadlock each other, and what the port builds on it (a
+// remote tar stream, remote hashing, the one-channel backup agent, a stream the caller drives).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sync/backup_agent.hpp"
+#include "sync/remote_listing.hpp"
+#include "sync/ssh_detail.hpp"
+#include "sync/tar_reader.hpp"
+
+namespace gpurent::ssh_detail {
+namespace {
+
+class LibsshHashJob final : public RemoteHashJob {
+public:
+  LibsshHashJob(std::unique_ptr<ExecChannel> ch, std::vector<std::string> rel_paths)
+      : m_channel(std::move(ch)), m_rel_paths(std::move(rel_paths))
+  {
+  }
+  Result<RemoteHashes> wait() override
+  {
+    TRY_ASSIGN(const auto r, m_channel->finish());
+    m_channel.reset();
+    TRY_ASSIGN(auto parsed, parse_hash_output(r.out, m_rel_paths));
+    return RemoteHashes{std::move(parsed.tool), std::move(parsed.sums)};
+  }
+
+private:
+  std::unique_ptr<ExecChannel> m_channel;
+  std::vector<std::string> m_rel_paths;
+};
+
+// An exec channel the caller drives (push, job logs).
+class LibsshExecStream final : public ExecStream {
+public:
+  explicit LibsshExecStream(std::unique_ptr<ExecChannel> ch) : m_channel(std::move(ch)) {}
+  Result<void> read_until(const DataSink& on_out, const std::function<bool()>& done) override
+  {
+    if (!m_channel) {
+      return fail(Errc::internal, "exec stream: already finished");
+    }
+    return m_channel->read_until(on_out, done);
+  }
+  Result<ExecStreamEnd> finish(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                               const std::function<bool()>& stop) override
+  {
+    if (!m_channel) {
+      return fail(Errc::internal, "exec stream: already finished");
+    }
+    auto r = m_channel->pump(in, on_out, on_err, stop);
+    m_channel.reset();
+    return r;
+  }
+
+private:
+  std::unique_ptr<ExecChannel> m_channel;
+};
+
+// The one-channel backup (sync/backup_agent.hpp) over an exec channel.
+class LibsshBackupChannel final : public BackupChannel {
+public:
+  explicit LibsshBackupChannel(std::unique_ptr<ExecChannel> ch) : m_channel(std::move(ch)) {}
+
+  // Reads the agent's greeting and listing; Errc::unsupported when the server lacks a tool.
+  Result<void> start()
+  {
+    const auto read = m_channel->read_until([this](const char* p, std::size_t n) { return m_listing.feed(std::string_view(p, n)); },
+                                            [this] { return m_listing.done(); });
+    if (!read && read.error().code == Errc::invalid_input) {
+      // Something else on stdout (a noisy .bashrc): the per-step commands may still work.
+      return fail(Errc::unsupported, "backup agent: " + read.error().message);
+    }
+    TRY(read);
+    if (!m_listing.done()) {
+      // The shell printed something else or stopped: a server we cannot drive this way.
+      return fail(Errc::unsupported, "backup agent: no listing from the server");
+    }
+    m_entries = m_listing.result();
+    if (!m_entries && m_entries.error().code == Errc::unsupported) {
+      return std::unexpected(m_entries.error());
+    }
+    return {};
+  }
+
+  Result<std::vector<RemoteEntry>> listing() override { return m_entries; }
+  bool root_is_file() const override { return m_listing.root_is_file(); }
+
+  Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+  {
+    std::string list;
+    for (const auto& p : rel_paths) {
+      list += p;
+      list.push_back('\0');
+    }
+    m_channel->set_input(std::move(list));
+    AgentCopyReader reader(handler);
+    TRY(m_channel->finish([&](const char* p, std::size_t n) { return reader.feed(p, n); }));
+    m_channel.reset();
+    if (rel_paths.empty()) {
+      return BulkCopyReport{};
+    }
+    return reader.finish(rel_paths);
+  }
+
+private:
+  std::unique_ptr<ExecChannel> m_channel;
+  AgentListingReader m_listing;
+  Result<std::vector<RemoteEntry>> m_entries = std::vector<RemoteEntry>{};
+};
+
+}  // namespace
+
+ExecChannel::~ExecChannel()
+{
+  if (m_channel != nullptr) {
+    libssh2_session_set_blocking(m_owner.raw(), 1);
+    libssh2_channel_free(m_channel);
+  }
+}
+
+Result<void> ExecChannel::send_input_now()
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
+  libssh2_session_set_blocking(s, 1);
+  while (m_written < m_input.size()) {
+    const auto n = libssh2_channel_write(m_channel, m_input.data() + m_written, m_input.size() - m_written);
+    if (n < 0) {
+      return std::unexpected(session_error(s, to_string(m_owner.target()), "send a command's input"));
+    }
+    m_written += static_cast<std::size_t>(n);
+  }
+  libssh2_channel_send_eof(m_channel);
+  m_eof_sent = true;
+  return {};
+}
+
+Result<void> ExecChannel::read_streams(const DataSink& on_out, std::vector<char>& buf, bool& progressed, const DataSink& on_err)
+{
+  for (int stream = 0; stream < 2; ++stream) {
+    const auto n = libssh2_channel_read_ex(m_channel, stream, buf.data(), buf.size());
+    if (n > 0) {
+      if (stream == 0 && on_out) {
+        TRY(on_out(buf.data(), static_cast<std::size_t>(n)));
+      } else if (stream == 1 && on_err) {
+        TRY(on_err(buf.data(), static_cast<std::size_t>(n)));
+      } else {
+        (stream == 0 ? m_result.out : m_result.err).append(buf.data(), static_cast<std::size_t>(n));
+      }
+      progressed = true;
+    } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+      return std::unexpected(session_error(m_owner.raw(), to_string(m_owner.target()), "read a command's output"));
+    }
+  }
+  return {};
+}
+
+Result<void> ExecChannel::read_until(const DataSink& on_out, const std::function<bool()>& done)
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
+  libssh2_session_set_blocking(s, 0);
+  std::vector<char> buf(256 * 1024);
+  Result<void> out;
+  while (!done()) {
+    bool progressed = false;
+    out = read_streams(on_out, buf, progressed);
+    if (!out || (libssh2_channel_eof(m_channel) != 0 && !progressed)) {
+      break;
+    }
+    if (!progressed) {
+      m_owner.wait_socket();
+    }
+  }
+  libssh2_session_set_blocking(s, 1);
+  return out;
+}
+
+Result<ExecResult> ExecChannel::finish(const DataSink& on_out)
+{
+  TRY_ASSIGN(ExecStreamEnd end, pump({}, on_out, {}, {}));
+  m_result.err = std::move(end.err);
+  m_result.exit_status = end.exit_status;
+  return std::move(m_result);
+}
+
+Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
+                                        const std::function<bool()>& stop)
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
+  libssh2_session_set_blocking(s, 0);
+  std::vector<char> buf(256 * 1024);
+  std::vector<char> pending;  // input pulled from `in`, not yet written
+  std::size_t pending_pos = 0;
+  bool in_done = !in;
+  ExecStreamEnd end;
+  const auto fail_with = [&](Error e) -> Result<ExecStreamEnd> {
+    libssh2_session_set_blocking(s, 1);
+    return std::unexpected(std::move(e));
+  };
+  // Writes what it can of data[pos..size); false on a real error. A command that stopped
+  // reading ends the sending: its exit status and stderr say why.
+  const auto write_some = [&](const char* data, std::size_t size, std::size_t& pos, bool& progressed) {
+    const auto n = libssh2_channel_write(m_channel, data + pos, size - pos);
+    if (n > 0) {
+      pos += static_cast<std::size_t>(n);
+      progressed = true;
+    } else if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || (n < 0 && n != LIBSSH2_ERROR_EAGAIN && libssh2_channel_eof(m_channel) != 0)) {
+      m_eof_sent = true;
+    } else if (n != LIBSSH2_ERROR_EAGAIN) {
+      return false;
+    }
+    return true;
+  };
+  while (true) {
+    bool progressed = false;
+    if (!m_eof_sent) {
+      // The string given at construction (or set_input) first, then the source.
+      if (m_written < m_input.size()) {
+        if (!write_some(m_input.data(), m_input.size(), m_written, progressed)) {
+          return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
+        }
+      } else {
+        if (pending_pos == pending.size() && !in_done) {
+          pending.resize(buf.size());
+          auto got = in(pending.data(), pending.size());
+          if (!got) {
+            return fail_with(got.error());
+          }
+          pending.resize(*got);
+          pending_pos = 0;
+          in_done = *got == 0;
+          progressed = true;
+        }
+        if (pending_pos < pending.size() && !write_some(pending.data(), pending.size(), pending_pos, progressed)) {
+          return fail_with(session_error(s, to_string(m_owner.target()), "send a command's input"));
+        }
+        if (!m_eof_sent && in_done && pending_pos == pending.size()) {
+          const int rc = libssh2_channel_send_eof(m_channel);
+          if (rc == 0) {
+            m_eof_sent = true;
+            progressed = true;
+          } else if (rc != LIBSSH2_ERROR_EAGAIN) {
+            m_eof_sent = true;  // the command may have exited already
+          }
+        }
+      }
+    }
+    if (auto r = read_streams(on_out, buf, progressed, on_err); !r) {
+      return fail_with(r.error());
+    }
+    if (libssh2_channel_eof(m_channel) != 0 && !progressed) {
+      break;
+    }
+    if (stop && stop()) {
+      end.stopped = true;
+      break;
+    }
+    if (!progressed) {
+      int next = 0;
+      libssh2_keepalive_send(s, &next);
+      m_owner.wait_socket(-1, 0, nullptr, 200);
+    }
+  }
+  end.err = std::move(m_result.err);
+  close_channel(end.stopped, end);
+  return end;
+}
+
+void ExecChannel::close_channel(bool hurry, ExecStreamEnd& end)
+{
+  LIBSSH2_SESSION* s = m_owner.raw();
+  libssh2_session_set_blocking(s, 1);
+  if (hurry) {
+    // sshd answers a close only once the command has exited, and the connection may be dead:
+    // do not wait long for it (a later answer for the freed channel is dropped by libssh2).
+    libssh2_session_set_timeout(s, 250);
+  }
+  libssh2_channel_close(m_channel);
+  libssh2_channel_wait_closed(m_channel);
+  end.exit_status = libssh2_channel_get_exit_status(m_channel);
+  char* signal = nullptr;
+  std::size_t signal_len = 0;
+  libssh2_channel_get_exit_signal(m_channel, &signal, &signal_len, nullptr, nullptr, nullptr, nullptr);
+  if (signal != nullptr) {
+    end.exit_status = 255;
+    libssh2_free(s, signal);
+  }
+  libssh2_channel_free(m_channel);
+  m_channel = nullptr;
+  if (hurry) {
+    libssh2_session_set_timeout(s, k_op_timeout_ms);
+  }
+}
+
+Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string& command, std::string input)
+{
+  libssh2_session_set_blocking(m_session, 1);
+  LIBSSH2_CHANNEL* ch = libssh2_channel_open_ex(m_session, "session", 7, k_exec_window, LIBSSH2_CHANNEL_PACKET_DEFAULT, nullptr, 0);
+  if (ch == nullptr) {
+    return std::unexpected(session_error(m_session, to_string(m_target), "open a channel"));
+  }
+  if (libssh2_channel_process_startup(ch, "exec", 4, command.c_str(), static_cast<unsigned>(command.size())) != 0) {
+    const Error e = session_error(m_session, to_string(m_target), "run a command");
+    libssh2_channel_free(ch);
+    return std::unexpected(e);
+  }
+  return std::make_unique<ExecChannel>(*this, ch, std::move(input));
+}
+
+Result<ExecResult> LibsshSession::exec(const std::string& command, std::string_view stdin_data)
+{
+  TRY_ASSIGN(auto ch, start_exec(command, std::string(stdin_data)));
+  return ch->finish();
+}
+
+Result<StreamReport> LibsshSession::stream_files(const std::string& root, const std::vector<std::string>& rel_paths,
+                                                 FileStreamHandler& handler)
+{
+  std::string list;
+  for (const auto& p : rel_paths) {
+    list += p;
+    list.push_back('\0');
+  }
+  TRY_ASSIGN(auto ch, start_exec("cd -- " + remote_shell_path(root) +
+                                     " && exec tar -cf - --format=gnu --null --verbatim-files-from --no-recursion -T -",
+                                 std::move(list)));
+  TarReader reader(handler);
+  TRY_ASSIGN(const auto r, ch->finish([&](const char* p, std::size_t n) { return reader.feed(p, n); }));
+  if (reader.finished()) {
+    // GNU tar exits 1 when a file changed, shrank or vanished while it was read ("file changed
+    // as we read it"); the caller then lists the files again. The archive itself is complete.
+    return StreamReport{r.exit_status != 0};
+  }
+  if (r.exit_status == 127 || r.err.find("unrecognized option") != std::string::npos ||
+      r.err.find("invalid option") != std::string::npos) {
+    return fail(Errc::unsupported, "no GNU tar on " + to_string(m_target));
+  }
+  return fail(Errc::unavailable, "tar stream from " + to_string(m_target) + " ended early (the connection or the remote tar stopped): " +
+                                     r.err.substr(0, 200) + "; re-run the backup (it resumes)");
+}
+
+Result<std::unique_ptr<BackupChannel>> LibsshSession::open_backup_channel(const std::string& root)
+{
+  TRY_ASSIGN(auto ch, start_exec(backup_agent_command(root), {}));
+  auto channel = std::make_unique<LibsshBackupChannel>(std::move(ch));
+  TRY(channel->start());
+  return std::unique_ptr<BackupChannel>(std::move(channel));
+}
+
+Result<std::unique_ptr<RemoteHashJob>> LibsshSession::start_sha256(const std::string& root, const std::vector<std::string>& rel_paths)
+{
+  std::string list;
+  for (const auto& p : rel_paths) {
+    list += p;
+    list.push_back('\0');
+  }
+  TRY_ASSIGN(auto ch, start_exec(hash_command(root), std::move(list)));
+  TRY(ch->send_input_now());
+  return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch), rel_paths));
+}
+
+Result<std::unique_ptr<ExecStream>> LibsshSession::open_exec(const std::string& command)
+{
+  TRY_ASSIGN(auto ch, start_exec(command, {}));
+  return std::unique_ptr<ExecStream>(std::make_unique<LibsshExecStream>(std::move(ch)));
+}
+
+}  // namespace gpurent::ssh_detail
