@@ -93,12 +93,16 @@ def by_name(doc, name):
     return next((i for i in doc.get("instances", []) if i["name"] == name), None)
 
 
+SKIPPED = 77  # tests/CMakeLists.txt: SKIP_RETURN_CODE
+
+
 def run_against_double(prefix, scenario):
     """Runs scenario(env) in a fresh temp dir around one provider double, then reports: the
-    test's exit status (0 also when skipped: the double's sshd needs root)."""
+    test's exit status (SKIPPED, which ctest reports as skipped, when the double's sshd cannot
+    serve: it needs root)."""
     if os.geteuid() != 0:
         print("SKIP: the double's sshd accepts only the current user and the drivers log in as root")
-        return 0
+        return SKIPPED
     tmp = tempfile.mkdtemp(prefix=prefix)
     e = Env(tmp)
     try:
@@ -111,3 +115,32 @@ def run_against_double(prefix, scenario):
         return 1
     print("ok")
     return 0
+
+
+def run_autostop_server(prefix, scenario, nvidia_smi):
+    """Runs scenario(env) against the double whose servers' PATH starts with an nvidia-smi
+    stand-in (the script text nvidia_smi(tmp) returns), in a fresh SSHD_HOME; ends the watchdog a
+    scenario left running. Skipped where terminals (pts) exist: the watchdog counts every one
+    as an interactive session, so the server would never be idle. Returns the exit status."""
+    ttys = subprocess.run(["ps", "-A", "-o", "tty="], capture_output=True, text=True).stdout.split()
+    if any(t.startswith("pts/") for t in ttys):
+        print("SKIP: this machine has terminal sessions (pts), which the watchdog rightly counts as busy")
+        return SKIPPED
+    tmp = tempfile.mkdtemp(prefix=prefix + "server-")
+    os.environ["SSHD_HOME"] = os.path.join(tmp, "home")
+    os.makedirs(os.path.join(tmp, "bin"))
+    fake = os.path.join(tmp, "bin", "nvidia-smi")
+    with open(fake, "w") as f:
+        f.write(nvidia_smi(tmp))
+    os.chmod(fake, 0o755)
+    os.environ["SSHD_PATH_PREFIX"] = os.path.join(tmp, "bin")
+    try:
+        return run_against_double(prefix, lambda e: scenario(e, tmp))
+    finally:
+        pidf = os.path.join(os.environ["SSHD_HOME"], ".gpurent", "autostop", "pid")
+        if os.path.exists(pidf):
+            try:
+                os.kill(int(open(pidf).read().strip()), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -13,15 +13,13 @@ Hermetic: HOME, XDG_* and GPURENT_STATE_DIR live in a temp dir; the double's ssh
 in a test HOME (SSHD_HOME) with the stand-in first on PATH (SSHD_PATH_PREFIX)."""
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lifecycle_env import KEY, by_name, check, status, run_against_double, wait_for  # noqa: E402
+from lifecycle_env import KEY, by_name, check, status, run_autostop_server, wait_for  # noqa: E402
 
 FAKE = r"""#!/bin/sh
 mode=$(cat "%(trace)s" 2>/dev/null)
@@ -56,9 +54,9 @@ def api_calls(e, what):
     return [r for r in e.control("/_control/requests") if what(r)]
 
 
-def scenario(e):
+def scenario(e, tmp):
     server_home = os.environ["SSHD_HOME"]
-    trace = os.environ["TRACE_FILE"]
+    trace = os.path.join(tmp, "trace")
     d = os.path.join(server_home, ".gpurent", "autostop")
     wlog = os.path.join(d, "log")
     mode = lambda m: open(trace, "w").write(m)  # noqa: E731
@@ -176,29 +174,9 @@ def scenario(e):
     check(p.returncode == 1 and "no autostop watchdog runs" in p.stderr, "--pause without a watchdog: not found", p.stderr)
 
 
+def fake_smi(tmp):
+    return FAKE % {"trace": os.path.join(tmp, "trace")}
+
+
 if __name__ == "__main__":
-    ttys = subprocess.run(["ps", "-A", "-o", "tty="], capture_output=True, text=True).stdout.split()
-    if any(t.startswith("pts/") for t in ttys):
-        # The watchdog counts every terminal on the machine as an interactive session (busy).
-        print("SKIP: this machine has terminal sessions (pts), which the watchdog rightly counts as busy")
-        sys.exit(0)
-    tmp = tempfile.mkdtemp(prefix="gpurent-autostop-server-")
-    os.environ["SSHD_HOME"] = os.path.join(tmp, "home")
-    os.makedirs(os.path.join(tmp, "bin"))
-    os.environ["TRACE_FILE"] = os.path.join(tmp, "trace")
-    fake = os.path.join(tmp, "bin", "nvidia-smi")
-    with open(fake, "w") as f:
-        f.write(FAKE % {"trace": os.environ["TRACE_FILE"]})
-    os.chmod(fake, 0o755)
-    os.environ["SSHD_PATH_PREFIX"] = os.path.join(tmp, "bin")
-    try:
-        code = run_against_double("gpurent-autostop-", scenario)
-    finally:
-        pidf = os.path.join(os.environ["SSHD_HOME"], ".gpurent", "autostop", "pid")
-        if os.path.exists(pidf):
-            try:
-                os.kill(int(open(pidf).read().strip()), 15)
-            except (OSError, ValueError):
-                pass
-        shutil.rmtree(tmp, ignore_errors=True)
-    sys.exit(code)
+    sys.exit(run_autostop_server("gpurent-autostop-", scenario, fake_smi))

@@ -13,15 +13,13 @@ server's key, known host and port live in its own test HOME's ~/.ssh/config), 1 
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lifecycle_env import SRC, by_name, check, status, run_against_double, wait_for  # noqa: E402
+from lifecycle_env import SRC, by_name, check, status, run_autostop_server, wait_for  # noqa: E402
 
 FAKE_SMI = "#!/bin/sh\ncase \"$1\" in --query-gpu=*) printf '0, 0, 30000\\n';; --query-compute-apps=*) printf '4242, 30000\\n';; esac\n"
 LYING_SHA = "#!/bin/sh\ncat >/dev/null\necho 0000000000000000000000000000000000000000000000000000000000000000  -\n"
@@ -59,9 +57,8 @@ def point_server_at(server_home, target):
     os.chmod(cfg, 0o600)
 
 
-def scenario(e):
+def scenario(e, tmp):
     home = os.environ["SSHD_HOME"]
-    tmp = os.environ["RELEASE_TMP"]
     wlog = os.path.join(home, ".gpurent", "autostop", "log")
     cred = os.path.join(home, ".gpurent", "autostop", "credential")
     env = {"GPURENT_AUTOSTOP_INTERVAL_S": "1"}
@@ -196,26 +193,4 @@ def scenario(e):
 
 
 if __name__ == "__main__":
-    ttys = subprocess.run(["ps", "-A", "-o", "tty="], capture_output=True, text=True).stdout.split()
-    if any(t.startswith("pts/") for t in ttys):
-        print("SKIP: this machine has terminal sessions (pts), which the watchdog rightly counts as busy")
-        sys.exit(0)
-    tmp = tempfile.mkdtemp(prefix="gpurent-autostop-release-")
-    os.environ["RELEASE_TMP"] = tmp
-    os.environ["SSHD_HOME"] = os.path.join(tmp, "home")
-    os.makedirs(os.path.join(tmp, "bin"))
-    with open(os.path.join(tmp, "bin", "nvidia-smi"), "w") as f:
-        f.write(FAKE_SMI)
-    os.chmod(os.path.join(tmp, "bin", "nvidia-smi"), 0o755)
-    os.environ["SSHD_PATH_PREFIX"] = os.path.join(tmp, "bin")
-    try:
-        code = run_against_double("gpurent-autostop-rel-", scenario)
-    finally:
-        pidf = os.path.join(os.environ["SSHD_HOME"], ".gpurent", "autostop", "pid")
-        if os.path.exists(pidf):
-            try:
-                os.kill(int(open(pidf).read().strip()), 15)
-            except (OSError, ValueError):
-                pass
-        shutil.rmtree(tmp, ignore_errors=True)
-    sys.exit(code)
+    sys.exit(run_autostop_server("gpurent-autostop-rel-", scenario, lambda tmp: FAKE_SMI))
