@@ -17,16 +17,8 @@ GPURENT=$BUILD/gpurent
 [ -x "$GPURENT" ] || { echo "build gpurent first ($GPURENT missing)" >&2; exit 1; }
 ROUNDS=${BENCH_ROUNDS:-3}
 BIG_MIB=${BENCH_BIG_MIB:-1024}
-B=${BENCH_DIR:-$(mktemp -d /tmp/gpurent-bench.XXXXXX)}
-mkdir -p "$B"
-export HOME=$B/home XDG_STATE_HOME=$B/state GPURENT_STATE_DIR=$B/state/gpurent NO_COLOR=1
-mkdir -p "$HOME"
-unset SSH_AUTH_SOCK
-source "$ROOT/tests/e2e/sshd.sh"
-PROXY_PID=
-cleanup() { [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null; sshd_stop; rm -rf "$B"; }
-trap cleanup EXIT
-sshd_start "$B/sshd"
+source "$ROOT/bench/bench_env.sh"
+bench_setup bench
 
 echo "generating the tree in $B/src ..." >&2
 mkdir -p "$B/src/checkpoints" "$B/src/shards" "$B/src/small"

@@ -22,16 +22,8 @@ WAN_ROUNDS=${BENCH_WAN_ROUNDS:-1}
 FILES=${BENCH_FILES:-20000}
 BIG_MIB=${BENCH_BIG_MIB:-512}
 RTT=${BENCH_RTT_MS:-50}
-B=${BENCH_DIR:-$(mktemp -d /tmp/gpurent-push-bench.XXXXXX)}
-mkdir -p "$B"
-export HOME=$B/home XDG_STATE_HOME=$B/state GPURENT_STATE_DIR=$B/state/gpurent NO_COLOR=1
-mkdir -p "$HOME"
-unset SSH_AUTH_SOCK
-source "$ROOT/tests/e2e/sshd.sh"
-PROXY_PID=
-cleanup() { [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null; sshd_stop; rm -rf "$B"; }
-trap cleanup EXIT
-sshd_start "$B/sshd"
+source "$ROOT/bench/bench_env.sh"
+bench_setup push-bench
 
 echo "generating a repository of $FILES files in $B/repo ..." >&2
 python3 - "$B/repo" "$FILES" <<'PY'

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the benches in bench/: bench_setup NAME makes the bench's directory $B (or uses
+# $BENCH_DIR), points HOME and gpurent's state into it, starts a loopback sshd
+# (tests/e2e/sshd.sh) and removes it all on exit, with the delay proxy whose pid is in
+# $PROXY_PID if one was started. Needs $ROOT.
+bench_setup() {
+  B=${BENCH_DIR:-$(mktemp -d "/tmp/gpurent-$1.XXXXXX")}
+  mkdir -p "$B"
+  export HOME=$B/home XDG_STATE_HOME=$B/state GPURENT_STATE_DIR=$B/state/gpurent NO_COLOR=1
+  mkdir -p "$HOME"
+  unset SSH_AUTH_SOCK
+  source "$ROOT/tests/e2e/sshd.sh"
+  PROXY_PID=
+  trap bench_cleanup EXIT
+  sshd_start "$B/sshd"
+}
+
+bench_cleanup() {
+  if [ -n "$PROXY_PID" ]; then kill "$PROXY_PID" 2>/dev/null || true; fi
+  sshd_stop
+  rm -rf "$B"
+}
