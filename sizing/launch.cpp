@@ -78,6 +78,13 @@ std::optional<SizedGguf> sized_gguf(const JobSpec& j)
   return SizedGguf{ck->hub_repo, ck->files.front()};
 }
 
+// A local GGUF file that was sized: the path the user gave when MODEL names it, else its name.
+std::string local_path(const SizedGguf& g, std::string_view id)
+{
+  const bool path_given = id.size() > 5 && iequals(id.substr(id.size() - 5), ".gguf") && base_name(id) == base_name(g.file);
+  return path_given ? std::string(id) : base_name(g.file);
+}
+
 // llama.cpp's model argument: the sized file (from its Hub repository, or local), else a GGUF
 // repository's file of the job's type, else a local file converted to it.
 std::string llama_cpp_model(const JobSpec& j, std::string_view id)
@@ -86,8 +93,7 @@ std::string llama_cpp_model(const JobSpec& j, std::string_view id)
     if (!g->repo.empty()) {
       return fmt::format("-hf {} --hf-file {}", g->repo, shell_word(g->file));
     }
-    const bool path_given = id.size() > 5 && iequals(id.substr(id.size() - 5), ".gguf") && base_name(id) == base_name(g->file);
-    return "-m " + shell_word(path_given ? std::string(id) : base_name(g->file));
+    return "-m " + shell_word(local_path(*g, id));
   }
   return gguf_repo(id) ? fmt::format("-hf {}:{}", id, gguf_type(j.weights)) : fmt::format("-m {}", local_gguf(j, id));
 }
@@ -101,8 +107,7 @@ std::string vllm_model(const JobSpec& j, std::string_view id)
     if (!g->repo.empty()) {
       return fmt::format("{}:{}", g->repo, gguf_type(j.weights));
     }
-    const bool path_given = id.size() > 5 && iequals(id.substr(id.size() - 5), ".gguf") && base_name(id) == base_name(g->file);
-    const std::string path = path_given ? std::string(id) : base_name(g->file);
+    const std::string path = local_path(*g, id);
     return shell_word(path.find('/') == std::string::npos ? "./" + path : path);
   }
   if (is_gguf(j.weights)) {
