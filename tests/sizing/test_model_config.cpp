@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -17,7 +18,7 @@ namespace {
 
 std::string read_fixture(const std::string& name)
 {
-  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/models/" + name, std::ios::binary);
+  std::ifstream in(std::filesystem::path(GPURENT_TEST_DATA) / "models" / name, std::ios::binary);
   REQUIRE(in);
   std::ostringstream ss;
   ss << in.rdbuf();
