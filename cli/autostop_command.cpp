@@ -139,7 +139,7 @@ void add_autostop_command(CLI::App& app, Services& s)
   sub->add_option("--gpu-util", rq.gpu_util, "a GPU below this utilization % counts as idle (default 5)");
   sub->add_option("--server-credential", rq.server_credential,
                   "hand the API key in this local environment variable to the server (stored 0600 there)");
-  sub->add_option("--backup-to", rq.backup_to, "before a destroy, the server backs up to USER@HOST:PATH over SSH (verified)");
+  sub->add_option("--backup-to", rq.backup_to, "before a destroy, the server backs up to USER@HOST:PATH or ssh://USER@HOST:PORT/PATH (verified)");
   sub->add_option("--backup-dir", rq.backup_dir, "what the server backs up (default: the provider's workspace, else ~)");
   sub->add_flag("--no-backup", rq.no_backup, "allow the destroy stage without a backup");
   sub->add_option("--on-idle", rq.on_idle, "a shell command the server runs when idle (e.g. a webhook with curl)");

@@ -10,6 +10,8 @@
 #include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
+#include "cli/ssh_options.hpp"
+#include "sync/autostop_target.hpp"
 
 namespace gpurent {
 namespace {
@@ -28,6 +30,89 @@ bool stopped_by_refresh(StateStore& store, const ServerRecord& r)
 {
   const auto ev = store.events(r.id);
   return ev && !ev->empty() && ev->back().status == ServerStatus::stopped && ev->back().note.starts_with("refresh:");
+}
+
+// The --backup-to target and the file stem of this arming's backups; nullopt when none was
+// given (or the arming predates the checksum files).
+std::optional<std::pair<BackupTarget, std::string>> backup_target_of(StateStore& store, const ServerRecord& r)
+{
+  auto rec = store.autostop(r.id);
+  if (!rec || !*rec) {
+    return std::nullopt;
+  }
+  const auto settings = nlohmann::json::parse((*rec)->settings_json, nullptr, false);
+  if (!settings.is_object() || !settings.contains("backup_stem") || !settings["backup_stem"].is_string()) {
+    return std::nullopt;  // armed by a gpurent that wrote no checksum files
+  }
+  auto target = parse_backup_target(settings.value("backup_to", ""));
+  if (!target) {
+    return std::nullopt;
+  }
+  return std::pair{*target, settings["backup_stem"].get<std::string>()};
+}
+
+// The verified backup at the target, checked from here: the server is stopped, so the target
+// is the only witness left (sync/autostop_target.hpp). An error: gpurent could not log in there
+// (unreachable, unknown host key, no key it accepts).
+Result<TargetBackupCheck> check_backup_at_target(Services& s, const BackupTarget& target, const std::string& stem)
+{
+  TRY_ASSIGN(const SshOptions options, make_ssh_options(s, SshFlags{}));
+  TRY_ASSIGN(auto session, connect_ssh(s, target.ssh_target(), options));
+  TRY_ASSIGN(const ExecResult ran, session->exec(autostop_target_check_command(target, stem)));
+  return parse_autostop_target_check(ran.out, target, stem);
+}
+
+void record_target_backup(StateStore& store, const ServerRecord& r, const AutostopEvent& b, TimePoint now)
+{
+  auto rec = store.autostop(r.id);
+  if (!rec || !*rec) {
+    return;
+  }
+  auto last = nlohmann::json::parse((*rec)->last_json.empty() ? "{}" : (*rec)->last_json, nullptr, false);
+  if (!last.is_object()) {
+    last = nlohmann::json::object();
+  }
+  last["backup"] = {{"at", b.at}, {"ok", b.ok}, {"stage", b.stage}, {"detail", b.detail}, {"checked_at_target", iso_time(now)}};
+  (*rec)->last_json = last.dump();
+  (void)store.put_autostop(**rec);
+}
+
+// Due in every other respect, with a known backup target: the backup is checked there (the
+// newest tar of this arming against the checksum the server verified), whatever the log showed;
+// a target that answers but cannot show it refuses the release. Only a target gpurent cannot
+// log in to leaves the log's word (a backup verified when it was taken) to decide. Updates `in`
+// and `d`; returns how the backup was checked, for the user.
+std::string check_target(Services& s, StateStore& store, const ServerRecord& r, AutostopReleaseInput& in, AutostopRelease& d)
+{
+  auto as_if_no_backup = in;
+  as_if_no_backup.no_backup = true;
+  const bool failed_in_log = in.backup && in.backup->at >= in.armed_at && !in.backup->ok;
+  if (in.no_backup || failed_in_log || autostop_release_decision(as_if_no_backup).kind != AutostopReleaseKind::release) {
+    return {};
+  }
+  const auto where = backup_target_of(store, r);
+  if (!where) {
+    return {};
+  }
+  const std::string dest = where->first.ssh_destination();
+  const auto check = check_backup_at_target(s, where->first, where->second);
+  if (!check) {
+    if (d.kind == AutostopReleaseKind::refused) {
+      d.why += "; gpurent could not check " + dest + " itself either (" + check.error().message + ")";
+    }
+    return "not checked at " + dest + " (" + check.error().message + "): as the watchdog logged it";
+  }
+  if (!check->verified) {
+    in.backup.reset();
+    d = autostop_release_decision(in);
+    d.kind = AutostopReleaseKind::refused;
+    d.why = check->why + ": not destroying";
+    return {};
+  }
+  in.backup = check->verified;
+  record_target_backup(store, r, *in.backup, s.clock.now());
+  d = autostop_release_decision(in);
+  return "checked at " + dest + " just now";
 }
 
 }  // namespace
@@ -98,11 +183,12 @@ Result<std::optional<AutostopRelease>> release_autostopped(Services& s, StateSto
   if (r.status != ServerStatus::stopped || r.attached) {
     return std::optional<AutostopRelease>{};
   }
-  const auto in = autostop_release_input(store, r, s.clock.now());
+  auto in = autostop_release_input(store, r, s.clock.now());
   if (!in) {
     return std::optional<AutostopRelease>{};
   }
-  const AutostopRelease d = autostop_release_decision(*in);
+  AutostopRelease d = autostop_release_decision(*in);
+  const std::string checked = check_target(s, store, r, *in, d);
   if (d.kind == AutostopReleaseKind::refused && d.at && in->now >= *d.at) {
     report_warning(s, r.name + ": autostop's release (destroy) was due at " + iso_time(from_unix(*d.at)) + ", but " + d.why +
                           ". It stays stopped and may still bill: check the backup at its target, then `gpurent down " + r.name +
@@ -114,7 +200,7 @@ Result<std::optional<AutostopRelease>> release_autostopped(Services& s, StateSto
   }
   s.err << "gpurent: " << r.name << ": autostop stopped it at " << iso_time(from_unix(in->stopped_at)) << "; releasing it now ("
         << (in->no_backup ? std::string("--no-backup was given when arming")
-                          : "the server's verified backup: " + in->backup->detail)
+                          : "the server's verified backup: " + in->backup->detail + (checked.empty() ? "" : ", " + checked))
         << ")\n";
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(ProviderHandle h, open_provider(s, cfg, r.provider));

@@ -79,14 +79,11 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
     st.instance_id = rec->provider_id;
   }
   if (destroy_stage && rq.backup_to.empty() && !rq.no_backup) {
-    return fail(Errc::refused, "a destroy stage deletes the server's disk: give --backup-to USER@HOST:PATH (the server backs "
+    return fail(Errc::refused, "a destroy stage deletes the server's disk: give --backup-to USER@HOST:PATH or ssh://USER@HOST:PORT/PATH (the server backs "
                                "up there and verifies it first) or --no-backup");
   }
   if (!rq.backup_to.empty()) {
-    const auto colon = rq.backup_to.find(':');
-    if (rq.backup_to.find('@') == std::string::npos || colon == std::string::npos || colon + 1 == rq.backup_to.size()) {
-      return fail(Errc::usage, "--backup-to " + rq.backup_to + ": write it as USER@HOST:PATH");
-    }
+    TRY_ASSIGN(st.backup_target, parse_backup_target(rq.backup_to));
   }
   st.backup_to = rq.backup_to;
   st.backup_dir = !rq.backup_dir.empty() ? rq.backup_dir : server.dest.workspace_dir;
@@ -212,7 +209,8 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
           << server.dest.name << "` after that time; it stays stopped (and may bill) until one runs; "
           << (p.settings.no_backup ? std::string("no backup (--no-backup)")
                                    : "the server backs up to " + p.settings.backup_to +
-                                         " just before the stop, and gpurent destroys only after seeing that verified backup")
+                                         " just before the stop, and gpurent destroys only after checking that verified backup there (or, "
+                                         "where it cannot log in to " + p.settings.backup_to + ", seeing it in the watchdog's log)")
           << "\n";
   }
   if (server.record) {
@@ -226,7 +224,9 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
                                      {"interval_s", p.settings.interval_s},
                                      {"api", p.settings.api},
                                      {"no_backup", p.settings.no_backup},
-                                     {"backup_to", p.settings.backup_to}}
+                                     {"backup_to", p.settings.backup_to},
+                                     {"armed_at_unix", p.settings.armed_at},
+                                     {"backup_stem", autostop_backup_stem(p.settings.instance_id, p.settings.armed_at)}}
                           .dump();
     a.armed_at = s.clock.now();
     TRY(store->put_autostop(a));

@@ -85,6 +85,11 @@ std::string autostop_config_text(const AutostopSettings& s)
   put("AS_CRED", s.credential);
   put("AS_ON_IDLE", s.on_idle);
   put("AS_BACKUP_TO", s.backup_to);
+  const auto& t = s.backup_target;
+  put("AS_BACKUP_HOST", t ? t->user + "@" + t->host : std::string());
+  put("AS_BACKUP_PORT", t && t->port != 0 ? std::to_string(t->port) : std::string());
+  put("AS_BACKUP_PATH", t ? t->path : std::string());
+  put("AS_BACKUP_STEM", autostop_backup_stem(s.instance_id, s.armed_at));
   put("AS_BACKUP_DIR", s.backup_dir);
   put("AS_NO_BACKUP", s.no_backup ? "1" : "0");
   put("AS_NVIDIA_SMI", s.nvidia_smi);
@@ -108,11 +113,12 @@ std::string autostop_arm_command(const AutostopSettings& s, bool backup_check)
   }
   c += "printf '%s' " + shell_quote(k_watchdog) + " > \"$d/watchdog.sh\" || fail write\n";
   c += "printf '%s' " + shell_quote(autostop_config_text(s)) + " > \"$d/config\" || fail write\n";
-  if (backup_check && !s.backup_to.empty()) {
-    const auto host = s.backup_to.substr(0, s.backup_to.find(':'));
+  if (backup_check && s.backup_target) {
+    const auto& t = *s.backup_target;
     c += "cfg=; [ -f \"$HOME/.ssh/config\" ] && cfg=\"-F $HOME/.ssh/config\"\n"
          "ssh -o BatchMode=yes -o ConnectTimeout=10 $cfg " +
-         shell_quote(host) + " 'command -v sha256sum >/dev/null' </dev/null >/dev/null 2>&1 || fail backup-unreachable\n";
+         (t.port != 0 ? "-p " + std::to_string(t.port) + " " : std::string()) + shell_quote(t.user + "@" + t.host) +
+         " 'command -v sha256sum >/dev/null' </dev/null >/dev/null 2>&1 || fail backup-unreachable\n";
   }
   c += "cu=no; command -v curl >/dev/null 2>&1 && cu=yes\n"
        "ik=no\n";

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "common/result.hpp"
+#include "sync/backup_target.hpp"
 
 namespace gpurent {
 
@@ -51,7 +52,8 @@ struct AutostopSettings {
   // "instance": the provider's instance-scoped key from the server's environment; "none".
   std::string credential = "none";
   std::string on_idle;        // a shell command run when idle (all providers)
-  std::string backup_to;      // USER@HOST:PATH the server backs up to before destroying
+  std::string backup_to;      // --backup-to as given: where the server backs up to before destroying
+  std::optional<BackupTarget> backup_target;  // backup_to, parsed (sync/autostop_target.hpp)
   std::string backup_dir;     // what it backs up (the workspace)
   bool no_backup = false;     // --no-backup given when arming
   std::string nvidia_smi = "nvidia-smi";

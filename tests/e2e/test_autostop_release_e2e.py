@@ -9,7 +9,9 @@ server's key, known host and port live in its own test HOME's ~/.ssh/config), 1 
  * --then stop --release-after with --no-backup: the watchdog stops the pod and ends with it;
    `autostop NAME` shows the release as the next action, and once due gpurent destroys it;
  * --then stop --release-after --backup-to: the backup is taken before the stop; when gpurent
-   saw it, the release destroys; when it did not, nothing is destroyed and the text says why."""
+   saw it, the release destroys; when it did not and cannot log in to the target, nothing is
+   destroyed and the text says why; when it can, it checks the tar against the checksum file the
+   server wrote beside it (a changed tar: no release; the original: released)."""
 import hashlib
 import json
 import os
@@ -177,6 +179,9 @@ def scenario(e, tmp):
     check(wait_for(lambda: calls("POST", "/runpod/v1/pods/%s/stop" % pod5), 15), "the watchdog stopped s5")
     time.sleep(1.1)
     p, doc = status(e, "--refresh")
+    if "has not seen a verified backup" not in p.stderr:  # the stop recorded at this refresh: due 1 s later
+        time.sleep(1.1)
+        p, doc = status(e, "--refresh")
     s5 = by_name(doc, "s5")
     check(s5 is not None and s5["state"] == "stopped" and not calls("DELETE", "/runpod/v1/pods/" + pod5),
           "not released without a verified backup gpurent saw", p.stdout + p.stderr)
@@ -185,6 +190,44 @@ def scenario(e, tmp):
         print(p.stderr, e.run("autostop", "s5", extra=env).stdout, file=sys.stderr)
     check(s5 is not None and (s5.get("autostop") or {}).get("release", {}).get("next_action") == "none", "status: release none",
           json.dumps(s5))
+    # 6. The same, but gpurent can log in to the target (ssh://USER@HOST:PORT/PATH, its key, the
+    # target's host key known): it checks the backup there itself, and a tar changed since the
+    # server verified it is not a backup.
+    with open(os.path.join(good["SSHD_DIR"], "authorized_keys"), "a") as f:
+        f.write(open(os.path.join(e.env["HOME"], ".ssh", "id_ed25519.pub")).read())
+    with open(os.path.join(e.env["HOME"], ".ssh", "known_hosts"), "a") as f:
+        f.write(open(good["SSHD_KNOWN_HOSTS"]).read())
+    pod6 = up("s6")
+    p = arm("s6", "--then", "stop", "--release-after", "1s", "--backup-to",
+            "ssh://%s@127.0.0.1:%s%s" % (user, good["SSHD_PORT"], backups))
+    check(p.returncode == 0, "arm s6 (ssh://USER@HOST:PORT/PATH)", p.stderr)
+    check(wait_for(lambda: calls("POST", "/runpod/v1/pods/%s/stop" % pod6), 15), "the watchdog stopped s6")
+    b = [x for x in events(wlog, "backup") if x.get("stage") == "1" and x.get("result") == "ok"]
+    check(b, "s6 was backed up before the stop", open(wlog).read()[-600:])
+    tar = b[-1]["detail"].partition(":")[2] if b else os.path.join(backups, "none")
+    stem = os.path.basename(tar).rsplit("-", 1)[0] + "-"
+    sums = [n for n in os.listdir(backups) if n.startswith(stem) and n.endswith(".tar.sha256")]
+    check(sums == [os.path.basename(tar) + ".sha256"], "one checksum file of this arming, beside the newest tar", str(sums))
+    check(subprocess.run(["sha256sum", "-c", "--quiet", os.path.basename(tar) + ".sha256"], cwd=backups).returncode == 0,
+          "`sha256sum -c` accepts it at the target")
+    time.sleep(1.1)
+    original = open(tar, "rb").read() if os.path.exists(tar) else b""
+    with open(tar, "ab") as f:
+        f.write(b"changed")
+    p, doc = status(e, "--refresh")
+    if not calls("DELETE", "/runpod/v1/pods/" + pod6) and "no longer has the SHA-256" not in p.stderr:
+        time.sleep(1.1)  # (the stop recorded at this refresh: due 1 s later)
+        p, doc = status(e, "--refresh")
+    check(not calls("DELETE", "/runpod/v1/pods/" + pod6) and "no longer has the SHA-256" in p.stderr,
+          "a tar changed at the target since: no release, and why", p.stderr)
+    with open(tar, "wb") as f:
+        f.write(original)
+    p, doc = status(e, "--refresh")
+    check(len(calls("DELETE", "/runpod/v1/pods/" + pod6)) == 1 and "checked at ssh://" in p.stderr,
+          "the release destroyed s6 after checking its backup at the target", p.stderr)
+    if os.environ.get("SHOW_TEXT"):
+        print(p.stderr, file=sys.stderr)
+    check(by_name(doc, "s6") is None, "s6's ledger is closed", p.stdout)
     for t in (good, liar):
         try:
             os.kill(int(t["SSHD_PID"]), 15)
