@@ -4,7 +4,10 @@
 // is the input. Invariants: no crash or sanitizer report; the log reader never fails and yields
 // the same result whatever follows a line's end (line by line); a sample the rule calls idle is
 // readable, has GPUs and no session or job; the view's next action is one the watchdog can take;
-// a logged backup lets the release after a stop destroy only when it is a verified one.
+// a logged backup lets the release after a stop destroy only when it is a verified one; what a
+// backup target prints for gpurent's check proves a backup only with a 64-hex SHA-256 the tar
+// still has and a file of this arming; `--backup-to` yields only a user and host ssh reads as
+// names.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +16,8 @@
 
 #include "sync/autostop_log.hpp"
 #include "sync/autostop_release.hpp"
+#include "sync/autostop_target.hpp"
+#include "sync/backup_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
@@ -21,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const unsigned pick = data[0];
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (pick % 3) {
+  switch (pick % 5) {
   case 0: {
     const auto log = gpurent::parse_autostop_log(text);
     for (const auto& s : log.samples) {
@@ -62,6 +67,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   case 1:
     (void)gpurent::parse_autostop_config(text);
+    break;
+  case 3: {
+    const gpurent::BackupTarget target{"me", "h", 0, "b"};
+    const std::string stem = "gpurent-autostop-pod-1-";
+    const auto c = gpurent::parse_autostop_target_check(text, target, stem);
+    if (c.verified && (gpurent::autostop_backup_file(*c.verified).empty() ||
+                       c.verified->detail.find(":b/" + stem) == std::string::npos || !c.why.empty())) {
+      std::abort();
+    }
+    break;
+  }
+  case 4:
+    if (const auto t = gpurent::parse_backup_target(text)) {
+      if (t->user.empty() || t->host.empty() || t->user.front() == '-' || t->host.front() == '-' || t->path.empty() ||
+          t->user.find_first_of(" ;'\"$`@/") != std::string::npos || t->host.find_first_of(" ;'\"$`@/") != std::string::npos) {
+        std::abort();
+      }
+    }
     break;
   default:
     if (const auto r = gpurent::parse_autostop_state(text)) {
