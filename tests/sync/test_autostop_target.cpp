@@ -16,7 +16,7 @@
 
 using namespace gpurent;
 
-TEST_CASE("--backup-to: USER@HOST:PATH and ssh://USER@HOST:PORT/PATH", "[autostop]")
+TEST_CASE("backup target: USER@HOST:PATH and ssh://USER@HOST:PORT/PATH", "[autostop]")
 {
   auto t = parse_backup_target("me@203.0.113.9:ckpt");
   REQUIRE(t);
@@ -48,7 +48,7 @@ TEST_CASE("--backup-to: USER@HOST:PATH and ssh://USER@HOST:PORT/PATH", "[autosto
   CHECK(t->ssh_destination() == "ssh://me@[::1]:2200");
 }
 
-TEST_CASE("--backup-to: what ssh would misread or cannot reach is a usage error", "[autostop]")
+TEST_CASE("backup target: what ssh would misread or cannot reach is a usage error", "[autostop]")
 {
   for (const char* bad : {"", "host:path", "me@host", "me@host:", "-oProxyCommand=x@h:p", "me@-oProxyCommand=x:p",
                           "ssh://me@host", "ssh://me@host:0/p", "ssh://me@host:65536/p", "ssh://me@host:22x/p",
@@ -61,7 +61,7 @@ TEST_CASE("--backup-to: what ssh would misread or cannot reach is a usage error"
   }
 }
 
-TEST_CASE("--backup-to on random text: never more than a usage error; what it accepts is plain", "[autostop][property]")
+TEST_CASE("backup target on random text: never more than a usage error; what it accepts is plain", "[autostop][property]")
 {
   std::mt19937 rng(20261201);
   const std::string alphabet = "ab-_.:@/[]~ 0129\n\x01;'$";
