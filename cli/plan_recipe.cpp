@@ -10,6 +10,7 @@
 #include "providers/card.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/launch.hpp"
+#include "sizing/layout.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -137,10 +138,14 @@ void add_layout_defaults(PlanReport& r, const PlanRequest& request)
                                               : "tensor parallel for inference on several GPUs (cli.md)"});
   }
   if (j.pipeline > 1) {
+    // Why tensor parallel over all the GPUs is refused (docs/sizing.md "Layouts").
+    std::string why = tensor_parallel_refusal(j.model, j.gpus, j.weights);
+    if (why.empty()) {
+      why = fmt::format("{} GPUs would leave fewer layers than pipeline stages", j.gpus);
+    }
     r.defaults.push_back({"layout", fmt::format("tensor parallel {} x pipeline {}", tp_degree(j), j.pipeline),
-                          fmt::format("vLLM's tensor parallel size must divide the {} attention heads (and the {} KV "
-                                      "heads): the other GPUs run pipeline stages",
-                                      j.model.heads, j.model.kv_heads)});
+                          fmt::format("vLLM refuses tensor parallel {}: {}; the other GPUs run pipeline stages",
+                                      j.gpus, why)});
   }
 }
 

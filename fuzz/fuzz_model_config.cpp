@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "providers/hf_hub.hpp"
+#include "sizing/layout.hpp"
 #include "sizing/model_config.hpp"
 #include "sizing/param_count.hpp"
 
@@ -22,6 +23,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (gpurent::count_params(*m).total != m->params) {
       std::abort();
+    }
+    // An FP8 block is both sides or neither; every degree the layout check accepts has no refusal.
+    if ((m->quant_block_n == 0) != (m->quant_block_k == 0)) {
+      std::abort();
+    }
+    for (std::uint32_t tp = 1; tp <= 16; ++tp) {
+      const bool ok = gpurent::tensor_parallel_ok(*m, tp, gpurent::WeightFormat::fp8);
+      if (ok != gpurent::tensor_parallel_refusal(*m, tp, gpurent::WeightFormat::fp8).empty()) {
+        std::abort();
+      }
     }
   } else if (m.error().code != gpurent::Errc::invalid_input || m.error().message.empty()) {
     std::abort();

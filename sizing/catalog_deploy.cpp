@@ -79,8 +79,9 @@ constexpr Deploy k_deploy[] = {
 void add_quantized(ModelArch& m)
 {
   std::uint32_t padded = 0;
-  const auto add = [&m, &padded](std::string id, std::string method, std::uint32_t bits) {
-    m.quantized.push_back({std::move(id), std::move(method), bits, padded});
+  std::uint32_t block = 0;
+  const auto add = [&m, &padded, &block](std::string id, std::string method, std::uint32_t bits) {
+    m.quantized.push_back({std::move(id), std::move(method), bits, padded, block});
   };
   const std::string& base = m.hf_ids.empty() ? m.name : m.hf_ids.front();
   if (m.name.starts_with("qwen2.5-")) {
@@ -92,7 +93,10 @@ void add_quantized(ModelArch& m)
     add(base + "-Instruct-GPTQ-Int8", "gptq", 8);
     padded = 0;
   } else if (m.name.starts_with("qwen3-")) {
+    // Qwen3's -FP8 checkpoints are fine-grained FP8: "weight_block_size": [128, 128].
+    block = 128;
     add(base + "-FP8", "fp8", 8);
+    block = 0;
   } else if (m.name == "llama-3.1-405b") {
     add("meta-llama/Llama-3.1-405B-Instruct-FP8", "fbgemm_fp8", 8);
     add("meta-llama/Llama-3.1-405B-FP8", "fbgemm_fp8", 8);
@@ -125,6 +129,11 @@ void add_deploy_facts(std::vector<ModelArch>& models)
       if (!d.quant_method.empty()) {
         m.quant_bits = d.quant_method == "mxfp4" ? 4 : 8;
         m.quant_float = true;
+      }
+      if (d.quant_method == "fp8") {
+        // The FP8 checkpoints of this table (DeepSeek-V3/R1) declare "weight_block_size": [128, 128].
+        m.quant_block_n = 128;
+        m.quant_block_k = 128;
       }
     }
     add_quantized(m);

@@ -83,6 +83,8 @@ ModelArch for_checkpoint(const ModelArch& model, std::string_view hf_id)
       m.quant_bits = q.quant_bits;
       m.quant_float = q.quant_method == "fp8" || q.quant_method == "fbgemm_fp8";
       m.mxfp4_experts = q.quant_method == "mxfp4";
+      m.quant_block_n = q.block;
+      m.quant_block_k = q.block;
       if (q.intermediate > 0 && q.intermediate != m.intermediate) {
         m.intermediate = q.intermediate;
         m.params = count_params(m).total;  // the padded rows are stored too

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "sizing/layout.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "sizing/estimate.hpp"
 
@@ -15,13 +19,83 @@ bool group_quantized(WeightFormat w) noexcept
   return w == WeightFormat::awq || w == WeightFormat::gptq || w == WeightFormat::int4;
 }
 
-}  // namespace
+// One weight width vLLM slices over the tensor-parallel ranks: column-parallel layers split their
+// output rows (q/k/v, gate/up), row-parallel layers their input columns (o_proj, down_proj).
+struct Sliced {
+  const char* what;
+  std::uint64_t width;   // the whole width
+  std::uint64_t per_rank;
+  bool row;              // row-parallel: the input side is split
+};
 
-bool tensor_parallel_ok(const ModelArch& m, std::uint32_t tp, WeightFormat weights) noexcept
+// Every width a tensor-parallel degree `tp` slices (heads already checked to divide): attention
+// q and o (MLA: q heads x (nope + rope), kv_b heads x (nope + v), o heads x v_head_dim), the
+// KV heads of GQA (one per rank when replicated), the dense MLP where one runs, the routed
+// experts and the shared experts (DeepSeek/Qwen2-MoE: moe_intermediate x shared_experts).
+std::size_t sliced_widths(const ModelArch& m, std::uint32_t tp, std::array<Sliced, 10>& out) noexcept
 {
-  if (tp <= 1 || m.heads == 0) {
-    return true;  // one rank, or no architecture to judge (--params)
+  std::size_t n = 0;
+  const auto add = [&](const char* what, std::uint64_t width, std::uint64_t per_rank, bool row) {
+    if (width > 0) {
+      out[n++] = Sliced{what, width, per_rank, row};
+    }
+  };
+  const auto split = [tp](std::uint64_t width) { return width % tp == 0 ? width / tp : 0; };
+  if (m.attention() == AttentionKind::mla) {
+    const std::uint64_t qk = std::uint64_t{m.qk_nope_head_dim} + m.qk_rope_head_dim;
+    add("q_proj (heads x qk_head_dim)", std::uint64_t{m.heads} * qk, split(std::uint64_t{m.heads} * qk), false);
+    const std::uint64_t kv_b = std::uint64_t{m.heads} * (std::uint64_t{m.qk_nope_head_dim} + m.v_head_dim);
+    add("kv_b_proj (heads x (qk_nope_head_dim + v_head_dim))", kv_b, split(kv_b), false);
+    const std::uint64_t o = std::uint64_t{m.heads} * m.v_head_dim;
+    add("o_proj (heads x v_head_dim)", o, split(o), true);
+  } else {
+    const std::uint64_t head_dim = m.head_dim > 0 ? m.head_dim : m.hidden / m.heads;
+    const std::uint64_t q = std::uint64_t{m.heads} * head_dim;
+    add("q_proj (heads x head_dim)", q, split(q), false);
+    const std::uint32_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+    add("k_proj/v_proj (KV heads x head_dim)", std::uint64_t{kv} * head_dim,
+        (kv >= tp ? kv / tp : 1) * head_dim, false);
+    add("o_proj (heads x head_dim)", q, split(q), true);
   }
+  if (!m.is_moe() || m.dense_layers > 0) {
+    add("intermediate_size (gate/up)", m.intermediate, split(m.intermediate), false);
+    add("intermediate_size (down_proj)", m.intermediate, split(m.intermediate), true);
+  }
+  if (m.is_moe()) {
+    add("moe_intermediate_size (experts' gate/up)", m.moe_intermediate, split(m.moe_intermediate), false);
+    add("moe_intermediate_size (experts' down_proj)", m.moe_intermediate, split(m.moe_intermediate), true);
+    const std::uint64_t shared = std::uint64_t{m.moe_intermediate} * m.shared_experts;
+    add("shared experts' width (gate/up)", shared, split(shared), false);
+    add("shared experts' width (down_proj)", shared, split(shared), true);
+  }
+  return n;
+}
+
+// The first sliced width whose per-rank slice is not whole quantization units: groups of 128
+// on the input side (AWQ/GPTQ), or FP8 blocks (block_n on the output side, block_k on the
+// input side) for a block-quantized FP8 checkpoint run as stored.
+std::optional<std::pair<Sliced, std::uint32_t>> first_misfit(const ModelArch& m, std::uint32_t tp,
+                                                             WeightFormat weights) noexcept
+{
+  const bool groups = group_quantized(weights);
+  const bool blocks = weights == WeightFormat::fp8 && m.quant_block_n > 0 && m.quant_block_k > 0;
+  if (!groups && !blocks) {
+    return std::nullopt;
+  }
+  std::array<Sliced, 10> widths{};
+  const std::size_t n = sliced_widths(m, tp, widths);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Sliced& w = widths[i];
+    const std::uint32_t unit = blocks ? (w.row ? m.quant_block_k : m.quant_block_n) : w.row ? k_quant_group : 0;
+    if (unit > 0 && (w.per_rank == 0 || w.per_rank % unit != 0)) {
+      return std::pair{w, unit};
+    }
+  }
+  return std::nullopt;
+}
+
+bool heads_divide(const ModelArch& m, std::uint32_t tp) noexcept
+{
   if (m.heads % tp != 0) {
     return false;
   }
@@ -31,18 +105,40 @@ bool tensor_parallel_ok(const ModelArch& m, std::uint32_t tp, WeightFormat weigh
       return false;
     }
   }
-  if (group_quantized(weights)) {
-    // Row-parallel layers (o_proj, down_proj) get input slices of width / tp.
-    const std::uint64_t head_dim = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
-    const std::uint64_t o_in = std::uint64_t{m.heads} * (m.attention() == AttentionKind::mla ? m.v_head_dim : head_dim);
-    const std::uint64_t mlp = m.is_moe() && m.moe_intermediate > 0 ? m.moe_intermediate : m.intermediate;
-    for (const std::uint64_t width : {o_in, mlp}) {
-      if (width > 0 && (width % tp != 0 || (width / tp) % k_quant_group != 0)) {
-        return false;
-      }
-    }
-  }
   return true;
+}
+
+}  // namespace
+
+bool tensor_parallel_ok(const ModelArch& m, std::uint32_t tp, WeightFormat weights) noexcept
+{
+  if (tp <= 1 || m.heads == 0) {
+    return true;  // one rank, or no architecture to judge (--params)
+  }
+  return heads_divide(m, tp) && !first_misfit(m, tp, weights);
+}
+
+std::string tensor_parallel_refusal(const ModelArch& m, std::uint32_t tp, WeightFormat weights)
+{
+  if (tp <= 1 || m.heads == 0) {
+    return {};
+  }
+  if (!heads_divide(m, tp)) {
+    return fmt::format("tensor parallel {} must divide the {} attention heads (and divide or be a multiple of the "
+                       "{} KV heads)",
+                       tp, m.heads, m.kv_heads > 0 ? m.kv_heads : m.heads);
+  }
+  const auto misfit = first_misfit(m, tp, weights);
+  if (!misfit) {
+    return {};
+  }
+  const auto& [w, unit] = *misfit;
+  const bool blocks = weights == WeightFormat::fp8;
+  const std::string slice = w.per_rank > 0 ? fmt::format("{} / {} = {}", w.width, tp, w.per_rank)
+                                           : fmt::format("{} does not split into {}", w.width, tp);
+  return fmt::format("{}: {} per rank is not a multiple of the {} {} ({})", w.what, slice,
+                     blocks ? "FP8 weight block" : "quantization group", unit,
+                     blocks ? (w.row ? "block_k" : "block_n") : "group_size");
 }
 
 std::optional<Layout> vllm_layout(const ModelArch& m, std::uint32_t gpus, WeightFormat weights) noexcept

@@ -3,17 +3,28 @@
 // Which multi-GPU layouts an engine can really run (docs/sizing.md "Layouts"). vLLM splits the
 // attention heads over tensor-parallel ranks: the degree must divide the query heads, and
 // divide the KV heads or be a multiple of them (vLLM QKVParallelLinear); group-quantized
-// weights (AWQ/GPTQ, group 128) need every row-parallel input slice to be whole groups. Where a
-// GPU count has no such degree, vLLM runs pipeline stages (--pipeline-parallel-size).
+// weights (AWQ/GPTQ, group 128) need every row-parallel input slice to be whole groups, and a
+// block-quantized FP8 checkpoint (weight_block_size [n, k]) every column-parallel output slice a
+// multiple of n and every row-parallel input slice a multiple of k (vLLM's block-FP8 check).
+// Where a GPU count has no such degree, vLLM runs pipeline stages (--pipeline-parallel-size).
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "sizing/job.hpp"
 
 namespace gpurent {
 
 // vLLM can shard the model's attention (and quantized MLP) over `tp` ranks.
+// The block constraint applies when the job runs fp8 weights and the model carries its
+// checkpoint's block (ModelArch::quant_block_n/k); online FP8 of a 16-bit checkpoint (vLLM
+// --quantization fp8, per-tensor scales) has none.
 [[nodiscard]] bool tensor_parallel_ok(const ModelArch& model, std::uint32_t tp, WeightFormat weights) noexcept;
+
+// Why vLLM refuses tensor parallel `tp` ("" when it does not): the heads it must divide, or the
+// first weight slice that is not whole groups or FP8 blocks, with its arithmetic
+// ("moe_intermediate_size (experts' gate/up): 768 / 4 = 192 per rank is not a multiple of …").
+[[nodiscard]] std::string tensor_parallel_refusal(const ModelArch& model, std::uint32_t tp, WeightFormat weights);
 
 // vLLM's layout on `gpus` GPUs: the largest tensor-parallel degree that divides `gpus` and
 // tensor_parallel_ok, the rest as pipeline stages (at most one layer per stage). nullopt when

@@ -64,6 +64,12 @@ struct ModelArch {
   std::string quant_method;
   std::uint32_t quant_bits = 0;
   bool quant_float = false;            // compressed-tensors: float weights (FP8/FP4), else int
+  // Block-quantized FP8 (quantization_config.weight_block_size [n, k]; compressed-tensors
+  // weights strategy "block", block_structure [n, k]): each weight scale covers an n x k tile
+  // (output rows x input columns), 0 when the scales are not per block. vLLM refuses a tensor
+  // parallel degree whose per-rank slices are not whole blocks (sizing/layout.hpp).
+  std::uint32_t quant_block_n = 0;
+  std::uint32_t quant_block_k = 0;
   // Official checkpoints of the same architecture published in another format (e.g.
   // "Qwen/Qwen2.5-72B-Instruct-AWQ"): naming one of these ids sizes that format.
   struct QuantizedCheckpoint {
@@ -71,6 +77,7 @@ struct ModelArch {
     std::string quant_method;
     std::uint32_t quant_bits = 0;
     std::uint32_t intermediate = 0;  // MLP width when the checkpoint pads it for tensor parallelism (0: same)
+    std::uint32_t block = 0;         // FP8 weight_block_size [block, block] (0: not block-quantized)
   };
   std::vector<QuantizedCheckpoint> quantized;
   // Where the GGUF engines get the model: the ollama library tag ("llama3.1:8b", its default

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "sizing/config_reader.hpp"
 #include "sizing/param_count.hpp"
@@ -32,9 +33,40 @@ Result<void> read_mla(const Reader& r, ModelArch& m)
   return {};
 }
 
+namespace {
+
+// A block shape [n, k] of two whole numbers in 1..k_max_width (weight_block_size, compressed-tensors
+// block_structure); nullopt for anything else.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> block_shape(const json& v)
+{
+  const auto dim = [](const json& x) {
+    return x.is_number_unsigned() && x.get<std::uint64_t>() >= 1 && x.get<std::uint64_t>() <= k_max_width;
+  };
+  if (!v.is_array() || v.size() != 2 || !dim(v[0]) || !dim(v[1])) {
+    return std::nullopt;
+  }
+  return std::pair{v[0].get<std::uint32_t>(), v[1].get<std::uint32_t>()};
+}
+
+void set_block(const json& holder, const char* key, ModelArch& m)
+{
+  const auto it = holder.find(key);
+  if (it == holder.end()) {
+    return;
+  }
+  if (const auto b = block_shape(*it)) {
+    m.quant_block_n = b->first;
+    m.quant_block_k = b->second;
+  }
+}
+
+}  // namespace
+
 // quantization_config (lenient: what is not understood leaves the checkpoint 16-bit). The bits
 // come from `bits` (gptq, awq), `load_in_4bit`/`load_in_8bit` (bitsandbytes) or the first
-// config group's `weights` {num_bits, type} (compressed-tensors).
+// config group's `weights` {num_bits, type} (compressed-tensors). Block-quantized FP8 gives its
+// block: `weight_block_size` [n, k] (fp8), or the weights' `block_structure` [n, k] where their
+// `strategy` is "block" (compressed-tensors).
 void read_quantization(const json& root, ModelArch& m)
 {
   const auto quant = root.find("quantization_config");
@@ -57,6 +89,9 @@ void read_quantization(const json& root, ModelArch& m)
     return it != o.end() && it->is_boolean() && it->get<bool>();
   };
   m.quant_bits = number(*quant, "bits");
+  if (m.quant_method == "fp8") {
+    set_block(*quant, "weight_block_size", m);
+  }
   if (m.quant_method == "bitsandbytes") {
     m.quant_bits = flag(*quant, "load_in_8bit") || flag(*quant, "_load_in_8bit") ? 8 : 4;
   }
@@ -68,6 +103,11 @@ void read_quantization(const json& root, ModelArch& m)
       m.quant_bits = number(*weights, "num_bits");
       const auto type = weights->find("type");
       m.quant_float = type != weights->end() && type->is_string() && type->get<std::string>() == "float";
+      const auto strategy = weights->find("strategy");
+      if (m.quant_float && m.quant_bits == 8 && strategy != weights->end() && strategy->is_string() &&
+          strategy->get_ref<const std::string&>() == "block") {
+        set_block(*weights, "block_structure", m);
+      }
     }
   }
 }

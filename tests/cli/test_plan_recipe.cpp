@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 
@@ -39,8 +40,10 @@ Run plan(std::vector<std::string> args)
   return r;
 }
 
-// Every "--tensor-parallel-size T [--pipeline-parallel-size P]" in `line` is a layout vLLM runs.
-void check_vllm_layout(const std::string& line, const gpurent::ModelArch& m, std::uint32_t gpus)
+// Every "--tensor-parallel-size T [--pipeline-parallel-size P]" in `line` is a layout vLLM runs
+// (for `weights`, when given: whole quantization groups or FP8 blocks on every rank too).
+void check_vllm_layout(const std::string& line, const gpurent::ModelArch& m, std::uint32_t gpus,
+                       gpurent::WeightFormat weights = gpurent::WeightFormat::bf16)
 {
   static const std::regex tp_re("--tensor-parallel-size ([0-9]+)( --pipeline-parallel-size ([0-9]+))?");
   for (auto it = std::sregex_iterator(line.begin(), line.end(), tp_re); it != std::sregex_iterator(); ++it) {
@@ -50,6 +53,7 @@ void check_vllm_layout(const std::string& line, const gpurent::ModelArch& m, std
     CHECK(m.heads % tp == 0);
     const std::uint32_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
     CHECK((m.kv_lora_rank > 0 || kv % tp == 0 || tp % kv == 0));
+    CHECK(gpurent::tensor_parallel_ok(m, tp, weights));
     if (gpus > 0) {
       CHECK(tp * pp == gpus);
     }
@@ -196,7 +200,9 @@ TEST_CASE("plan v2: only layouts vLLM runs are printed, for every catalogue mode
   for (const auto& m : gpurent::model_catalog()) {
     for (std::uint32_t g = 2; g <= 8; ++g) {
       const Run r = plan({m.name, "--task", "serve", "--card", "b200", "--gpus", std::to_string(g)});
-      check_vllm_layout(r.j["launch"].value("vllm", std::string()), m, g);
+      const auto weights = gpurent::parse_weight_format(r.j["job"]["weights"].get<std::string>());
+      REQUIRE(weights);
+      check_vllm_layout(r.j["launch"].value("vllm", std::string()), m, g, *weights);
       for (const auto& f : r.j["fixes"]) {
         check_vllm_layout(f["flags"].value("vllm", std::string()), m, 0);
       }
@@ -210,6 +216,49 @@ TEST_CASE("plan v2: only layouts vLLM runs are printed, for every catalogue mode
   const std::string line = three.j["launch"]["vllm"];
   CHECK(line.find("--tensor-parallel-size 1 --pipeline-parallel-size 3") != std::string::npos);
   CHECK(three.text.find("--tensor-parallel-size 3") == std::string::npos);
+}
+
+TEST_CASE("plan v2: a block-FP8 checkpoint launches the layout vLLM loads", "[cli][plan][layout][fp8]")
+{
+  // Qwen3-30B-A3B-FP8's config.json (weight_block_size [128, 128]) on 4 GPUs: TP 4 would slice the
+  // experts' 768 rows into 192 per rank, which vLLM refuses; TP 2 x PP 2 is what plan launches.
+  const std::string config = std::string(GPURENT_TEST_DATA) + "/models/qwen3-30b-a3b-fp8.json";
+  for (const std::string& model : {config, std::string("Qwen/Qwen3-30B-A3B-FP8")}) {
+    const Run r = plan({model, "--task", "serve", "--gpus", "4", "--card", "h100-80gb"});
+    INFO(model << "\n" << r.text);
+    CHECK(r.code == 0);
+    CHECK(r.j["job"]["weights"] == "fp8");
+    CHECK(r.j["job"]["gpus"] == 4);
+    const std::string line = r.j["launch"]["vllm"];
+    CHECK(line.find("--tensor-parallel-size 2 --pipeline-parallel-size 2 ") != std::string::npos);
+    CHECK(line.find("--quantization") == std::string::npos);  // the checkpoint's own FP8
+    CHECK(r.text.find("--tensor-parallel-size 4") == std::string::npos);
+    CHECK(r.text.find("tp 2 x pp 2") != std::string::npos);
+    bool explained = false;
+    for (const auto& d : r.j["job"]["defaults"]) {
+      if (d["key"] == "layout") {
+        CHECK(d["value"] == "tensor parallel 2 x pipeline 2");
+        explained = std::string(d["why"]).find("768 / 4 = 192") != std::string::npos;
+      }
+    }
+    CHECK(explained);
+  }
+  // The 16-bit checkpoint quantized on load (per-tensor scales, no block) keeps TP 4.
+  const Run online = plan({"Qwen/Qwen3-30B-A3B", "--task", "serve", "--gpus", "4", "--card", "h100-80gb",
+                           "--weights", "fp8"});
+  const std::string online_line = online.j["launch"]["vllm"];
+  CHECK(online_line.find("--tensor-parallel-size 4 ") != std::string::npos);
+  CHECK(online_line.find("--pipeline-parallel-size") == std::string::npos);
+  CHECK(online_line.find("--quantization fp8") != std::string::npos);
+  // Qwen3-235B-A22B-FP8 on 8 GPUs: 1536 / 8 = 192 refused, TP 4 x PP 2.
+  const Run big = plan({"Qwen/Qwen3-235B-A22B-FP8", "--task", "serve", "--gpus", "8", "--card", "h100-80gb"});
+  CHECK(std::string(big.j["launch"]["vllm"]).find("--tensor-parallel-size 4 --pipeline-parallel-size 2 ") !=
+        std::string::npos);
+  // DeepSeek-V3 on 8 GPUs: every width is whole blocks at TP 8.
+  const Run ds = plan({"deepseek-ai/DeepSeek-V3", "--task", "serve", "--gpus", "8", "--card", "h200"});
+  const std::string ds_line = ds.j["launch"]["vllm"];
+  CHECK(ds_line.find("--tensor-parallel-size 8 ") != std::string::npos);
+  CHECK(ds_line.find("--pipeline-parallel-size") == std::string::npos);
 }
 
 TEST_CASE("plan v2: GPU counts come from what each provider sells", "[cli][plan][offers]")

@@ -368,6 +368,11 @@ TEST_CASE("local checkpoints: a fine-tune's directory, an adapter, a .gguf file"
   const auto by_config = resolve_model((ckpt / "config.json").string(), o, nullptr);
   REQUIRE(by_config);
   CHECK(by_config->arch.checkpoint->total_bytes() == t::st_total(fp8.tensors));
+  // Its config.json's "weight_block_size": [128, 128] reaches the layout check, either way named.
+  for (const auto* r : {&*dir, &*by_config}) {
+    CHECK(r->arch.quant_block_n == 128);
+    CHECK(r->arch.quant_block_k == 128);
+  }
 
   // A shard cut short (a copy still running): the count from the architecture, with a warning.
   fs::resize_file(ckpt / "model-00002-of-00003.safetensors", 4000);

@@ -99,6 +99,62 @@ TEST_CASE("Checkpoint: config.json quantization_config is read", "[sizing][check
   }
 }
 
+TEST_CASE("Checkpoint: a block-quantized FP8 config gives its block", "[sizing][checkpoint][fp8]")
+{
+  // Qwen/Qwen3-30B-A3B-FP8 and deepseek-ai/DeepSeek-V3 publish "weight_block_size": [128, 128].
+  for (const char* file : {"qwen3-30b-a3b-fp8.json", "deepseek-v3.json"}) {
+    INFO(file);
+    const auto m = parse_model_config(fixture(file), file);
+    REQUIRE(m);
+    CHECK(checkpoint_format(*m) == WeightFormat::fp8);
+    CHECK(m->quant_block_n == 128);
+    CHECK(m->quant_block_k == 128);
+  }
+  const auto bf16 = parse_model_config(fixture("qwen3-30b-a3b.json"), "qwen3-30b-a3b.json");
+  REQUIRE(bf16);
+  CHECK(bf16->quant_block_n == 0);
+
+  struct Case {
+    std::string quant;
+    std::uint32_t n, k;
+  };
+  const std::vector<Case> cases = {
+      {R"({"quant_method": "fp8", "weight_block_size": [128, 64]})", 128, 64},
+      {R"({"quant_method": "fp8", "activation_scheme": "dynamic"})", 0, 0},  // per-tensor scales
+      {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8,
+          "type": "float", "strategy": "block", "block_structure": [128, 128]}}}})",
+       128, 128},
+      // Per-channel compressed-tensors FP8 (FP8-dynamic) has no block.
+      {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8,
+          "type": "float", "strategy": "channel", "block_structure": null}}}})",
+       0, 0},
+      // Not a block: ignored, never an error.
+      {R"({"quant_method": "fp8", "weight_block_size": [128]})", 0, 0},
+      {R"({"quant_method": "fp8", "weight_block_size": [0, 128]})", 0, 0},
+      {R"({"quant_method": "fp8", "weight_block_size": [128, -1]})", 0, 0},
+      {R"({"quant_method": "fp8", "weight_block_size": [128.5, 128]})", 0, 0},
+      {R"({"quant_method": "fp8", "weight_block_size": "128x128"})", 0, 0},
+      {R"({"quant_method": "fp8", "weight_block_size": [99999999999, 128]})", 0, 0},
+      {R"({"quant_method": "gptq", "bits": 4, "weight_block_size": [128, 128]})", 0, 0},
+  };
+  for (const auto& c : cases) {
+    INFO(c.quant);
+    const auto m = parse_model_config(llama_with(c.quant), "x.json");
+    REQUIRE(m);
+    CHECK(m->quant_block_n == c.n);
+    CHECK(m->quant_block_k == c.k);
+  }
+  // The catalogue: Qwen3's -FP8 checkpoints and DeepSeek-V3/R1 carry 128 x 128; the base Qwen3
+  // ids, the AWQ/GPTQ and fbgemm checkpoints none.
+  CHECK(find_model_ptr("deepseek-r1")->quant_block_k == 128);
+  const ModelArch& q = *find_model_ptr("qwen3-235b-a22b");
+  CHECK(q.quant_block_n == 0);
+  CHECK(for_checkpoint(q, "Qwen/Qwen3-235B-A22B-FP8").quant_block_n == 128);
+  CHECK(for_checkpoint(q, "Qwen/Qwen3-235B-A22B").quant_block_n == 0);
+  const ModelArch& l405 = *find_model_ptr("llama-3.1-405b");
+  CHECK(for_checkpoint(l405, "meta-llama/Llama-3.1-405B-Instruct-FP8").quant_block_n == 0);
+}
+
 TEST_CASE("Checkpoint: the catalogue records each model's published format", "[sizing][checkpoint]")
 {
   CHECK(checkpoint_format(*find_model("gpt-oss-20b")) == WeightFormat::mxfp4);

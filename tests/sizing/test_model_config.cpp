@@ -70,6 +70,7 @@ TEST_CASE("parse_model_config: real configs give the catalogue's architecture", 
       {"gemma-3-1b.json", "gemma-3-1b"},         {"gemma-3-4b-it.json", "gemma-3-4b"},
       {"phi-3-mini-4k.json", "phi-3-mini"},      {"deepseek-v2-lite.json", "deepseek-v2-lite"},
       {"deepseek-v3.json", "deepseek-v3"},       {"gpt-oss-20b.json", "gpt-oss-20b"},
+      {"qwen3-30b-a3b-fp8.json", "qwen3-30b-a3b"},
   };
   for (const auto& [file, name] : cases) {
     INFO(file);
@@ -173,7 +174,7 @@ TEST_CASE("parse_model_config: limits and odd values", "[sizing][model_config]")
 TEST_CASE("parse_model_config: mutated and truncated configs never crash", "[sizing][model_config][property]")
 {
   const char* files[] = {"llama-3.1-8b.json", "deepseek-v3.json", "gemma-3-4b-it.json", "gpt-oss-20b.json",
-                         "qwen3-30b-a3b.json", "mixtral-8x7b.json"};
+                         "qwen3-30b-a3b.json", "mixtral-8x7b.json", "qwen3-30b-a3b-fp8.json"};
   std::mt19937_64 rng(20261130);
   const std::string alphabet = "{}[]:,\"-0123456789.eE truefalsnl\\/x";
   int parsed = 0;
@@ -200,6 +201,10 @@ TEST_CASE("parse_model_config: mutated and truncated configs never crash", "[siz
         CHECK(m->hidden >= 1);
         CHECK(m->params > 0);
         CHECK(gpurent::count_params(*m).total == m->params);
+        // A block is both sides or neither, each within the widths a config may give.
+        CHECK((m->quant_block_n == 0) == (m->quant_block_k == 0));
+        CHECK(m->quant_block_n <= 10'000'000);
+        CHECK(m->quant_block_k <= 10'000'000);
       } else {
         ++rejected;
         CHECK(m.error().code == Errc::invalid_input);
