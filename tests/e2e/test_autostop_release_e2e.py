@@ -37,6 +37,23 @@ def events(path, kind):
     return [dict(w.split("=", 1) for w in l.split()[1:] if "=" in w) for l in text[last:] if l.startswith(kind + " ")]
 
 
+def refresh(e, done):
+    """`status --refresh`, once more after 1.1 s unless done(p): a stop first recorded by this
+    refresh is due for a 1 s release only after it."""
+    p, doc = status(e, "--refresh")
+    if not done(p):
+        time.sleep(1.1)
+        p, doc = status(e, "--refresh")
+    return p, doc
+
+
+def check_released(p, doc, name, deletes, marker):
+    check(len(deletes) == 1 and marker in p.stderr, "the release destroyed %s (%s)" % (name, marker), p.stderr)
+    if os.environ.get("SHOW_TEXT"):
+        print(p.stderr, file=sys.stderr)
+    check(by_name(doc, name) is None, name + "'s ledger is closed", p.stdout)
+
+
 def start_target(tmp, name, path_prefix=None):
     env = {k: v for k, v in os.environ.items() if k not in ("SSHD_HOME", "SSHD_PATH_PREFIX")}
     if path_prefix:
@@ -165,12 +182,8 @@ def scenario(e, tmp):
     os.rename(cred + ".away", cred)
     check(wait_for(lambda: calls("POST", "/runpod/v1/pods/%s/stop" % pod4), 15), "the watchdog stopped s4")
     time.sleep(1.1)
-    p, doc = status(e, "--refresh")
-    check(len(calls("DELETE", "/runpod/v1/pods/" + pod4)) == 1 and "the server's verified backup: sha256=" in p.stderr,
-          "the release destroyed s4 after its verified backup", p.stderr)
-    if os.environ.get("SHOW_TEXT"):
-        print(p.stderr, file=sys.stderr)
-    check(by_name(doc, "s4") is None, "s4's ledger is closed", p.stdout)
+    p, doc = refresh(e, lambda p: calls("DELETE", "/runpod/v1/pods/" + pod4))
+    check_released(p, doc, "s4", calls("DELETE", "/runpod/v1/pods/" + pod4), "the server's verified backup: sha256=")
 
     # 5. The same when gpurent never saw the backup: no destroy, and why.
     pod5 = up("s5")
@@ -178,10 +191,7 @@ def scenario(e, tmp):
     check(p.returncode == 0, "arm s5", p.stderr)
     check(wait_for(lambda: calls("POST", "/runpod/v1/pods/%s/stop" % pod5), 15), "the watchdog stopped s5")
     time.sleep(1.1)
-    p, doc = status(e, "--refresh")
-    if "has not seen a verified backup" not in p.stderr:  # the stop recorded at this refresh: due 1 s later
-        time.sleep(1.1)
-        p, doc = status(e, "--refresh")
+    p, doc = refresh(e, lambda p: "has not seen a verified backup" in p.stderr)
     s5 = by_name(doc, "s5")
     check(s5 is not None and s5["state"] == "stopped" and not calls("DELETE", "/runpod/v1/pods/" + pod5),
           "not released without a verified backup gpurent saw", p.stdout + p.stderr)
@@ -214,20 +224,13 @@ def scenario(e, tmp):
     original = open(tar, "rb").read() if os.path.exists(tar) else b""
     with open(tar, "ab") as f:
         f.write(b"changed")
-    p, doc = status(e, "--refresh")
-    if not calls("DELETE", "/runpod/v1/pods/" + pod6) and "no longer has the SHA-256" not in p.stderr:
-        time.sleep(1.1)  # (the stop recorded at this refresh: due 1 s later)
-        p, doc = status(e, "--refresh")
+    p, doc = refresh(e, lambda p: calls("DELETE", "/runpod/v1/pods/" + pod6) or "no longer has the SHA-256" in p.stderr)
     check(not calls("DELETE", "/runpod/v1/pods/" + pod6) and "no longer has the SHA-256" in p.stderr,
           "a tar changed at the target since: no release, and why", p.stderr)
     with open(tar, "wb") as f:
         f.write(original)
     p, doc = status(e, "--refresh")
-    check(len(calls("DELETE", "/runpod/v1/pods/" + pod6)) == 1 and "checked at ssh://" in p.stderr,
-          "the release destroyed s6 after checking its backup at the target", p.stderr)
-    if os.environ.get("SHOW_TEXT"):
-        print(p.stderr, file=sys.stderr)
-    check(by_name(doc, "s6") is None, "s6's ledger is closed", p.stdout)
+    check_released(p, doc, "s6", calls("DELETE", "/runpod/v1/pods/" + pod6), "checked at ssh://")
     for t in (good, liar):
         try:
             os.kill(int(t["SSHD_PID"]), 15)
