@@ -96,6 +96,76 @@ def hf_hub(out):
     write(out, "fuzz_hf_hub", "index-gated", bytes([0, 5]) + read(configs[0]) + b"@@index@@")
 
 
+def hf_listing(out):
+    """Hub file lists (?blobs=true siblings, the tree API's array, our cached array) with the index,
+    adapter config and header bytes the chosen files answer (tests/data/headers)."""
+    heads = {os.path.basename(p): read(p)[1:] for p in files_under(os.path.join(DATA, "headers"), ".seed")}
+    st = heads.get("gptq-llama.safetensors.seed", b"")
+    gguf = heads.get("q4_k_m-llama.gguf.seed", b"")
+    st_size = len(st)
+    if len(st) >= 8:  # the whole file's size, as the listing gives it: header + every tensor's bytes
+        n = struct.unpack("<Q", st[:8])[0]
+        tensors = json.loads(st[8:8 + n])
+        st_size = 8 + n + max((t["data_offsets"][1] for k, t in tensors.items() if k != "__metadata__"), default=0)
+
+    def lfs(name, size=None):
+        if size is None:  # the ?blobs=true answer without sizes (plain /api/models/<id>)
+            return {"rfilename": name}
+        return {"rfilename": name, "size": size,
+                "lfs": {"size": size, "sha256": hashlib.sha256(name.encode()).hexdigest(), "pointerSize": 134}}
+
+    def doc(siblings):
+        return json.dumps({"id": "fuzz-org/fuzz-repo", "gated": False, "siblings": siblings}, separators=(",", ":"))
+
+    def seed(name, opts, ranges, listing, text=b"", body=b"", total=None):
+        if isinstance(listing, str):
+            listing = listing.encode()
+        if isinstance(text, str):
+            text = text.encode()
+        tail = b"" if total is None else b"@@range@@bytes 0-0/" + total
+        write(out, "fuzz_hf_listing", name, bytes([opts, ranges]) + listing + b"@@text@@" + text + b"@@file@@" + body + tail)
+
+    small = [{"rfilename": ".gitattributes", "size": 1519}, {"rfilename": "config.json", "size": 654},
+             {"rfilename": "tokenizer.json", "size": 9085657}]
+    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    index = json.dumps({"metadata": {"total_size": 2 * (st_size - len(st))},
+                        "weight_map": {"model.embed_tokens.weight": shards[0], "lm_head.weight": shards[1]}})
+    seed("sharded-index", 0, 0, doc(small + [lfs(s, st_size) for s in shards] +
+                                    [{"rfilename": "model.safetensors.index.json", "size": len(index)}]), index, st)
+    seed("single-ignored-range", 0, 1, doc(small + [lfs("model.safetensors", st_size)]), "", st)
+    seed("shards-no-index", 0, 0, doc(small + [lfs(s, st_size) for s in shards] +
+                                      [lfs("consolidated.safetensors", st_size)]), "", st)
+    seed("adapter", 0, 0, doc([{"rfilename": "adapter_config.json", "size": 80}, lfs("adapter_model.safetensors", st_size)]),
+         '{"r":16,"lora_alpha":32,"target_modules":["q_proj","v_proj"],"base_model_name_or_path":"org/base"}', st)
+    ggufs = ["Llama-3.1-8B-Instruct-Q4_K_M.gguf", "Llama-3.1-8B-Instruct-Q8_0.gguf",
+             "BF16/Llama-3.1-8B-Instruct-BF16-00001-of-00002.gguf", "BF16/Llama-3.1-8B-Instruct-BF16-00002-of-00002.gguf",
+             "mmproj-F16.gguf"]
+    seed("gguf-repo", 64, 0, doc(small[:1] + [lfs(g) for g in ggufs]), "", gguf, b"*")
+    seed("gguf-by-type", 1 | (3 << 1), 0, doc([lfs(g) for g in ggufs] + [lfs("model.safetensors", st_size)]),
+         "", gguf, b"*")
+    seed("gguf-by-name", 8, 0, doc([lfs(g) for g in ggufs[1:2]]), "", gguf, b"*")
+    tree = [{"type": "file", "oid": "a" * 40, "size": 654, "path": "config.json"},
+            {"type": "file", "oid": "b" * 40, "size": st_size, "path": "model.safetensors",
+             "lfs": {"oid": "c" * 64, "size": st_size, "pointerSize": 135}},
+            {"type": "directory", "oid": "d" * 40, "size": 0, "path": "original"}]
+    seed("tree-api", 0, 0, json.dumps(tree, separators=(",", ":")), "", st)
+    seed("cached-array", 0, 2, json.dumps([{"path": "model.safetensors", "size": st_size}, {"path": "config.json"}]),
+         "", st)
+    hostile = [{"rfilename": "../escape.safetensors", "size": 1}, {"rfilename": "/etc/model.safetensors"},
+               {"rfilename": "a\\b.safetensors"}, {"rfilename": "a//b.safetensors"}, {"rfilename": "./model.safetensors"},
+               {"rfilename": ""}, {"rfilename": 7}, {"path": "x.safetensors", "size": -5},
+               {"rfilename": "model.safetensors", "size": 1e30, "lfs": {"size": 18446744073709551615}}]
+    seed("hostile-paths", 0, 0, doc(hostile), "", st)
+    seed("index-escapes", 0, 0, doc([lfs("model.safetensors.index.json", 90), lfs(shards[0], len(st))]),
+         json.dumps({"weight_map": {"w": "../" + shards[0]}}), st)
+    seed("listing-gated", 0x30, 0, '{"error":"Access to model fuzz-org/fuzz-repo is restricted."}')
+    seed("listing-404", 0x20, 0, '{"error":"Repository not found"}')
+    seed("range-errors", 0, 3 | (2 << 2), doc([lfs("model.safetensors", st_size)]), "", st)
+    seed("range-cap", 0, 1 | 16, doc([lfs("model.safetensors", st_size)]), "", st)
+    write(out, "fuzz_hf_listing", "content-range", bytes([0, 0]) + doc([lfs("model.safetensors", st_size)]).encode() +
+          b"@@text@@@@file@@" + st[:64] + b"@@range@@bytes 0-63/*")
+
+
 def backup_agent(out):
     for p in files_under(os.path.join(DATA, "agent")):
         write(out, "fuzz_backup_agent", os.path.basename(p), read(p))
@@ -326,7 +396,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     out = sys.argv[1]
-    for make in (oom, config, model_config, hf_hub, backup_agent, tar, doctor, providers, remote_listing, manifest,
+    for make in (oom, config, model_config, hf_hub, hf_listing, backup_agent, tar, doctor, providers, remote_listing, manifest,
                  offer_cache, state_rows, values, headers, push_job, autostop):
         make(out)
     return 0
