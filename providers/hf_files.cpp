@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -67,7 +68,7 @@ std::string listing_json(const std::vector<RepoFile>& files)
   return j.dump(1) + "\n";
 }
 
-// Our cached listing, or the Hub API's siblings ({"rfilename", "size", "lfs": {"size"}}).
+// Our cached listing, or the Hub API's siblings ({"rfilename", "size", "lfs": {"size"}}); each path once.
 Result<std::vector<RepoFile>> parse_listing(std::string_view text, std::string_view what)
 {
   const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
@@ -81,6 +82,7 @@ Result<std::vector<RepoFile>> parse_listing(std::string_view text, std::string_v
     return fail(Errc::invalid_input, std::string(what) + ": no file list (\"siblings\") in the answer");
   }
   std::vector<RepoFile> out;
+  std::set<std::string, std::less<>> seen;
   for (const auto& s : *items) {
     if (!s.is_object() || out.size() >= k_max_files) {
       continue;
@@ -88,6 +90,9 @@ Result<std::vector<RepoFile>> parse_listing(std::string_view text, std::string_v
     const auto name = s.contains("rfilename") ? s["rfilename"] : s.value("path", nlohmann::json());
     if (!name.is_string() || !safe_repo_path(name.get<std::string>())) {
       continue;  // a name we would not dare to use as a path is not a weights file of ours
+    }
+    if (!seen.insert(name.get<std::string>()).second) {
+      continue;  // a file named twice is one file: its weights are counted once (the first entry's size)
     }
     RepoFile f{name.get<std::string>(), std::nullopt};
     if (s.contains("lfs") && s["lfs"].is_object() && s["lfs"].contains("size") && s["lfs"]["size"].is_number_unsigned()) {

@@ -31,7 +31,8 @@ struct Chunk {
 class RepoFiles {
 public:
   virtual ~RepoFiles() = default;
-  // Every file of the repository (Hub: from the API; local: the directory, two levels deep).
+  // Every file of the repository, each path once (Hub: from the API; local: the directory, two
+  // levels deep).
   [[nodiscard]] virtual Result<std::vector<RepoFile>> listing() = 0;
   // A small file whole (config.json, an index), refused above `limit` bytes.
   [[nodiscard]] virtual Result<std::string> text(std::string_view file, std::uint64_t limit) = 0;

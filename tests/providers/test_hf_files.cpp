@@ -10,6 +10,7 @@
 #include "common/http_client.hpp"
 #include "providers/hf_files.hpp"
 #include "providers/hf_hub.hpp"
+#include "providers/repo_weights.hpp"
 #include "sizing/precision.hpp"
 #include "tests/fakes/checkpoint_layouts.hpp"
 #include "tests/fakes/hub_double.hpp"
@@ -440,4 +441,51 @@ TEST_CASE("content_range_total", "[providers][hf_files]")
   CHECK(gpurent::content_range_total("bytes */123") == 123);
   CHECK_FALSE(gpurent::content_range_total("bytes 0-99/*"));
   CHECK_FALSE(gpurent::content_range_total(""));
+}
+
+TEST_CASE("hub listing: a file named twice is read and counted once", "[providers][hf_files]")
+{
+  // fuzz/crashes/fuzz_hf_listing/listing-names-a-file-twice: the shards chosen from a listing
+  // without an index were read once per entry, so the weights counted twice.
+  const std::vector<t::StTensor> tensors{{"model.embed_tokens.weight", "BF16", {1000, 64}},
+                                         {"lm_head.weight", "BF16", {1000, 64}}};
+  const std::string header = t::safetensors_header(tensors);
+  struct Hub final : gpurent::HttpClient {
+    std::string listing;
+    std::string file;
+    int ranges = 0;
+    gpurent::Result<gpurent::HttpResponse> send(const gpurent::HttpRequest& req) override
+    {
+      gpurent::HttpResponse r;
+      r.status = 200;
+      if (req.url.ends_with("?blobs=true")) {
+        r.body = listing;
+      } else {
+        ++ranges;
+        r.body = file;  // the range ignored: the whole file (its header; the listing gives its size)
+      }
+      return r;
+    }
+  } hub;
+  hub.file = header;
+  const std::string size = std::to_string(header.size() + t::st_total(tensors));
+  hub.listing = R"({"siblings":[{"rfilename":"model-00001-of-00001.safetensors","size":)" + size +
+                R"(},{"rfilename":"model-00001-of-00001.safetensors","size":)" + size +
+                R"(},{"rfilename":"README.md","size":5},{"path":"README.md","size":9}]})";
+  ResolveOptions o;
+  o.endpoint = "http://127.0.0.1:9";
+  const gpurent::HttpProvider http = [&hub]() -> gpurent::Result<gpurent::HttpClient*> { return &hub; };
+  auto files = gpurent::hub_repo_files(http, o, "org/dup", {});
+  const auto listing = files->listing();
+  REQUIRE(listing);
+  REQUIRE(listing->size() == 2);
+  CHECK(listing->at(0).path == "model-00001-of-00001.safetensors");
+  CHECK(listing->at(1).path == "README.md");
+  CHECK(listing->at(1).size == 5u);  // the first entry's size
+  const auto w = gpurent::read_repo_weights(*files, *listing, {}, "");
+  REQUIRE(w);
+  REQUIRE(w->weights);
+  CHECK(w->weights->files == std::vector<std::string>{"model-00001-of-00001.safetensors"});
+  CHECK(w->weights->total_params() == 2u * 1000 * 64);
+  CHECK(hub.ranges == 1);
 }
