@@ -68,8 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   gpurent::ResolveOptions options;
   options.endpoint = "http://127.0.0.1:9";
-  // config.json and the index only: the safetensors/GGUF headers a Hub model is sized from have
-  // their own targets (fuzz_safetensors_header, fuzz_gguf_header).
+  // config.json and the index only: the file list, the weights' files chosen from it and their
+  // ranged header reads are fuzz_hf_listing's; the headers themselves fuzz_safetensors_header's
+  // and fuzz_gguf_header's.
   options.read_weights = false;
   const std::string id = "fuzz-org/fuzz-model-x";
   const auto r = gpurent::resolve_model(id, options, &hub);
