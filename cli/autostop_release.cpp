@@ -3,6 +3,7 @@
 // the watchdog ended with the stop, so `status --refresh` and `autostop NAME` carry the release
 // out, through the destroy `down --destroy` uses (recorded first, one DELETE, closed only when
 // the provider confirms). docs/autostop.md "Stages".
+#include <functional>
 #include <ostream>
 
 #include "cli/autostop_support.hpp"
@@ -24,31 +25,17 @@ std::optional<std::int64_t> int_at(const nlohmann::json& j, const char* key)
   return std::nullopt;
 }
 
+std::string string_at(const nlohmann::json& j, const char* key)
+{
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
 // The stop the ledger holds was seen by `status --refresh` (the provider's word), not asked for
 // by `gpurent down --stop` or confirmed by the user.
 bool stopped_by_refresh(StateStore& store, const ServerRecord& r)
 {
   const auto ev = store.events(r.id);
   return ev && !ev->empty() && ev->back().status == ServerStatus::stopped && ev->back().note.starts_with("refresh:");
-}
-
-// The --backup-to target and the file stem of this arming's backups; nullopt when none was
-// given (or the arming predates the checksum files).
-std::optional<std::pair<BackupTarget, std::string>> backup_target_of(StateStore& store, const ServerRecord& r)
-{
-  auto rec = store.autostop(r.id);
-  if (!rec || !*rec) {
-    return std::nullopt;
-  }
-  const auto settings = nlohmann::json::parse((*rec)->settings_json, nullptr, false);
-  if (!settings.is_object() || !settings.contains("backup_stem") || !settings["backup_stem"].is_string()) {
-    return std::nullopt;  // armed by a gpurent that wrote no checksum files
-  }
-  auto target = parse_backup_target(settings.value("backup_to", ""));
-  if (!target) {
-    return std::nullopt;
-  }
-  return std::pair{*target, settings["backup_stem"].get<std::string>()};
 }
 
 // The verified backup at the target, checked from here: the server is stopped, so the target
@@ -62,56 +49,52 @@ Result<TargetBackupCheck> check_backup_at_target(Services& s, const BackupTarget
   return parse_autostop_target_check(ran.out, target, stem);
 }
 
-void record_target_backup(StateStore& store, const ServerRecord& r, const AutostopEvent& b, TimePoint now)
+// Changes what gpurent recorded of the server's autostop (its `last` document, an object).
+Result<void> update_autostop_last(StateStore& store, const ServerRecord& r,
+                                  const std::function<void(nlohmann::json&, AutostopRecord&)>& change)
 {
   auto rec = store.autostop(r.id);
   if (!rec || !*rec) {
-    return;
+    return {};
   }
   auto last = nlohmann::json::parse((*rec)->last_json.empty() ? "{}" : (*rec)->last_json, nullptr, false);
   if (!last.is_object()) {
     last = nlohmann::json::object();
   }
-  last["backup"] = {{"at", b.at}, {"ok", b.ok}, {"stage", b.stage}, {"detail", b.detail}, {"checked_at_target", iso_time(now)}};
+  change(last, **rec);
   (*rec)->last_json = last.dump();
-  (void)store.put_autostop(**rec);
+  return store.put_autostop(**rec);
 }
 
-// Due in every other respect, with a known backup target: the backup is checked there (the
-// newest tar of this arming against the checksum the server verified), whatever the log showed;
-// a target that answers but cannot show it refuses the release. Only a target gpurent cannot
-// log in to leaves the log's word (a backup verified when it was taken) to decide. Updates `in`
-// and `d`; returns how the backup was checked, for the user.
+// Where the release waits only on the backup (autostop_release_wants_target_check), checks it
+// at the target and updates `in` and `d`; a target gpurent cannot log in to leaves the log's
+// word to decide. Returns how the backup was checked, for the user.
 std::string check_target(Services& s, StateStore& store, const ServerRecord& r, AutostopReleaseInput& in, AutostopRelease& d)
 {
-  auto as_if_no_backup = in;
-  as_if_no_backup.no_backup = true;
-  const bool failed_in_log = in.backup && in.backup->at >= in.armed_at && !in.backup->ok;
-  if (in.no_backup || failed_in_log || autostop_release_decision(as_if_no_backup).kind != AutostopReleaseKind::release) {
+  if (!autostop_release_wants_target_check(in)) {
     return {};
   }
-  const auto where = backup_target_of(store, r);
-  if (!where) {
+  const auto target = parse_backup_target(in.backup_to);
+  if (!target) {
     return {};
   }
-  const std::string dest = where->first.ssh_destination();
-  const auto check = check_backup_at_target(s, where->first, where->second);
+  const std::string dest = target->ssh_destination();
+  const auto check = check_backup_at_target(s, *target, in.backup_stem);
   if (!check) {
     if (d.kind == AutostopReleaseKind::refused) {
       d.why += "; gpurent could not check " + dest + " itself either (" + check.error().message + ")";
     }
     return "not checked at " + dest + " (" + check.error().message + "): as the watchdog logged it";
   }
+  d = autostop_release_after_target_check(in, *check);
   if (!check->verified) {
-    in.backup.reset();
-    d = autostop_release_decision(in);
-    d.kind = AutostopReleaseKind::refused;
-    d.why = check->why + ": not destroying";
     return {};
   }
-  in.backup = check->verified;
-  record_target_backup(store, r, *in.backup, s.clock.now());
-  d = autostop_release_decision(in);
+  const AutostopEvent& b = *check->verified;
+  (void)update_autostop_last(store, r, [&](nlohmann::json& last, AutostopRecord&) {
+    last["backup"] = {{"at", b.at}, {"ok", b.ok}, {"stage", b.stage}, {"detail", b.detail},
+                      {"checked_at_target", iso_time(s.clock.now())}};
+  });
   return "checked at " + dest + " just now";
 }
 
@@ -133,6 +116,8 @@ std::optional<AutostopReleaseInput> autostop_release_input(StateStore& store, co
   in.release_after_s = int_at(settings, "release_after_s").value_or(0);
   in.can_stop_billing = settings.value("can_stop_billing", false) && !r.attached;
   in.no_backup = settings.value("no_backup", false);
+  in.backup_to = string_at(settings, "backup_to");
+  in.backup_stem = string_at(settings, "backup_stem");
   in.armed_at = to_unix((*rec)->armed_at);
   in.stopped = r.status == ServerStatus::stopped;
   in.stopped_at = to_unix(r.status_since);
@@ -207,18 +192,12 @@ Result<std::optional<AutostopRelease>> release_autostopped(Services& s, StateSto
   TRY_ASSIGN(DestroyRecord done, destroy_tracked(s, *h.provider, store, r, "autostop release after " +
                                                      std::to_string(in->release_after_s) + " s stopped", false));
   r.status = done.status;
-  if (auto rec = store.autostop(r.id); rec && *rec) {
-    auto last = nlohmann::json::parse((*rec)->last_json.empty() ? "{}" : (*rec)->last_json, nullptr, false);
-    if (!last.is_object()) {
-      last = nlohmann::json::object();
-    }
+  TRY(update_autostop_last(store, r, [&](nlohmann::json& last, AutostopRecord& rec) {
     last["release"] = {{"at", iso_time(s.clock.now())},
                        {"result", std::string(to_string(done.status))},
                        {"detail", done.outcome.confirmed ? std::string("confirmed by ") + r.provider : done.outcome.error.message}};
-    (*rec)->last_json = last.dump();
-    (*rec)->active = false;
-    TRY(store.put_autostop(**rec));
-  }
+    rec.active = false;
+  }));
   if (!done.outcome.confirmed) {
     return fail(Errc::unavailable, r.name + " is " + std::string(to_string(done.status)) + ", not confirmed destroyed (" +
                                        done.outcome.error.message + "); it may still bill");

@@ -2,6 +2,14 @@
 #include "sync/autostop_release.hpp"
 
 namespace gpurent {
+namespace {
+
+bool backup_failed_in_log(const AutostopReleaseInput& in)
+{
+  return in.backup && in.backup->at >= in.armed_at && !in.backup->ok;
+}
+
+}  // namespace
 
 AutostopRelease autostop_release_decision(const AutostopReleaseInput& in)
 {
@@ -31,7 +39,7 @@ AutostopRelease autostop_release_decision(const AutostopReleaseInput& in)
     const bool verified = b && b->ok && b->at >= in.armed_at && !autostop_backup_file(*b).empty();
     if (!verified) {
       r.kind = AutostopReleaseKind::refused;
-      if (b && b->at >= in.armed_at && !b->ok) {
+      if (backup_failed_in_log(in)) {
         r.why = "the watchdog's backup before the stop failed (" + b->detail + "): not destroying";
       } else {
         r.why = "gpurent has not seen a verified backup from the watchdog before the stop (it reads the watchdog's log "
@@ -42,6 +50,27 @@ AutostopRelease autostop_release_decision(const AutostopReleaseInput& in)
   }
   r.kind = in.now >= *r.at ? AutostopReleaseKind::release : AutostopReleaseKind::wait;
   return r;
+}
+
+bool autostop_release_wants_target_check(const AutostopReleaseInput& in)
+{
+  if (in.no_backup || in.backup_to.empty() || in.backup_stem.empty() || backup_failed_in_log(in)) {
+    return false;
+  }
+  auto as_if_no_backup = in;
+  as_if_no_backup.no_backup = true;
+  return autostop_release_decision(as_if_no_backup).kind == AutostopReleaseKind::release;
+}
+
+AutostopRelease autostop_release_after_target_check(AutostopReleaseInput& in, const TargetBackupCheck& check)
+{
+  in.backup = check.verified;
+  AutostopRelease d = autostop_release_decision(in);
+  if (!check.verified) {
+    d.kind = AutostopReleaseKind::refused;
+    d.why = check.why + ": not destroying";
+  }
+  return d;
 }
 
 std::string autostop_backup_file(const AutostopEvent& backup)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sync/autostop_log.hpp"
+#include "sync/autostop_target.hpp"
 
 namespace gpurent {
 
@@ -26,6 +27,8 @@ struct AutostopReleaseInput {
   std::optional<std::int64_t> autostop_stop_at;
   std::optional<AutostopEvent> backup;  // the latest backup of this arming gpurent read in the log
   std::int64_t now = 0;
+  std::string backup_to;    // --backup-to as given when arming ("" : none)
+  std::string backup_stem;  // the names of this arming's backups there ("" : armed before checksum files)
 };
 
 enum class AutostopReleaseKind {
@@ -42,6 +45,14 @@ struct AutostopRelease {
 };
 
 [[nodiscard]] AutostopRelease autostop_release_decision(const AutostopReleaseInput& in);
+
+// Whether the release waits on nothing but the backup, with a target to check it at: then gpurent
+// checks the backup there itself (sync/autostop_target.hpp), whatever the log showed. Not with
+// --no-backup, nor when the log shows the watchdog's backup of this arming failed.
+[[nodiscard]] bool autostop_release_wants_target_check(const AutostopReleaseInput& in);
+// The decision once the target answered: its verified backup stands for the log's; a target
+// that answered without one (none, gone, changed) refuses the release with its reason.
+[[nodiscard]] AutostopRelease autostop_release_after_target_check(AutostopReleaseInput& in, const TargetBackupCheck& check);
 
 // "sha256=HEX:FILE" of a verified backup event; empty when it is not one.
 [[nodiscard]] std::string autostop_backup_file(const AutostopEvent& backup);

@@ -116,3 +116,42 @@ TEST_CASE("a backup before the first-stage stop is logged with stage=1", "[autos
   const auto earlier = parse_autostop_log("backup t=5 stage=1 result=ok detail=sha256=" + k_hash + ":/x\nstart t=10\n");
   CHECK_FALSE(autostop_latest_backup(earlier));
 }
+
+TEST_CASE("the backup is checked at the target only when it is all the release waits on", "[autostop]")
+{
+  auto in = stopped_by_autostop();
+  in.backup.reset();
+  in.backup_to = "me@203.0.113.9:ckpt";
+  in.backup_stem = "gpurent-autostop-pod1-1000-";
+  in.now = 8600;
+  CHECK(autostop_release_wants_target_check(in));
+  in.backup = stopped_by_autostop().backup;  // seen in the log: checked at the target all the same
+  CHECK(autostop_release_wants_target_check(in));
+  SECTION("not due yet") { in.now = 8599; }
+  SECTION("--no-backup") { in.no_backup = true; }
+  SECTION("no target, or armed before the checksum files") { in.backup_to.clear(); }
+  SECTION("no stem") { in.backup_stem.clear(); }
+  SECTION("the log shows the watchdog's backup failed") { in.backup->ok = false; }
+  SECTION("not autostop's stop") { in.autostop_stop_at.reset(); }
+  CHECK_FALSE(autostop_release_wants_target_check(in));
+}
+
+TEST_CASE("after the target check: its verified backup releases, anything else refuses with its reason", "[autostop]")
+{
+  auto in = stopped_by_autostop();
+  in.now = 8600;
+  const AutostopEvent at_target{"backup", 5001, 1, "", true, "sha256=" + k_hash + ":ckpt/gpurent-autostop-pod1-1000-5001.tar"};
+  auto d = autostop_release_after_target_check(in, TargetBackupCheck{at_target, ""});
+  CHECK(d.kind == AutostopReleaseKind::release);
+  REQUIRE(in.backup);
+  CHECK(in.backup->detail == at_target.detail);
+
+  in = stopped_by_autostop();  // the log saw a verified backup; the target no longer has it
+  in.now = 8600;
+  d = autostop_release_after_target_check(in, TargetBackupCheck{std::nullopt, "the newest backup of this arming, x.tar, is gone"});
+  CHECK(d.kind == AutostopReleaseKind::refused);
+  CHECK(d.why == "the newest backup of this arming, x.tar, is gone: not destroying");
+  CHECK_FALSE(in.backup);
+  REQUIRE(d.at);
+  CHECK(*d.at == 8600);
+}
