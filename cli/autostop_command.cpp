@@ -82,7 +82,7 @@ Result<int> run_autostop_command(Services& s, const AutostopCommandOptions& o)
     TRY_ASSIGN(pause_s, parse_autostop_duration(o.pause, "--pause"));
   }
   if (!o.request.idle.empty()) {
-    TRY(parse_autostop_duration(o.request.idle, "--idle"));  // before connecting: a usage error is not a network one
+    TRY(check_autostop_request(o.request));  // before connecting: a usage error is not a network one
   }
   if (steering == 0 && o.request.idle.empty() && o.ssh.host.empty()) {
     TRY_ASSIGN(StateStore * store, s.state());

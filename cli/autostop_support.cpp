@@ -37,10 +37,10 @@ struct Prepared {
   std::vector<std::string> notes;
 };
 
-Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopRequest& rq)
+// The request's own values, read without the server: a usage error before any connection.
+Result<AutostopSettings> request_settings(const AutostopRequest& rq)
 {
-  Prepared p;
-  auto& st = p.settings;
+  AutostopSettings st;
   if (rq.idle.empty()) {
     return fail(Errc::usage, "autostop: give the idle limit, e.g. --idle 30m");
   }
@@ -57,6 +57,18 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
     return fail(Errc::usage, "--gpu-util " + std::to_string(rq.gpu_util) + ": give a percentage from 1 to 100");
   }
   st.gpu_util_pct = rq.gpu_util;
+  if (!rq.backup_to.empty()) {
+    TRY_ASSIGN(st.backup_target, parse_backup_target(rq.backup_to));
+  }
+  st.backup_to = rq.backup_to;
+  return st;
+}
+
+Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopRequest& rq)
+{
+  Prepared p;
+  auto& st = p.settings;
+  TRY_ASSIGN(st, request_settings(rq));
   st.interval_s = 60;
   if (const auto iv = s.getenv("GPURENT_AUTOSTOP_INTERVAL_S")) {
     st.interval_s = std::max<std::int64_t>(1, std::strtoll(iv->c_str(), nullptr, 10));
@@ -82,10 +94,6 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
     return fail(Errc::refused, "a destroy stage deletes the server's disk: give --backup-to USER@HOST:PATH or ssh://USER@HOST:PORT/PATH (the server backs "
                                "up there and verifies it first) or --no-backup");
   }
-  if (!rq.backup_to.empty()) {
-    TRY_ASSIGN(st.backup_target, parse_backup_target(rq.backup_to));
-  }
-  st.backup_to = rq.backup_to;
   st.backup_dir = !rq.backup_dir.empty() ? rq.backup_dir : server.dest.workspace_dir;
   st.no_backup = rq.no_backup;
   st.on_idle = rq.on_idle;
@@ -119,6 +127,12 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
 }
 
 }  // namespace
+
+Result<void> check_autostop_request(const AutostopRequest& request)
+{
+  TRY(request_settings(request));
+  return {};
+}
 
 std::string autostop_duration_text(std::int64_t s)
 {

@@ -37,6 +37,10 @@ struct AutostopRequest {
   std::string on_idle;
 };
 
+// The request's values (durations, --then, --gpu-util, --backup-to) without the server: usage
+// errors before any connection.
+[[nodiscard]] Result<void> check_autostop_request(const AutostopRequest& request);
+
 // `--autostop 30m[:stop|hibernate|destroy]` of up, attach and run.
 [[nodiscard]] Result<AutostopRequest> parse_autostop_flag(std::string_view value);
 

@@ -129,7 +129,7 @@ Result<BackupTarget> parse_backup_target(std::string_view text)
     t.host = std::string(host.substr(0, colon));
     host = colon == std::string_view::npos ? std::string_view{} : host.substr(colon);
     if (!plain_word(t.host)) {
-      return bad(text, "the host must be a name or an address (letters, digits, '.', '-', '_'; not starting with '-')");
+      return bad(text, "the host must be a name or an address (letters, digits, '.', '-', '_', not starting with '-')");
     }
   }
   if (!host.empty()) {

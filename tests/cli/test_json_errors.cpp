@@ -149,6 +149,10 @@ TEST_CASE("JSON errors: every command's bad input is one error document on stdou
       {{"autostop", "--bogus"}, 2, "usage"},
       {{"autostop", "box", "--pause", "soon"}, 2, "usage"},
       {{"autostop", "box", "--pause", "1h", "--cancel"}, 2, "usage"},
+      // The request's values are read before connecting (port 1 refuses: a network error would show).
+      {{"autostop", "--host", "root@127.0.0.1:1", "--idle", "30m", "--then", "destroy", "--backup-to", "me@-oProxyCommand=x:b"},
+       2, "usage"},
+      {{"autostop", "--host", "root@127.0.0.1:1", "--idle", "30m", "--release-after", "soon"}, 2, "usage"},
       {{"help", "plna"}, 2, "usage"},
       {{"completion", "tcsh"}, 2, "usage"},
       {{"man", "extra"}, 2, "usage"},

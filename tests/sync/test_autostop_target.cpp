@@ -58,6 +58,8 @@ TEST_CASE("backup target: what ssh would misread or cannot reach is a usage erro
     REQUIRE_FALSE(t);
     CHECK(t.error().code == Errc::usage);
     CHECK(t.error().message.find("USER@HOST:PATH") != std::string::npos);
+    // One "; " only, before the hint: the JSON error splits the message there.
+    CHECK(t.error().message.find("; ") == t.error().message.find("; write it as"));
   }
 }
 
