@@ -63,7 +63,7 @@ constexpr std::array<CommandDoc, 28> k_docs{{
     {"doctor", {"gpurent doctor train1", "gpurent doctor --host root@203.0.113.7 --json", "", ""}},
     {"push",
      {"gpurent push train1", "gpurent push train1 ./src --to /workspace/src --exclude '*.ckpt'",
-      "gpurent push --host root@203.0.113.7 . --json", ""}},
+      "gpurent push --host root@203.0.113.7 . --json", "gpurent push train1 --allow-secret config/dev.env --with-git"}},
     {"run",
      {"gpurent run train1 -- python train.py --epochs 3",
       "gpurent run train1 --then backup:checkpoints --then down:destroy -- python train.py",

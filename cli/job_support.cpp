@@ -23,49 +23,6 @@
 namespace gpurent {
 namespace {
 
-constexpr std::size_t k_largest_shown = 10;
-
-nlohmann::json text_json(const std::string& s)
-{
-  // Local and remote names may not be UTF-8: keep the document valid.
-  return nlohmann::json::parse(nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-// The progress bar of a push on stderr: only on a TTY, never under --json.
-class PushBar final : public PushObserver {
-public:
-  PushBar(Services& s, bool enabled) : m_s(s), m_enabled(enabled), m_start(std::chrono::steady_clock::now()) {}
-  void on_progress(std::uint64_t done, std::uint64_t total) override
-  {
-    if (!m_enabled || total == 0) {
-      return;
-    }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-    m_s.err << fmt::format("\rpushing {} / {}  {}/s\x1b[K", format_bytes(done), format_bytes(total), format_bytes(static_cast<std::uint64_t>(rate)))
-            << std::flush;
-    m_drawn = true;
-  }
-  void on_warning(std::string_view message) override
-  {
-    clear();
-    report_warning(m_s, message);
-  }
-  void clear()
-  {
-    if (m_drawn) {
-      m_s.err << "\r\x1b[K" << std::flush;
-      m_drawn = false;
-    }
-  }
-
-private:
-  Services& m_s;
-  bool m_enabled;
-  bool m_drawn = false;
-  std::chrono::steady_clock::time_point m_start;
-};
-
 // "pid:N" of this process; another gpurent's claim is gone when its process is.
 std::string my_owner()
 {
@@ -104,6 +61,12 @@ bool carry_out_steps(Services& s, StateStore& store, const JobServer& server, Jo
 
 }  // namespace
 
+nlohmann::json text_json(const std::string& s)
+{
+  // Local and remote names may not be UTF-8: keep the document valid.
+  return nlohmann::json::parse(nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::string> args, const SshFlags& flags)
 {
   std::string name;
@@ -131,95 +94,6 @@ Result<JobServer> open_job_server(Services& s, const std::string& name, const Ss
 Result<std::unique_ptr<SshSession>> connect_job_server(Services& s, const JobServer& server)
 {
   return connect_ssh(s, server.dest.target, server.options);
-}
-
-std::string default_push_dir(const std::filesystem::path& local)
-{
-  std::error_code ec;
-  auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(local), ec);
-  std::string base = (ec ? local : abs).filename().string();
-  if (base.empty() || base == "." || base == "..") {
-    base = "root";
-  }
-  return "~/gpurent/" + base;
-}
-
-Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p)
-{
-  PushRequest req;
-  req.local_root = p.local;
-  req.remote_dir = p.to.empty() ? default_push_dir(p.local) : p.to;
-  req.walk.excludes = p.excludes;
-  if (const auto n = s.getenv("GPURENT_PUSH_SESSIONS")) {
-    req.max_sessions = static_cast<std::size_t>(std::max(1L, std::strtol(n->c_str(), nullptr, 10)));
-  }
-  PushBar bar(s, s.stderr_tty && !s.global.json);
-  const SessionFactory more = [&s, &server]() { return connect_job_server(s, server); };
-  auto report = run_push(session, more, req, bar);
-  bar.clear();
-  return report;
-}
-
-nlohmann::json push_report_json(const PushReport& r)
-{
-  nlohmann::json largest = nlohmann::json::array();
-  for (const auto& sk : largest_skipped(r.tree, k_largest_shown)) {
-    largest.push_back({{"path", text_json(sk.path)},
-                       {"bytes", sk.bytes},
-                       {"files", sk.files},
-                       {"directory", sk.directory},
-                       {"exact", sk.exact},
-                       {"reason", text_json(sk.reason)}});
-  }
-  nlohmann::json failed = nlohmann::json::array();
-  for (const auto& f : r.failed) {
-    failed.push_back({{"path", text_json(f.path)}, {"error", text_json(f.error)}});
-  }
-  nlohmann::json warnings = nlohmann::json::array();
-  for (const auto& w : r.warnings) {
-    warnings.push_back(text_json(w));
-  }
-  return {{"remote_dir", text_json(r.remote_dir)},
-          {"files_total", r.files_total},
-          {"files_sent", r.files_sent},
-          {"bytes_total", r.bytes_total},
-          {"bytes_sent", r.bytes_sent},
-          {"skipped", {{"count", r.tree.skipped_files}, {"bytes", r.tree.skipped_bytes}, {"largest", largest}}},
-          {"seconds", round_to_places(r.seconds, 3)},
-          {"sessions", r.sessions},
-          {"verified", r.verified},
-          {"verify_method", r.verify_method},
-          {"failed", failed},
-          {"warnings", warnings}};
-}
-
-void print_push_report(std::ostream& o, const PushReport& r)
-{
-  const double mbps = r.seconds > 0 ? static_cast<double>(r.bytes_sent) / r.seconds / 1e6 : 0;
-  o << "Pushed to " << r.remote_dir << "\n";
-  o << fmt::format("  files     {} ({} sent, {} unchanged, {} failed)\n", r.files_total, r.files_sent,
-                   r.files_total - std::min(r.files_total, r.files_sent + r.failed.size()), r.failed.size());
-  o << fmt::format("  data      {} sent of {} in {:.1f} s ({:.0f} MB/s{})\n", format_bytes(r.bytes_sent), format_bytes(r.bytes_total), r.seconds,
-                   mbps, r.sessions > 1 ? fmt::format(", {} connections", r.sessions) : std::string());
-  std::string verified = "no, see the failures below";
-  if (r.verified && r.files_sent == 0) {
-    verified = "yes, nothing changed";
-  } else if (r.verified) {
-    verified = "yes, SHA-256 computed on the server (" + r.verify_method + ") matches every file sent";
-  } else if (r.verify_method == "size-only") {
-    verified = "by size only (no openssl, sha256sum or shasum on the server)";
-  }
-  o << "  verified  " << verified << "\n";
-  if (r.tree.skipped_files > 0 || !r.tree.skipped.empty()) {
-    o << fmt::format("  skipped   {} file(s), {} (.gitignore, .gpurentignore, --exclude); the largest:\n", r.tree.skipped_files,
-                     format_bytes(r.tree.skipped_bytes));
-    for (const auto& sk : largest_skipped(r.tree, k_largest_shown)) {
-      o << fmt::format("    {:>10}  {}{}  ({})\n", (sk.exact ? "" : ">=") + format_bytes(sk.bytes), sk.path, sk.directory ? "/" : "", sk.reason);
-    }
-  }
-  for (const auto& f : r.failed) {
-    o << "  FAILED    " << f.path << ": " << f.error << "\n";
-  }
 }
 
 std::optional<std::string> oom_diagnosis(Services& s, const std::string& log, const std::string& card, bool json)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // What push, run, logs and jobs share (no CLI11 here): the server a job command talks to (NAME
-// or --host), the push with its progress and report, the job records (server's and local),
+// or --host), the job records (server's and local),
 // the out-of-memory diagnosis of a failed job's log, and bringing local records in line with
 // the server (which also carries out pending --then steps of jobs that ended).
 #include <filesystem>
@@ -16,7 +16,6 @@
 #include "common/result.hpp"
 #include "providers/state_store.hpp"
 #include "sync/job_agent.hpp"
-#include "sync/push.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent {
@@ -30,27 +29,15 @@ struct JobServer {
   std::string target;                  // "user@host:port": keys the local job records
 };
 
+// A string as a JSON value; bytes that are not UTF-8 (local and remote names) become U+FFFD.
+[[nodiscard]] nlohmann::json text_json(const std::string& s);
+
 // Positionals "NAME REST..."; with --host there is no NAME and all of them are REST.
 [[nodiscard]] std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::string> args, const SshFlags& flags);
 
 // NAME (a tracked server) or --host USER@HOST[:PORT].
 [[nodiscard]] Result<JobServer> open_job_server(Services& s, const std::string& name, const SshFlags& flags);
 [[nodiscard]] Result<std::unique_ptr<SshSession>> connect_job_server(Services& s, const JobServer& server);
-
-struct PushSettings {
-  std::filesystem::path local = ".";
-  std::string to;  // empty: default_push_dir(local)
-  std::vector<std::string> excludes;
-};
-// "~/gpurent/<the local directory's name>".
-[[nodiscard]] std::string default_push_dir(const std::filesystem::path& local);
-// Runs the push with a progress bar on a TTY (never under --json); extra connections for large
-// pushes come from the same destination and options.
-[[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p);
-// The contract's keys {files_total, files_sent, bytes_sent, skipped{count, largest}, seconds,
-// verified} plus remote_dir, bytes_total, sessions, verify_method, failed, warnings.
-[[nodiscard]] nlohmann::json push_report_json(const PushReport& r);
-void print_push_report(std::ostream& o, const PushReport& r);
 
 // How much of a failed job's log is read for its out-of-memory report (it sits at the end).
 inline constexpr std::uint64_t k_oom_log_tail = 2ULL << 20;

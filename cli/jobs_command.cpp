@@ -45,6 +45,9 @@ void print_jobs_text(Services& s, const std::vector<JobRecord>& jobs)
     s.out << fmt::format("{:<22} {:<10} {:>4}  {:<20}  {:<20}  {}\n", j.job_id, state,
                          j.exit_code ? std::to_string(*j.exit_code) : std::string("-"), iso_time(j.started),
                          j.ended ? iso_time(*j.ended) : std::string("-"), short_command(j.command));
+    if (!j.git_commit.empty()) {
+      s.out << "    pushed from commit " << j.git_commit.substr(0, 12) << (j.git_dirty ? " with uncommitted changes" : "") << "\n";
+    }
     if (j.oom_json) {
       const auto oom = nlohmann::json::parse(*j.oom_json, nullptr, false);
       std::string what = "ran out of GPU memory";

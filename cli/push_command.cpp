@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `gpurent push NAME [LOCAL_DIR] [--to REMOTE_DIR] [--exclude GLOB]... [--json]`: an incremental,
-// verified upload of a working tree honouring .gitignore and .gpurentignore; says what it left out.
+// `gpurent push NAME [LOCAL_DIR] [--to REMOTE_DIR] [--exclude GLOB]... [--with-git]
+// [--allow-secret PATH]... [--json]`: an incremental, verified upload of what git would commit
+// (or, outside git, of what .gitignore leaves), with .gpurentignore and --exclude on top; refuses
+// likely secrets; says what it left out.
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/job_support.hpp"
+#include "cli/push_support.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 
@@ -18,6 +21,8 @@ struct PushCommandOptions {
   std::vector<std::string> args;  // NAME [LOCAL_DIR]; with --host only [LOCAL_DIR]
   std::string to;
   std::vector<std::string> excludes;
+  bool with_git = false;
+  std::vector<std::string> allow_secrets;
   SshFlags ssh;
 };
 
@@ -27,13 +32,17 @@ Result<int> run_push_command(Services& s, const PushCommandOptions& o)
   if (args.size() > 1) {
     return fail(Errc::usage, "push: give one local directory (extra: " + args[1] + ")");
   }
-  TRY_ASSIGN(const JobServer server, open_job_server(s, name, o.ssh));
-  TRY_ASSIGN(auto session, connect_job_server(s, server));
   PushSettings p;
   p.local = args.empty() ? std::filesystem::path(".") : std::filesystem::path(args.front());
   p.to = o.to;
   p.excludes = o.excludes;
-  TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, p));
+  p.with_git = o.with_git;
+  p.allow_secrets = o.allow_secrets;
+  TRY_ASSIGN(const JobServer server, open_job_server(s, name, o.ssh));
+  // What would be sent is decided, and likely secrets refused, before connecting.
+  TRY_ASSIGN(LocalTree tree, walk_for_push(s, p));
+  TRY_ASSIGN(auto session, connect_job_server(s, server));
+  TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, p, std::move(tree)));
   if (server.dest.server_id != 0 && report.files_sent > 0) {
     if (auto store = s.state()) {
       (void)(*store)->mark_changed(server.dest.server_id, s.clock.now());
@@ -56,11 +65,14 @@ Result<int> run_push_command(Services& s, const PushCommandOptions& o)
 void add_push_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<PushCommandOptions>();
-  auto* sub = app.add_subcommand("push", "upload a working tree to a server: incremental, verified, honours .gitignore");
+  auto* sub = app.add_subcommand("push", "upload what git would commit to a server: incremental, verified, refuses likely secrets");
   sub->add_option("args", opts->args, "NAME (a tracked server) then LOCAL_DIR (default .); with --host only LOCAL_DIR");
   sub->add_option("--to", opts->to, "remote directory (default ~/gpurent/<name of LOCAL_DIR>)");
-  sub->add_option("--exclude", opts->excludes, "also leave out paths matching this pattern (.gitignore syntax; repeatable)")
+  sub->add_option("--exclude", opts->excludes, "also leave out paths matching this pattern, tracked files too (.gitignore syntax; repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
+  sub->add_flag("--with-git", opts->with_git, "also send the .git directory (the repository's history); by default only its size is reported");
+  sub->add_option("--allow-secret", opts->allow_secrets, "send this likely secret (or every one below this directory) on purpose (repeatable)")
+      ->allow_extra_args(false);
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
     auto r = run_push_command(s, *opts);

@@ -14,6 +14,7 @@
 #include "cli/job_follow.hpp"
 #include "cli/job_steps.hpp"
 #include "cli/job_support.hpp"
+#include "cli/push_support.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 #include "sync/remote_listing.hpp"
@@ -27,6 +28,8 @@ struct RunCommandOptions {
   std::string workdir = ".";
   std::string to;
   std::vector<std::string> excludes;
+  bool with_git = false;
+  std::vector<std::string> allow_secrets;
   bool no_push = false;
   std::vector<std::string> env;
   bool detach = false;
@@ -95,11 +98,21 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   const bool tracked = server.record && !server.record->attached;
   TRY_ASSIGN(auto steps, prepare_then_steps(o.then, remote_dir, std::filesystem::current_path(), server.dest.name, tracked));
   TRY_ASSIGN(StateStore * store, s.state());
+  const PushSettings push{o.workdir, remote_dir, o.excludes, o.with_git, o.allow_secrets};
+  std::optional<LocalTree> tree;
+  if (!o.no_push) {
+    TRY_ASSIGN(tree, walk_for_push(s, push));  // likely secrets are refused before connecting
+  }
   TRY_ASSIGN(auto session, connect_job_server(s, server));
 
+  JobRecord job;  // the commit the pushed tree is at goes with the job
+  if (tree && tree->git) {
+    job.git_commit = tree->git_commit.value_or("");
+    job.git_dirty = tree->git_dirty;
+  }
   nlohmann::json push_json = nullptr;
-  if (!o.no_push) {
-    TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, PushSettings{o.workdir, remote_dir, o.excludes}));
+  if (tree) {
+    TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, push, std::move(*tree)));
     push_json = push_report_json(report);
     print_push_line(s, report);
     if (!report.failed.empty()) {
@@ -112,7 +125,6 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   }
 
   // Recorded before it is started, so a crash in between leaves a trace (seen as lost later).
-  JobRecord job;
   job.job_id = new_job_id(s);
   job.server_id = server.dest.server_id != 0 ? std::optional<std::int64_t>(server.dest.server_id) : std::nullopt;
   job.target = server.target;
@@ -180,6 +192,9 @@ void add_run_command(CLI::App& app, Services& s)
   sub->add_option("--workdir", opts->workdir, "local working tree to push (default .)");
   sub->add_option("--to", opts->to, "remote directory to push to and run in (default ~/gpurent/<name of --workdir>)");
   sub->add_option("--exclude", opts->excludes, "leave out paths matching this pattern (.gitignore syntax; repeatable)")
+      ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
+  sub->add_flag("--with-git", opts->with_git, "also push the .git directory (the repository's history)");
+  sub->add_option("--allow-secret", opts->allow_secrets, "push this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_flag("--no-push", opts->no_push, "do not push; run in the remote directory as it is");
   sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)")

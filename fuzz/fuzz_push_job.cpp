@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Fuzz target for the readers of `gpurent push/run/jobs` (what a server or a repository hands
 // gpurent): the job agent's listing, start, kill and follow output, the push agent's trailer,
-// range and finishing reports, a git index, and .gitignore text with wildmatch. The first byte
+// range and finishing reports, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
+// likely-secret rules over names, first bytes and --allow-secret values, and .gitignore text
+// with wildmatch. The first byte
 // picks the reader (and the chunking of the follow stream); the rest is the input. Invariants:
 // no crash or sanitizer report; a listing only yields valid job ids; the follow reader gives
-// the same result in any chunking; the trailer never claims a hash for a name not asked.
+// the same result in any chunking; the trailer never claims a hash for a name not asked; git's
+// listing only yields paths that stay under the pushed directory, sorted and unique; an
+// --allow-secret value never normalizes to a path that leaves it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,10 +16,11 @@
 #include <string_view>
 #include <vector>
 
-#include "sync/git_index.hpp"
+#include "sync/git_output.hpp"
 #include "sync/ignore_rules.hpp"
 #include "sync/job_agent.hpp"
 #include "sync/push_agent.hpp"
+#include "sync/secret_guard.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
@@ -69,9 +74,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)gpurent::parse_range_result(text);
     (void)gpurent::parse_finalize_output(text);
     break;
-  case 5:
-    (void)gpurent::parse_git_index(text);
+  case 5: {
+    if (const auto listing = gpurent::parse_ls_files(text)) {
+      for (const auto* v : {&listing->files, &listing->nested}) {
+        for (std::size_t i = 0; i < v->size(); ++i) {
+          if (!gpurent::safe_relative_path((*v)[i]) || (i > 0 && (*v)[i - 1] >= (*v)[i])) {
+            std::abort();  // a path that leaves the pushed directory, or not sorted and unique
+          }
+        }
+      }
+    }
+    (void)gpurent::parse_check_ignore(text);
+    if (const auto id = gpurent::parse_commit_id(text); id && id->size() != 40 && id->size() != 64) {
+      std::abort();
+    }
+    (void)gpurent::secret_by_name(text);
+    (void)gpurent::secret_by_content(text);
+    const auto allowed = gpurent::normalize_allowed_path(text);
+    if (!allowed.empty() && (allowed.front() == '/' || !gpurent::safe_relative_path(allowed))) {
+      std::abort();
+    }
+    (void)gpurent::secret_allowed(text, {allowed, "a"});
     break;
+  }
   case 6: {
     gpurent::IgnoreMatcher m;
     m.push_dir(gpurent::parse_ignore_file(text, "", ".gitignore"), {});

@@ -133,6 +133,8 @@ struct JobRecord {
   std::optional<std::string> oom_json;    // `gpurent oom --json` of its log (a failed job that ran out of memory)
   std::vector<JobStep> steps;
   std::string steps_owner;                // the gpurent process carrying out the steps, empty when none
+  std::string git_commit;                 // the commit of the pushed tree (git rev-parse HEAD); empty: none or not a repository
+  bool git_dirty = false;                 // the pushed tree had uncommitted changes to tracked files
 };
 
 // The autostop watchdog `gpurent autostop` armed on a tracked server (one per server), and the

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The imperative shell around sync/ignore_rules.hpp: reads directories and ignore files.
+// The imperative shell around sync/ignore_rules.hpp, sync/git_tree.hpp and
+// sync/secret_guard.hpp: reads directories, ignore files and the first bytes of files.
 #include "sync/local_tree.hpp"
 
 #include <dirent.h>
@@ -11,37 +12,16 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
-#include "sync/git_index.hpp"
+#include "sync/git_tree.hpp"
 #include "sync/ignore_rules.hpp"
 
 namespace gpurent {
 namespace {
 
-constexpr std::uint64_t k_max_ignore_file = 4ULL << 20;   // a .gitignore over 4 MiB is not one
-constexpr std::uint64_t k_max_index = 1ULL << 30;
-
-std::optional<std::string> read_small(const std::filesystem::path& p, std::uint64_t limit)
-{
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > limit) {
-    return std::nullopt;
-  }
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<IgnorePattern> read_patterns(const std::filesystem::path& file, const std::string& base, const std::string& origin)
-{
-  const auto text = read_small(file, k_max_ignore_file);
-  return text ? parse_ignore_file(*text, base, origin) : std::vector<IgnorePattern>{};
-}
+constexpr std::uint64_t k_max_ignore_file = 4ULL << 20;  // a .gitignore over 4 MiB is not one (warned)
 
 std::string join(const std::string& dir, const std::string& name)
 {
@@ -53,49 +33,12 @@ EntryKind kind_of(mode_t m)
   return S_ISREG(m) ? EntryKind::file : S_ISDIR(m) ? EntryKind::directory : S_ISLNK(m) ? EntryKind::symlink : EntryKind::other;
 }
 
-// Where the repository holding `root` keeps its metadata.
-struct Repo {
-  std::filesystem::path top;      // the working tree's top
-  std::filesystem::path git_dir;  // .git, or where a "gitdir:" file points
-  std::string prefix;             // root relative to top ("" when root is the top)
+// How a directory's entries are decided.
+enum class Mode {
+  rules,      // outside git: the .gitignore files of the tree (hand matcher)
+  git,        // inside a repository: git's own list
+  git_data,   // inside a `.git` directory sent with --with-git: everything
 };
-
-std::optional<Repo> find_repo(const std::filesystem::path& root)
-{
-  std::error_code ec;
-  auto dir = std::filesystem::canonical(root, ec);
-  if (ec) {
-    return std::nullopt;
-  }
-  const auto start = dir;
-  while (true) {
-    const auto dot_git = dir / ".git";
-    struct stat st {};
-    if (::lstat(dot_git.c_str(), &st) == 0) {
-      Repo r{dir, dot_git, std::filesystem::relative(start, dir, ec).generic_string()};
-      if (r.prefix == ".") {
-        r.prefix.clear();
-      }
-      if (S_ISREG(st.st_mode)) {  // a worktree or submodule: "gitdir: PATH"
-        const auto text = read_small(dot_git, 4096).value_or("");
-        if (!text.starts_with("gitdir: ")) {
-          return std::nullopt;
-        }
-        std::string target = text.substr(8);
-        while (!target.empty() && (target.back() == '\n' || target.back() == '\r')) {
-          target.pop_back();
-        }
-        const std::filesystem::path t(target);
-        r.git_dir = t.is_absolute() ? t : dir / t;
-      }
-      return r;
-    }
-    if (!dir.has_parent_path() || dir.parent_path() == dir) {
-      return std::nullopt;
-    }
-    dir = dir.parent_path();
-  }
-}
 
 class Walker {
 public:
@@ -107,9 +50,20 @@ public:
     if (::stat(m_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return fail(Errc::usage, "push: " + m_root.string() + " is not a directory; give the working tree to push");
     }
-    if (const auto repo = find_repo(m_root)) {
+    for (const auto& a : m_opts.allow_secrets) {
+      m_allowed.push_back(normalize_allowed_path(a));
+    }
+    Mode mode = Mode::rules;
+    if (const auto repo = find_git_repo(m_root)) {
       m_prefix = repo->prefix;
-      load_repo(*repo);
+      TRY_ASSIGN(const GitFiles files, list_git_files(m_root));
+      add_git_files(files, "");
+      TRY_ASSIGN(const GitHead head, git_head(m_root));
+      m_out.git = true;
+      m_out.git_commit = head.commit;
+      m_out.git_dirty = head.dirty;
+      load_gpurentignore_above(*repo);
+      mode = Mode::git;
     }
     std::vector<IgnorePattern> excludes;
     for (const auto& g : m_opts.excludes) {
@@ -118,39 +72,37 @@ public:
       excludes.push_back(std::move(p));
     }
     m_matcher.set_excludes(std::move(excludes));
-    TRY(walk("", false, nullptr));
+    TRY(walk("", mode, false));
+    TRY(explain_git_skips());
+    for (std::size_t i = 0; i < m_allowed.size(); ++i) {
+      if (!m_allow_used.contains(i)) {
+        m_out.warnings.push_back("--allow-secret " + m_opts.allow_secrets[i] +
+                                 ": no likely secret at that path is being sent (it is relative to the pushed directory)");
+      }
+    }
     return std::move(m_out);
   }
 
 private:
-  void load_repo(const Repo& repo)
+  void add_git_files(const GitFiles& files, const std::string& base)
   {
-    if (const auto index = read_small(repo.git_dir / "index", k_max_index)) {
-      auto paths = parse_git_index(*index);
-      if (paths) {
-        m_tracked = std::move(*paths);
-        std::sort(m_tracked.begin(), m_tracked.end());
-      } else {
-        m_out.warnings.push_back("cannot read " + (repo.git_dir / "index").string() + " (" + paths.error().message +
-                                 "): files git tracks are treated like untracked ones");
-      }
+    for (const auto& f : files.files) {
+      m_git_files.insert(join(base, f));
     }
-    auto common = repo.git_dir;
-    if (const auto dir = read_small(repo.git_dir / "commondir", 4096)) {
-      std::string d = *dir;
-      while (!d.empty() && (d.back() == '\n' || d.back() == '\r')) {
-        d.pop_back();
-      }
-      common = std::filesystem::path(d).is_absolute() ? std::filesystem::path(d) : repo.git_dir / d;
+    for (const auto& w : files.warnings) {
+      m_out.warnings.push_back(w);
     }
-    m_matcher.set_info_exclude(read_patterns(common / "info" / "exclude", "", ".git/info/exclude"));
-    // The ignore files of the directories above the root, from the top down.
+  }
+
+  // A .gpurentignore above the root (the root is a subdirectory of the repository) still applies.
+  void load_gpurentignore_above(const GitRepoLocation& repo)
+  {
     std::string rel;
     std::filesystem::path dir = repo.top;
     std::stringstream parts(m_prefix);
     std::string part;
     while (!m_prefix.empty()) {
-      push_ignore_files(dir, rel);
+      push_ignore_files(dir, rel, false);
       if (!std::getline(parts, part, '/')) {
         break;
       }
@@ -162,10 +114,32 @@ private:
     }
   }
 
-  void push_ignore_files(const std::filesystem::path& dir, const std::string& repo_rel)
+  std::vector<IgnorePattern> read_patterns(const std::filesystem::path& file, const std::string& base, const std::string& origin)
+  {
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) != 0) {
+      return {};
+    }
+    if (!S_ISREG(st.st_mode)) {
+      if (S_ISLNK(st.st_mode)) {
+        m_out.warnings.push_back(origin + " is a symbolic link: not read (git does not follow one either)");
+      }
+      return {};
+    }
+    if (static_cast<std::uint64_t>(st.st_size) > k_max_ignore_file) {
+      m_out.warnings.push_back(origin + " is larger than 4 MiB: its patterns are not applied");
+      return {};
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return parse_ignore_file(ss.str(), base, origin);
+  }
+
+  void push_ignore_files(const std::filesystem::path& dir, const std::string& repo_rel, bool gitignore)
   {
     const std::string shown = repo_rel.empty() ? std::string() : repo_rel + "/";
-    m_matcher.push_dir(read_patterns(dir / ".gitignore", repo_rel, shown + ".gitignore"),
+    m_matcher.push_dir(gitignore ? read_patterns(dir / ".gitignore", repo_rel, shown + ".gitignore") : std::vector<IgnorePattern>{},
                        read_patterns(dir / ".gpurentignore", repo_rel, shown + ".gpurentignore"));
   }
 
@@ -174,19 +148,17 @@ private:
     return m_prefix.empty() ? rel : rel.empty() ? m_prefix : m_prefix + "/" + rel;
   }
 
-  [[nodiscard]] bool tracked(const std::string& repo_rel) const
+  [[nodiscard]] bool git_lists(const std::string& rel) const { return m_git_files.contains(rel); }
+  [[nodiscard]] bool git_lists_below(const std::string& rel) const
   {
-    return std::binary_search(m_tracked.begin(), m_tracked.end(), repo_rel);
-  }
-  [[nodiscard]] bool tracked_below(const std::string& repo_rel) const
-  {
-    const std::string prefix = repo_rel + "/";
-    const auto it = std::lower_bound(m_tracked.begin(), m_tracked.end(), prefix);
-    return it != m_tracked.end() && it->starts_with(prefix);
+    const std::string prefix = rel + "/";
+    const auto it = m_git_files.lower_bound(prefix);
+    return it != m_git_files.end() && it->starts_with(prefix);
   }
 
-  // `ignored_dir`: set inside an ignored directory entered only for the files git tracks there.
-  Result<void> walk(const std::string& rel_dir, bool inside_git, const IgnorePattern* ignored_dir)
+  // `forced` (git mode): a `!` in a .gpurentignore re-included this directory, so what git
+  // leaves out below it is sent too.
+  Result<void> walk(const std::string& rel_dir, Mode mode, bool forced)
   {
     const auto dir_path = rel_dir.empty() ? m_root : m_root / rel_dir;
     DIR* d = ::opendir(dir_path.c_str());
@@ -205,9 +177,9 @@ private:
       }
     }
     std::sort(names.begin(), names.end());
-    const bool rules = !inside_git && ignored_dir == nullptr;
+    const bool rules = mode != Mode::git_data;
     if (rules) {
-      push_ignore_files(dir_path, repo_path(rel_dir));
+      push_ignore_files(dir_path, repo_path(rel_dir), mode == Mode::rules);
     }
     Result<void> result;
     for (const auto& name : names) {
@@ -216,7 +188,7 @@ private:
       if (::fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         continue;  // vanished meanwhile
       }
-      result = visit(dir_path, rel, name, st, inside_git, ignored_dir);
+      result = visit(dir_path, rel, name, st, mode, forced);
       if (!result) {
         break;
       }
@@ -229,35 +201,112 @@ private:
   }
 
   Result<void> visit(const std::filesystem::path& dir_path, const std::string& rel, const std::string& name, const struct stat& st,
-                     bool inside_git, const IgnorePattern* ignored_dir)
+                     Mode mode, bool forced)
   {
     const EntryKind kind = kind_of(st.st_mode);
     const bool is_dir = kind == EntryKind::directory;
+    if (mode == Mode::git_data) {
+      add(dir_path, rel, name, st);
+      return is_dir ? walk(rel, mode, false) : Result<void>{};
+    }
     const std::string rp = repo_path(rel);
-    if (!inside_git) {
-      const IgnorePattern* by = ignored_dir;
-      if (by == nullptr) {
-        by = m_matcher.decide(rp, is_dir, name != ".git");
-        by = by != nullptr && by->negated ? nullptr : by;
-      }
-      const bool keep_tracked = by != nullptr && !is_dir && name != ".git" && tracked(rp);
-      if (by != nullptr && is_dir && name != ".git" && tracked_below(rp)) {
-        add(dir_path, rel, name, st);
-        return walk(rel, false, by);
-      }
-      if (by != nullptr && !keep_tracked) {
-        skip(dir_path / name, rel, is_dir, st, by->origin + ": " + (by->negated ? "!" : "") + by->pattern + (by->dir_only ? "/" : ""));
-        return {};
-      }
+    // --exclude and .gpurentignore first: they leave out anything, tracked files too.
+    const IgnorePattern* by = m_matcher.decide(rp, is_dir, mode == Mode::rules && name != ".git");
+    if (by != nullptr && !by->negated) {
+      skip(dir_path / name, rel, is_dir, st, reason_of(*by));
+      return {};
+    }
+    if (name == ".git") {
+      return git_dir(dir_path, rel, name, st);
     }
     if (kind == EntryKind::other) {
       skip(dir_path / name, rel, false, st, "not a regular file, directory or symbolic link");
       return {};
     }
-    add(dir_path, rel, name, st);
-    if (is_dir) {
-      return walk(rel, inside_git || name == ".git", ignored_dir);
+    if (mode == Mode::rules) {
+      if (is_dir && is_repository(dir_path / name)) {
+        // A repository inside a tree that is not one: git's answer from here down.
+        TRY_ASSIGN(const GitFiles files, list_git_files(dir_path / name));
+        add_git_files(files, rel);
+        add(dir_path, rel, name, st);
+        return walk(rel, Mode::git, false);
+      }
+      add(dir_path, rel, name, st);
+      return is_dir ? walk(rel, Mode::rules, false) : Result<void>{};
     }
+    // Git mode: what git lists, and what a .gpurentignore `!` re-includes.
+    const bool in = forced || (by != nullptr && by->negated);
+    if (is_dir ? (in || git_lists_below(rel)) : (in || git_lists(rel))) {
+      add(dir_path, rel, name, st);
+      return is_dir ? walk(rel, Mode::git, in) : Result<void>{};
+    }
+    m_git_skips.push_back(m_out.skipped.size());
+    skip(dir_path / name, rel, is_dir, st, "git does not list it");
+    return {};
+  }
+
+  static std::string reason_of(const IgnorePattern& by)
+  {
+    return by.origin + ": " + (by.negated ? "!" : "") + by.pattern + (by.dir_only ? "/" : "");
+  }
+
+  static bool is_repository(const std::filesystem::path& dir)
+  {
+    struct stat st {};
+    return ::lstat((dir / ".git").c_str(), &st) == 0;
+  }
+
+  Result<void> git_dir(const std::filesystem::path& dir_path, const std::string& rel, const std::string& name, const struct stat& st)
+  {
+    SkippedPath s{rel, S_ISDIR(st.st_mode), 0, 0, true, "the repository's history: sent only with --with-git"};
+    if (s.directory) {
+      measure(dir_path / name, s);
+    } else {
+      s.bytes = static_cast<std::uint64_t>(st.st_size);
+      s.files = 1;
+    }
+    if (m_opts.with_git) {
+      s.reason = "sent (--with-git)";
+      m_out.git_dirs_sent = true;
+      add(dir_path, rel, name, st);
+      m_out.git_dirs.push_back(std::move(s));
+      return S_ISDIR(st.st_mode) ? walk(rel, Mode::git_data, false) : Result<void>{};
+    }
+    m_out.git_dirs.push_back(std::move(s));
+    return {};
+  }
+
+  // The rule behind each path git left out, asked of git in one call per repository.
+  Result<void> explain_git_skips()
+  {
+    if (m_git_skips.empty()) {
+      return {};
+    }
+    std::vector<std::string> paths;
+    for (const auto i : m_git_skips) {
+      paths.push_back(m_out.skipped[i].path);
+    }
+    GitFiles repos;
+    for (const auto& p : m_nested_repos) {
+      repos.repos.push_back(p);
+    }
+    TRY_ASSIGN(const auto reasons, git_ignore_reasons(m_root, repos, paths));
+    for (const auto i : m_git_skips) {
+      auto& s = m_out.skipped[i];
+      if (const auto it = reasons.find(s.path); it != reasons.end()) {
+        s.reason = it->second;
+      } else if (s.directory && s.files == 0) {
+        s.reason = "git lists nothing in it";
+      }
+    }
+    // Empty directories git does not list are not worth a line.
+    std::vector<SkippedPath> kept;
+    for (auto& s : m_out.skipped) {
+      if (!(s.directory && s.exact && s.files == 0 && s.reason == "git lists nothing in it")) {
+        kept.push_back(std::move(s));
+      }
+    }
+    m_out.skipped = std::move(kept);
     return {};
   }
 
@@ -273,7 +322,55 @@ private:
       std::error_code ec;
       e.link_target = std::filesystem::read_symlink(dir_path / name, ec).string();
     }
+    if (e.kind == EntryKind::directory && is_repository(dir_path / name)) {
+      m_nested_repos.push_back(rel);
+    }
+    const bool in_git_data = rel == ".git" || rel.starts_with(".git/") || rel.find("/.git/") != std::string::npos ||
+                             rel.ends_with("/.git");
+    if (e.kind == EntryKind::file && m_opts.check_secrets && !in_git_data) {
+      check_secret(dir_path / name, rel);
+    }
     m_out.entries.push_back(std::move(e));
+  }
+
+  void check_secret(const std::filesystem::path& full, const std::string& rel)
+  {
+    auto why = secret_by_name(rel);
+    if (!why) {
+      why = secret_by_content(read_head(full));
+    }
+    if (!why) {
+      return;
+    }
+    bool allowed = false;
+    for (std::size_t i = 0; i < m_allowed.size(); ++i) {
+      if (secret_allowed(rel, {m_allowed[i]})) {
+        m_allow_used.insert(i);
+        allowed = true;
+      }
+    }
+    (allowed ? m_out.allowed_secrets : m_out.secrets).push_back(SecretFinding{rel, *why});
+  }
+
+  static std::string read_head(const std::filesystem::path& file)
+  {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+      return {};
+    }
+    std::string head(k_secret_head_bytes, '\0');
+    std::size_t got = 0;
+    while (got < head.size()) {
+      const auto n = ::read(fd, head.data() + got, head.size() - got);
+      if (n > 0) {
+        got += static_cast<std::size_t>(n);
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
+    }
+    ::close(fd);
+    head.resize(got);
+    return head;
   }
 
   void skip(const std::filesystem::path& full, const std::string& rel, bool is_dir, const struct stat& st, std::string reason)
@@ -330,7 +427,11 @@ private:
   const WalkOptions& m_opts;
   IgnoreMatcher m_matcher;
   std::string m_prefix;
-  std::vector<std::string> m_tracked;
+  std::set<std::string> m_git_files;        // relative to the root
+  std::vector<std::string> m_nested_repos;  // repositories met below the root, relative to it
+  std::vector<std::size_t> m_git_skips;     // indexes into m_out.skipped that git left out
+  std::vector<std::string> m_allowed;       // normalized --allow-secret values
+  std::set<std::size_t> m_allow_used;
   std::uint64_t m_measured = 0;
   LocalTree m_out;
 };

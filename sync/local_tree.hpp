@@ -1,19 +1,29 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// What `gpurent push` sends: a walk of the local working tree that honours .gitignore files
-// (nested ones too, and the repository's .git/info/exclude and, when the tree is a
-// subdirectory of a repository, the .gitignore files above it), .gpurentignore files (same
-// syntax, higher precedence) and --exclude globs (highest). Files git tracks are sent even
-// where a pattern matches them, as git ignores only untracked files. `.git` itself is sent
-// unless --exclude or a .gpurentignore names it, and no pattern applies inside a `.git`
-// directory. What was left out is reported, with the sizes of the largest paths, so that
-// nothing goes missing silently.
+// What `gpurent push` sends: a walk of the local working tree.
+//
+// Inside a git repository the candidates are git's own answer (sync/git_tree.hpp: `git
+// ls-files --cached --others --exclude-standard`, so every rule git reads applies: nested
+// .gitignore files, .git/info/exclude, the global excludes file, the index with its
+// extensions), nested repositories and submodules by their own git answer; a directory that
+// holds a `.git` below a tree that is not a repository is read the same way. Outside git, the
+// hand matcher (sync/ignore_rules.hpp) applies the .gitignore files of the tree, as rsync's
+// `:- .gitignore` filter would. In both, .gpurentignore files (same syntax) and --exclude globs
+// come on top: they leave out any file, tracked ones too, and a `!` in a .gpurentignore
+// re-includes what git leaves out (data a job needs but git should not hold).
+//
+// `.git` directories are sent only with `with_git`; their size is reported either way. Files
+// that look like credentials (sync/secret_guard.hpp) are listed in `secrets` (push refuses to
+// send them) unless allowed. What was left out is reported, with the sizes of the largest
+// paths, so that nothing goes missing silently.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.hpp"
+#include "sync/secret_guard.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent {
@@ -41,11 +51,22 @@ struct LocalTree {
   std::vector<SkippedPath> skipped;  // every path left out (a directory once, with what is below it)
   std::uint64_t skipped_files = 0;   // files left out, those below skipped directories included
   std::uint64_t skipped_bytes = 0;
-  std::vector<std::string> warnings; // unreadable directories, an unreadable git index, ...
+  std::vector<std::string> warnings; // unreadable directories, an --allow-secret that named nothing, ...
+
+  bool git = false;                       // the root is inside a git repository (git's answer decided)
+  std::optional<std::string> git_commit;  // HEAD of the root's repository; nullopt before the first commit
+  bool git_dirty = false;                 // tracked files differ from that commit
+  std::vector<SkippedPath> git_dirs;      // `.git` directories met, with their size
+  bool git_dirs_sent = false;             // with_git: they are among the entries
+  std::vector<SecretFinding> secrets;     // likely secrets among the files to send: push refuses
+  std::vector<SecretFinding> allowed_secrets;  // likely secrets sent on purpose (--allow-secret)
 };
 
 struct WalkOptions {
   std::vector<std::string> excludes;  // --exclude GLOBs (gitignore syntax)
+  bool with_git = false;              // send `.git` directories too
+  bool check_secrets = true;          // read each file's name and first bytes for credentials
+  std::vector<std::string> allow_secrets;  // --allow-secret PATHs, relative to the root (files or directories)
   // Entries measured below skipped directories before giving up (sizes become lower bounds).
   std::uint64_t measure_limit = 200'000;
 };

@@ -24,7 +24,16 @@ Result<PushReport> Pusher::run()
 {
   const auto t0 = std::chrono::steady_clock::now();
   m_report.remote_dir = m_req.remote_dir;
-  TRY_ASSIGN(m_report.tree, walk_local_tree(m_req.local_root, m_req.walk));
+  if (m_req.walked) {
+    m_report.tree = *m_req.walked;
+  } else {
+    TRY_ASSIGN(m_report.tree, walk_local_tree(m_req.local_root, m_req.walk));
+  }
+  if (!m_report.tree.secrets.empty()) {
+    return fail(Errc::refused, "push: " + m_report.tree.secrets.front().path + " (" + m_report.tree.secrets.front().why +
+                                   ") and " + std::to_string(m_report.tree.secrets.size() - 1) +
+                                   " other file(s) look like credentials; nothing was sent; allow them with --allow-secret PATH");
+  }
   m_local = m_report.tree.entries;
   for (const auto& w : m_report.tree.warnings) {
     m_obs.on_warning(w);

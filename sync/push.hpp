@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct PushRequest {
   std::filesystem::path local_root;
   std::string remote_dir;                            // "~/gpurent/x", "/abs" (created when missing)
   WalkOptions walk;
+  std::optional<LocalTree> walked;                   // already walked (the CLI walks before connecting); else walk here
   std::uint64_t big_threshold = 64 * k_push_mib;     // files this large go as byte ranges
   std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
   std::size_t max_sessions = 6;                      // SSH connections at most (1: only the given one)
@@ -62,8 +64,9 @@ public:
 // Opens one more SSH connection to the same server (called from worker threads).
 using SessionFactory = std::function<Result<std::unique_ptr<SshSession>>()>;
 
-// Errors: the walk failed, the server cannot run the agent, the connection was lost. Per-file
-// failures go to report.failed.
+// Errors: the walk failed, likely secrets would be sent (Errc::refused: the CLI refuses before
+// connecting; this is the last guard), the server cannot run the agent, the connection was
+// lost. Per-file failures go to report.failed.
 [[nodiscard]] Result<PushReport> run_push(SshSession& session, const SessionFactory& more, const PushRequest& request,
                                           PushObserver& observer);
 

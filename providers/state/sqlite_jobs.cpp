@@ -36,7 +36,7 @@ Result<std::vector<JobStep>> steps_from_json(const std::string& text)
 }
 
 constexpr const char* k_job_columns =
-    "id,job_id,server_id,target,command,workdir,state,exit_code,started,ended,log,oom_json,steps_json,steps_owner";
+    "id,job_id,server_id,target,command,workdir,state,exit_code,started,ended,log,oom_json,steps_json,steps_owner,git_commit,git_dirty";
 
 // Parameters 6..12 (state .. steps_json); `steps` must outlive the statement's step().
 void bind_job(Stmt& st, const JobRecord& j, const std::string& steps)
@@ -90,6 +90,8 @@ Result<std::vector<JobRecord>> SqliteStateStore::query_jobs(const std::string& s
     }
     TRY_ASSIGN(j.steps, steps_from_json(st.text(12)));
     j.steps_owner = st.text(13);
+    j.git_commit = st.text(14);
+    j.git_dirty = st.i64(15) != 0;
     out.push_back(std::move(j));
   }
   if (rc != SQLITE_DONE) {
@@ -102,11 +104,13 @@ Result<JobRecord> SqliteStateStore::add_job(const JobRecord& j)
 {
   TRY(begin());
   Stmt st(db(), "INSERT INTO jobs(job_id,server_id,target,command,workdir,state,exit_code,started,ended,log,oom_json,"
-                "steps_json,steps_owner) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                "steps_json,steps_owner,git_commit,git_dirty) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const std::string steps = steps_to_json(j.steps);
   bind_job(st, j, steps);
   st.bind(1, j.job_id).bind(2, j.server_id).bind(3, j.target).bind(4, j.command).bind(5, j.workdir);
   st.bind(13, j.steps_owner);
+  st.bind(14, j.git_commit);
+  st.bind(15, std::optional<std::int64_t>{j.git_dirty ? 1 : 0});
   const int rc = st.step();
   if (rc == SQLITE_CONSTRAINT) {
     rollback();

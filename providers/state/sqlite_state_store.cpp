@@ -34,7 +34,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 5> k_migrations{{
+constexpr std::array<const char*, 6> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -135,6 +135,11 @@ CREATE TABLE autostop(
   last_json TEXT NOT NULL DEFAULT '',
   read_at INTEGER
 );
+)sql",
+    // 5 -> 6: the commit (and whether it had uncommitted changes) of the tree a job was pushed from.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN git_commit TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN git_dirty INTEGER NOT NULL DEFAULT 0;
 )sql",
 }};
 

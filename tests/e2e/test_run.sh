@@ -36,7 +36,7 @@ R() {  # runs gpurent, keeping stdout in $T/o and stderr in $T/e; sets RC
   --known-hosts "$SSHD_KNOWN_HOSTS" --name box > /dev/null 2>&1 || fail "attach"
 S=(--identity "$SSHD_KEY")
 
-echo "== push: .gitignore'd dir, nested negation, .gpurentignore, .git, 2000 small files"
+echo "== push: .gitignore'd dir, nested negation, .gpurentignore, .git (--with-git), 2000 small files"
 P=$T/proj
 mkdir -p "$P/src" "$P/build" "$P/logs"
 python3 - "$P/src" <<'PY'
@@ -57,7 +57,7 @@ printf '!last.ckpt\n' > "$P/.gpurentignore"
 # Part of it committed (git status must see the same on the server); most files stay untracked.
 (cd "$P" && git init -q --template= . && git add .gitignore logs src/m00 && git -c user.email=t@e -c user.name=t commit -qm init)
 echo "untracked" > "$P/notes.md"
-R --json push box "$P" "${S[@]}"
+R --json push box "$P" --with-git "${S[@]}"
 [ $RC -eq 0 ] || fail "push: rc=$RC $(cat "$T/e")"
 [ "$(jq_get "$T/o" 'sorted(k for k in ["files_total","files_sent","bytes_sent","skipped","seconds","verified"] if k in d)')" = \
   "['bytes_sent', 'files_sent', 'files_total', 'seconds', 'skipped', 'verified']" ] || fail "push --json keys: $(cat "$T/o")"
@@ -68,7 +68,7 @@ R --json push box "$P" "${S[@]}"
 D=$SSHD_HOME/gpurent/proj
 [ -f "$D/last.ckpt" ] && [ -f "$D/logs/keep.txt" ] && [ ! -e "$D/logs/run1.txt" ] && [ ! -e "$D/build" ] || fail "ignore rules on the server"
 diff -r --no-dereference -x build -x run1.txt "$P" "$D" || fail "trees differ"
-R push box "$P" "${S[@]}"
+R push box "$P" --with-git "${S[@]}"
 [ $RC -eq 0 ] && grep -q "verified  yes, nothing changed" "$T/o" && grep -q "build/" "$T/o" || fail "re-push text: $(cat "$T/o")"
 grep -q "(0 sent" "$T/o" || fail "re-push sent something: $(cat "$T/o")"
 # (git status refreshes the index, a change the next push would carry)

@@ -92,6 +92,8 @@ def main():
               "the old server gets empty defaults")
         check("jobs" in tables, "the jobs table exists", str(tables))
         check("autostop" in tables and version >= 5, "migration 5 added the autostop table", str(tables))
+        job_columns = {r[1] for r in db.execute("PRAGMA table_info(jobs)")}
+        check(version >= 6 and {"git_commit", "git_dirty"} <= job_columns, "migration 6 added the jobs' commit", str(job_columns))
         check(db.execute("PRAGMA journal_mode").fetchone()[0] == "wal", "still in WAL mode")
         check(db.execute("SELECT count(*) FROM events").fetchone()[0] == 2, "the ledger events are kept")
         db.close()

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The local tree walk of `gpurent push` (sync/local_tree.hpp) on a real repository: nested
 // .gitignore files with negation, .gpurentignore above .gitignore, --exclude above both, files
-// git tracks although ignored, .git itself, a subdirectory of a repository, special files, and
-// the report of what was left out.
+// git tracks although ignored, .git itself (sent only with --with-git), a subdirectory of a
+// repository, special files, and the report of what was left out. The git-specific cases
+// (global excludes, nested repositories, the index's extensions) are in test_push_git.cpp.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -57,6 +58,10 @@ TEST_CASE("walk_local_tree: gitignore rules, overrides, tracked files, .git and 
   std::filesystem::create_symlink("src/main.py", repo / "main-link");
   REQUIRE(::mkfifo((repo / "fifo").c_str(), 0600) == 0);
   const std::map<std::string, std::string> env{{"HOME", root.string()}, {"GIT_CONFIG_NOSYSTEM", "1"}};
+  // The git gpurent runs reads the same (no global excludes of the machine running the tests).
+  ::setenv("HOME", root.c_str(), 1);
+  ::setenv("XDG_CONFIG_HOME", (root / "config").c_str(), 1);
+  ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
   REQUIRE(gpurent::testing::run_sh("git init -q --template= . && git add -f build/tracked.o src/main.py", {}, repo, env).status == 0);
 
   WalkOptions opts;
@@ -65,9 +70,21 @@ TEST_CASE("walk_local_tree: gitignore rules, overrides, tracked files, .git and 
   REQUIRE(t.has_value());
   CHECK(files_of(*t) == std::set<std::string>{".gitignore", ".gpurentignore", "build/tracked.o", "data/wanted.csv", "keep.log",
                                              "main-link", "src/main.py", "sub/.gitignore", "sub/debug.log", "x.log"});
-  // .git goes along whole (no pattern applies inside it).
-  CHECK(files_of(*t, true).contains(".git/index"));
-  CHECK(files_of(*t, true).contains(".git/HEAD"));
+  // .git stays home, its size said; with --with-git it goes along whole (no pattern applies inside it).
+  CHECK_FALSE(files_of(*t, true).contains(".git/HEAD"));
+  REQUIRE(t->git_dirs.size() == 1);
+  CHECK(t->git_dirs[0].path == ".git");
+  CHECK(t->git_dirs[0].bytes > 0);
+  CHECK_FALSE(t->git_dirs_sent);
+  CHECK(t->git);
+  CHECK_FALSE(t->git_commit.has_value());  // nothing committed yet
+  WalkOptions with_git = opts;
+  with_git.with_git = true;
+  const auto whole = walk_local_tree(repo, with_git);
+  REQUIRE(whole.has_value());
+  CHECK(files_of(*whole, true).contains(".git/index"));
+  CHECK(files_of(*whole, true).contains(".git/HEAD"));
+  CHECK(whole->git_dirs_sent);
   // Directories come before what they hold.
   std::set<std::string> seen_dirs;
   for (const auto& e : t->entries) {
@@ -100,8 +117,9 @@ TEST_CASE("walk_local_tree: gitignore rules, overrides, tracked files, .git and 
   CHECK(largest[0].path == "data/big.bin");
   CHECK(largest[1].path == "build/deep");
 
-  // --exclude and .gpurentignore can leave out .git itself.
+  // --exclude and .gpurentignore can leave out .git itself, even with --with-git.
   WalkOptions no_git;
+  no_git.with_git = true;
   no_git.excludes = {".git"};
   CHECK_FALSE(files_of(*walk_local_tree(repo, no_git), true).contains(".git/HEAD"));
 

@@ -17,7 +17,7 @@
 #include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
 #include "sync/backup_agent.hpp"
-#include "sync/git_index.hpp"
+#include "sync/git_output.hpp"
 #include "sync/job_agent.hpp"
 #include "sync/push_agent.hpp"
 #include "sync/push_plan.hpp"
@@ -239,5 +239,8 @@ TEST_CASE("the fuzz seeds in tests/data/run are valid input for their readers", 
   REQUIRE(trailer.has_value());
   CHECK(trailer->hashes.sums.size() == 2);
   CHECK(parse_finalize_output(seed("seed_finalize.bin"))->size() == 2);
-  CHECK(parse_git_index(seed("seed_git_index.bin"))->size() == 3);
+  const auto listing = parse_ls_files(seed("seed_ls_files.bin"));
+  REQUIRE(listing.has_value());
+  CHECK(listing->files == std::vector<std::string>{".gitignore", "a b.py", "src/main.py"});
+  CHECK(listing->nested == std::vector<std::string>{"nested"});
 }

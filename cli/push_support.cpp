@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+#include "cli/push_support.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+
+#include "cli/services.hpp"
+#include "common/rounding.hpp"
+#include "common/units.hpp"
+
+namespace gpurent {
+namespace {
+
+constexpr std::size_t k_largest_shown = 10;
+constexpr std::size_t k_secrets_in_message = 8;
+
+// The progress bar of a push on stderr: only on a TTY, never under --json.
+class PushBar final : public PushObserver {
+public:
+  PushBar(Services& s, bool enabled) : m_s(s), m_enabled(enabled), m_start(std::chrono::steady_clock::now()) {}
+  void on_progress(std::uint64_t done, std::uint64_t total) override
+  {
+    if (!m_enabled || total == 0) {
+      return;
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    m_s.err << fmt::format("\rpushing {} / {}  {}/s\x1b[K", format_bytes(done), format_bytes(total), format_bytes(static_cast<std::uint64_t>(rate)))
+            << std::flush;
+    m_drawn = true;
+  }
+  void on_warning(std::string_view message) override
+  {
+    clear();
+    report_warning(m_s, message);
+  }
+  void clear()
+  {
+    if (m_drawn) {
+      m_s.err << "\r\x1b[K" << std::flush;
+      m_drawn = false;
+    }
+  }
+
+private:
+  Services& m_s;
+  bool m_enabled;
+  bool m_drawn = false;
+  std::chrono::steady_clock::time_point m_start;
+};
+
+nlohmann::json findings_json(const std::vector<SecretFinding>& findings)
+{
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : findings) {
+    out.push_back({{"path", text_json(f.path)}, {"why", f.why}});
+  }
+  return out;
+}
+
+std::string short_commit(const std::string& id)
+{
+  return id.substr(0, 12);
+}
+
+}  // namespace
+
+std::string default_push_dir(const std::filesystem::path& local)
+{
+  std::error_code ec;
+  auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(local), ec);
+  std::string base = (ec ? local : abs).filename().string();
+  if (base.empty() || base == "." || base == "..") {
+    base = "root";
+  }
+  return "~/gpurent/" + base;
+}
+
+Result<LocalTree> walk_for_push(Services& s, const PushSettings& p)
+{
+  WalkOptions walk;
+  walk.excludes = p.excludes;
+  walk.with_git = p.with_git;
+  for (const auto& a : p.allow_secrets) {
+    if (normalize_allowed_path(a).empty()) {
+      return fail(Errc::usage, "--allow-secret " + a + ": give a path inside the pushed directory, relative to it (e.g. `--allow-secret .env`)");
+    }
+  }
+  walk.allow_secrets = p.allow_secrets;
+  TRY_ASSIGN(LocalTree tree, walk_local_tree(p.local, walk));
+  if (tree.secrets.empty()) {
+    return tree;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < tree.secrets.size() && i < k_secrets_in_message; ++i) {
+    list += (i == 0 ? "" : ", ") + tree.secrets[i].path + " (" + tree.secrets[i].why + ")";
+  }
+  if (tree.secrets.size() > k_secrets_in_message) {
+    list += fmt::format(" and {} more", tree.secrets.size() - k_secrets_in_message);
+  }
+  if (s.global.json) {
+    s.out << nlohmann::json{{"secrets", findings_json(tree.secrets)}}.dump() << '\n';
+  } else if (tree.secrets.size() > k_secrets_in_message) {
+    for (const auto& f : tree.secrets) {
+      s.err << "  likely secret: " << f.path << " (" << f.why << ")\n";
+    }
+  }
+  return fail(Errc::refused, fmt::format("push: {} file(s) look like credentials and would be sent to the server: {}; nothing was sent: "
+                                         "leave them out (.gitignore, .gpurentignore or --exclude), or send one on purpose with "
+                                         "`--allow-secret PATH`",
+                                         tree.secrets.size(), list));
+}
+
+Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p, LocalTree tree)
+{
+  PushRequest req;
+  req.local_root = p.local;
+  req.remote_dir = p.to.empty() ? default_push_dir(p.local) : p.to;
+  req.walk.excludes = p.excludes;
+  req.walk.with_git = p.with_git;
+  req.walk.allow_secrets = p.allow_secrets;
+  req.walked = std::move(tree);
+  if (const auto n = s.getenv("GPURENT_PUSH_SESSIONS")) {
+    req.max_sessions = static_cast<std::size_t>(std::max(1L, std::strtol(n->c_str(), nullptr, 10)));
+  }
+  PushBar bar(s, s.stderr_tty && !s.global.json);
+  const SessionFactory more = [&s, &server]() { return connect_job_server(s, server); };
+  auto report = run_push(session, more, req, bar);
+  bar.clear();
+  return report;
+}
+
+nlohmann::json push_report_json(const PushReport& r)
+{
+  nlohmann::json largest = nlohmann::json::array();
+  for (const auto& sk : largest_skipped(r.tree, k_largest_shown)) {
+    largest.push_back({{"path", text_json(sk.path)},
+                       {"bytes", sk.bytes},
+                       {"files", sk.files},
+                       {"directory", sk.directory},
+                       {"exact", sk.exact},
+                       {"reason", text_json(sk.reason)}});
+  }
+  nlohmann::json failed = nlohmann::json::array();
+  for (const auto& f : r.failed) {
+    failed.push_back({{"path", text_json(f.path)}, {"error", text_json(f.error)}});
+  }
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const auto* list : {&r.tree.warnings, &r.warnings}) {
+    for (const auto& w : *list) {
+      warnings.push_back(text_json(w));
+    }
+  }
+  nlohmann::json git = nullptr;
+  if (r.tree.git) {
+    nlohmann::json dir = nullptr;
+    for (const auto& d : r.tree.git_dirs) {
+      if (d.path == ".git") {
+        dir = {{"bytes", d.bytes}, {"files", d.files}, {"exact", d.exact}, {"sent", r.tree.git_dirs_sent}};
+      }
+    }
+    git = {{"commit", r.tree.git_commit ? nlohmann::json(*r.tree.git_commit) : nlohmann::json(nullptr)},
+           {"dirty", r.tree.git_dirty},
+           {"git_dir", dir}};
+  }
+  return {{"remote_dir", text_json(r.remote_dir)},
+          {"files_total", r.files_total},
+          {"files_sent", r.files_sent},
+          {"bytes_total", r.bytes_total},
+          {"bytes_sent", r.bytes_sent},
+          {"skipped", {{"count", r.tree.skipped_files}, {"bytes", r.tree.skipped_bytes}, {"largest", largest}}},
+          {"seconds", round_to_places(r.seconds, 3)},
+          {"sessions", r.sessions},
+          {"verified", r.verified},
+          {"verify_method", r.verify_method},
+          {"failed", failed},
+          {"warnings", warnings},
+          {"git", git},
+          {"secrets_sent", findings_json(r.tree.allowed_secrets)}};
+}
+
+void print_push_report(std::ostream& o, const PushReport& r)
+{
+  const double mbps = r.seconds > 0 ? static_cast<double>(r.bytes_sent) / r.seconds / 1e6 : 0;
+  o << "Pushed to " << r.remote_dir << "\n";
+  o << fmt::format("  files     {} ({} sent, {} unchanged, {} failed)\n", r.files_total, r.files_sent,
+                   r.files_total - std::min(r.files_total, r.files_sent + r.failed.size()), r.failed.size());
+  o << fmt::format("  data      {} sent of {} in {:.1f} s ({:.0f} MB/s{})\n", format_bytes(r.bytes_sent), format_bytes(r.bytes_total), r.seconds,
+                   mbps, r.sessions > 1 ? fmt::format(", {} connections", r.sessions) : std::string());
+  std::string verified = "no, see the failures below";
+  if (r.verified && r.files_sent == 0) {
+    verified = "yes, nothing changed";
+  } else if (r.verified) {
+    verified = "yes, SHA-256 computed on the server (" + r.verify_method + ") matches every file sent";
+  } else if (r.verify_method == "size-only") {
+    verified = "by size only (no openssl, sha256sum or shasum on the server)";
+  }
+  o << "  verified  " << verified << "\n";
+  if (r.tree.skipped_files > 0 || !r.tree.skipped.empty()) {
+    o << fmt::format("  skipped   {} file(s), {} ({}, .gpurentignore, --exclude); the largest:\n", r.tree.skipped_files,
+                     format_bytes(r.tree.skipped_bytes), r.tree.git ? "what git would not commit" : ".gitignore");
+    for (const auto& sk : largest_skipped(r.tree, k_largest_shown)) {
+      o << fmt::format("    {:>10}  {}{}  ({})\n", (sk.exact ? "" : ">=") + format_bytes(sk.bytes), sk.path, sk.directory ? "/" : "", sk.reason);
+    }
+  }
+  if (r.tree.git) {
+    o << "  git       " << (r.tree.git_commit ? "commit " + short_commit(*r.tree.git_commit) : std::string("no commit yet"))
+      << (r.tree.git_dirty ? " with uncommitted changes" : "") << "; files as git lists them\n";
+  }
+  for (const auto& d : r.tree.git_dirs) {
+    o << fmt::format("  {:<9} {}{} {}\n", d.path, d.exact ? "" : ">=", format_bytes(d.bytes),
+                     r.tree.git_dirs_sent ? "sent (--with-git)" : "not sent (--with-git sends it)");
+  }
+  for (const auto& f : r.tree.allowed_secrets) {
+    o << "  secret    sent on purpose (--allow-secret): " << f.path << " (" << f.why << ")\n";
+  }
+  for (const auto& f : r.failed) {
+    o << "  FAILED    " << f.path << ": " << f.error << "\n";
+  }
+}
+
+}  // namespace gpurent

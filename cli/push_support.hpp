@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What `push` and `run` share (no CLI11 here): the walk of the local tree before any connection
+// (the likely-secret refusal comes from it, so nothing is sent and nothing is dialled), the push
+// with its progress bar, and the report in text and in the contract's JSON.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/job_support.hpp"
+#include "common/result.hpp"
+#include "sync/push.hpp"
+
+namespace gpurent {
+struct Services;
+
+struct PushSettings {
+  std::filesystem::path local = ".";
+  std::string to;  // empty: default_push_dir(local)
+  std::vector<std::string> excludes;
+  bool with_git = false;                   // --with-git: send `.git` directories too
+  std::vector<std::string> allow_secrets;  // --allow-secret PATH (relative to `local`)
+};
+// "~/gpurent/<the local directory's name>".
+[[nodiscard]] std::string default_push_dir(const std::filesystem::path& local);
+
+// Walks `p.local` as the push will send it. Likely secrets without --allow-secret refuse the
+// push (Errc::refused, every path named; under --json the document also carries "secrets":
+// [{path, why}]); a bad --allow-secret value is Errc::usage.
+[[nodiscard]] Result<LocalTree> walk_for_push(Services& s, const PushSettings& p);
+
+// Runs the push of a walked tree with a progress bar on a TTY (never under --json); extra
+// connections for large pushes come from the same destination and options.
+[[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p,
+                                                LocalTree tree);
+// The contract's keys {files_total, files_sent, bytes_sent, skipped{count, largest}, seconds,
+// verified} plus remote_dir, bytes_total, sessions, verify_method, failed, warnings (the walk's
+// and the send's), git {commit, dirty, git_dir {bytes, files, sent}} and secrets_sent.
+[[nodiscard]] nlohmann::json push_report_json(const PushReport& r);
+void print_push_report(std::ostream& o, const PushReport& r);
+
+}  // namespace gpurent
