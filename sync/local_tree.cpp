@@ -74,6 +74,12 @@ public:
     m_matcher.set_excludes(std::move(excludes));
     TRY(walk("", mode, false));
     TRY(explain_git_skips());
+    for (const auto& d : m_deferred_git_dirs) {
+      add(d.dir_path, d.rel, d.name, d.st);
+      if (S_ISDIR(d.st.st_mode)) {
+        TRY(walk(d.rel, Mode::git_data, false));
+      }
+    }
     for (std::size_t i = 0; i < m_allowed.size(); ++i) {
       if (!m_allow_used.contains(i)) {
         m_out.warnings.push_back("--allow-secret " + m_opts.allow_secrets[i] +
@@ -268,9 +274,11 @@ private:
     if (m_opts.with_git) {
       s.reason = "sent (--with-git)";
       m_out.git_dirs_sent = true;
-      add(dir_path, rel, name, st);
       m_out.git_dirs.push_back(std::move(s));
-      return S_ISDIR(st.st_mode) ? walk(rel, Mode::git_data, false) : Result<void>{};
+      // Read last, after every git command of the walk: reading a split index touches
+      // .git/sharedindex.* (git keeps it from expiring), which would otherwise look changed.
+      m_deferred_git_dirs.push_back(Deferred{dir_path, rel, name, st});
+      return {};
     }
     m_out.git_dirs.push_back(std::move(s));
     return {};
@@ -432,6 +440,13 @@ private:
   std::vector<std::size_t> m_git_skips;     // indexes into m_out.skipped that git left out
   std::vector<std::string> m_allowed;       // normalized --allow-secret values
   std::set<std::size_t> m_allow_used;
+  struct Deferred {
+    std::filesystem::path dir_path;
+    std::string rel;
+    std::string name;
+    struct stat st;
+  };
+  std::vector<Deferred> m_deferred_git_dirs;  // `.git` directories sent with --with-git
   std::uint64_t m_measured = 0;
   LocalTree m_out;
 };

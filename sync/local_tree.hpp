@@ -47,7 +47,7 @@ struct SkippedPath {
 };
 
 struct LocalTree {
-  std::vector<LocalEntry> entries;   // directories before what they hold, sorted by name
+  std::vector<LocalEntry> entries;   // directories before what they hold, by name (`.git` with --with-git last)
   std::vector<SkippedPath> skipped;  // every path left out (a directory once, with what is below it)
   std::uint64_t skipped_files = 0;   // files left out, those below skipped directories included
   std::uint64_t skipped_bytes = 0;

@@ -90,7 +90,7 @@ TEST_CASE("allow-secret values: normalized, relative, a file or a directory", "[
   }
 }
 
-TEST_CASE("the walk finds likely secrets whatever the ignore rules say; --allow-secret lets one through", "[sync][push][secrets]")
+TEST_CASE("the walk finds likely secrets whatever the ignore rules say, and allow-secret lets one through", "[sync][push][secrets]")
 {
   const test::TempDir tmp("gpurent-secrets-walk");
   const auto root = tmp.path() / "tree";
