@@ -58,6 +58,17 @@ bool iequals(std::string_view a, std::string_view b) noexcept
   return true;
 }
 
+bool printable_ascii(std::string_view s) noexcept
+{
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string normalize_key(std::string_view s)
 {
   std::string out;

@@ -14,6 +14,10 @@ namespace gpurent {
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b) noexcept;
 // Lower-case and drop everything but letters and digits: "RTX-4090 " -> "rtx4090".
 [[nodiscard]] std::string normalize_key(std::string_view s);
+// Whether a name given on the command line or in a file is printable ASCII (no control byte, no
+// byte >= 0x80): card and provider names are, and normalize_key would otherwise drop such bytes
+// silently (`$'\xfflambda\x01'` read as `lambda`).
+[[nodiscard]] bool printable_ascii(std::string_view s) noexcept;
 // Strict decimal parsing: the whole string must be a finite number.
 [[nodiscard]] std::optional<double> parse_double(std::string_view s) noexcept;
 

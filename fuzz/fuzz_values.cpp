@@ -131,10 +131,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   a.offline = (flags & 4U) != 0;
   const auto o = gpurent::validate_plan_args(a);
   if (!o) {
-    if (o.error().code != gpurent::Errc::usage || o.error().message.empty()) {
+    // The documented answers: a usage error, or `unsupported` (exit 3, JSON "refused") for a
+    // combination the provider does not offer (--spot with Lambda).
+    if ((o.error().code != gpurent::Errc::usage && o.error().code != gpurent::Errc::unsupported) || o.error().message.empty()) {
       std::abort();
     }
     return 0;
+  }
+  if ((!a.provider.empty() && !gpurent::printable_ascii(a.provider)) || (!a.card.empty() && !gpurent::printable_ascii(a.card))) {
+    std::abort();  // a name with control or non-ASCII bytes was read as a known one
   }
   gpurent::ModelArch model;
   if (o->params) {

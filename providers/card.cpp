@@ -151,6 +151,9 @@ std::span<const Card> card_catalog() noexcept { return catalog(); }
 
 Result<Card> find_card(std::string_view name)
 {
+  if (!printable_ascii(name)) {
+    return fail(Errc::not_found, "card name holds a control or non-ASCII byte; give a card such as `rtx-4090` (see `gpurent offers`)");
+  }
   const std::string raw = normalize_key(name);
   if (raw.empty()) {
     return fail(Errc::invalid_input, "card: empty name; give a card such as `rtx-4090` or `a100-80gb` (see `gpurent offers`)");

@@ -220,6 +220,9 @@ std::span<const ProviderInfo> provider_catalog() noexcept { return providers(); 
 
 Result<ProviderInfo> find_provider(std::string_view name)
 {
+  if (!printable_ascii(name)) {
+    return fail(Errc::not_found, "provider name holds a control or non-ASCII byte; give one of the known providers as plain text");
+  }
   const std::string key = normalize_key(name);
   for (const auto& p : providers()) {
     if (normalize_key(p.name) == key || normalize_key(p.display) == key) {

@@ -114,6 +114,9 @@ TEST_CASE("JSON errors: every command's bad input is one error document on stdou
   const std::vector<BadInput> table = {
       {{"plan", "nosuch"}, 1, "not_found"},
       {{"plan", "llama-3.1-8b", "--gpus", "0"}, 2, "usage"},
+      // A name wrapped in control bytes is not read as the name inside (fuzz_values finding).
+      {{"plan", "llama-3.1-8b", "--provider", "\xfflambda\x01", "--spot"}, 2, "usage"},
+      {{"plan", "llama-3.1-8b", "--card", "rtx\x1b-4090"}, 2, "usage"},
       {{"fits", "nosuch-card"}, 2, "usage"},
       {{"models", "extra"}, 2, "usage"},
       {{"offers", "--provider", "aws"}, 2, "usage"},
