@@ -208,9 +208,16 @@ void print_push_report(std::ostream& o, const PushReport& r)
     o << "  git       " << (r.tree.git_commit ? "commit " + short_commit(*r.tree.git_commit) : std::string("no commit yet"))
       << (r.tree.git_dirty ? " with uncommitted changes" : "") << "; files as git lists them\n";
   }
-  for (const auto& d : r.tree.git_dirs) {
-    o << fmt::format("  {:<9} {}{} {}\n", d.path, d.exact ? "" : ">=", format_bytes(d.bytes),
-                     r.tree.git_dirs_sent ? "sent (--with-git)" : "not sent (--with-git sends it)");
+  if (!r.tree.git_dirs.empty()) {
+    std::uint64_t bytes = 0;
+    bool exact = true;
+    for (const auto& d : r.tree.git_dirs) {
+      bytes += d.bytes;
+      exact = exact && d.exact;
+    }
+    const auto n = r.tree.git_dirs.size();
+    o << fmt::format("  .git      {}{}{} {}\n", exact ? "" : ">=", format_bytes(bytes), n > 1 ? fmt::format(" in {} repositories", n) : "",
+                     r.tree.git_dirs_sent ? "sent (--with-git)" : n > 1 ? "not sent (--with-git sends them)" : "not sent (--with-git sends it)");
   }
   for (const auto& f : r.tree.allowed_secrets) {
     o << "  secret    sent on purpose (--allow-secret): " << f.path << " (" << f.why << ")\n";

@@ -49,26 +49,7 @@ server_files() {
 }
 # What git would commit in a working tree, asked of git here: ls-files in the repository and in
 # every nested repository or submodule below it (their .git never), files that exist only.
-git_files() {
-  python3 - "$1" <<'PY'
-import os, subprocess, sys
-def listing(top, prefix):
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         cwd=os.path.join(top, prefix) if prefix else top, check=True, capture_output=True).stdout
-    for item in out.split(b"\0"):
-        if not item:
-            continue
-        name = item.decode("utf-8", "surrogateescape")
-        rel = os.path.join(prefix, name.rstrip("/")) if prefix else name.rstrip("/")
-        full = os.path.join(top, rel)
-        if os.path.isdir(full) and not os.path.islink(full):
-            if os.path.lexists(os.path.join(full, ".git")):
-                yield from listing(top, rel)
-        elif os.path.lexists(full):
-            yield rel
-print("\n".join(sorted(set(listing(sys.argv[1], "")), key=lambda s: s.encode("utf-8", "surrogateescape"))))
-PY
-}
+git_files() { python3 "$GPURENT_SOURCE_DIR/tests/e2e/git_files.py" "$1"; }
 same_as_git() {  # $1 local tree, $2 server directory, $3 what
   git_files "$1" > "$T/want"
   server_files "$2" > "$T/got"

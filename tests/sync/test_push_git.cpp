@@ -93,6 +93,16 @@ void write(const fs::path& p, const std::string& text = "x\n")
   gpurent::testing::write_file(p, text);
 }
 
+// Left-out path -> the rule that left it out.
+std::map<std::string, std::string> reasons(const LocalTree& t)
+{
+  std::map<std::string, std::string> why;
+  for (const auto& s : t.skipped) {
+    why[s.path] = s.reason;
+  }
+  return why;
+}
+
 LocalTree walk(const fs::path& root, WalkOptions o = {})
 {
   auto t = walk_local_tree(root, o);
@@ -128,10 +138,7 @@ TEST_CASE("push from git: the global excludes file is git's, whichever way it is
   CHECK(sent_files(t) == std::set<std::string>{"notes.md", "train.py"});
   CHECK(sent_files(t) == git_list(home, repo));
   CHECK(t.secrets.empty());  // the excluded .env never reaches the secret guard
-  std::map<std::string, std::string> why;
-  for (const auto& s : t.skipped) {
-    why[s.path] = s.reason;
-  }
+  const auto why = reasons(t);
   CHECK_THAT(why.at(".env"), Catch::Contains(": .env"));
   CHECK_THAT(why.at("secrets"), Catch::Contains(": secrets/"));
   CHECK(t.git_commit.has_value());
@@ -198,10 +205,7 @@ TEST_CASE("push from git: nested repositories and submodules by their own rules,
     CHECK(f.find(".git/") == std::string::npos);
   }
   // The reasons come from the repository that holds the path.
-  std::map<std::string, std::string> why;
-  for (const auto& s : t.skipped) {
-    why[s.path] = s.reason;
-  }
+  const auto why = reasons(t);
   CHECK_THAT(why.at("tools/nested/private.txt"), Catch::Contains("info/exclude"));
   CHECK_THAT(why.at("tools/nested/build.log"), Catch::Contains(".gitignore:1: *.log"));
   CHECK_THAT(why.at("third_party/lib/local.cache"), Catch::Contains(".gitignore:1: *.cache"));
