@@ -191,7 +191,13 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     s.err << "  plus storage: " << note << '\n';
   }
 
-  // 3. Destroy only after a verified backup newer than the last change (a retried destroy was
+  // 3. Asked before anything slow or billable happens: the backup below may take hours of
+  //    billed time, and an unconfirmed destroy must not start it.
+  const bool backs_up = o.destroy && !destroy_again && !o.no_backup && !o.force;
+  TRY(confirm(s, std::string("Really ") + verb + " " + rec.name + "?" +
+                     (backs_up ? " (a verified backup runs first; the destroy follows only if it succeeds)" : "")));
+
+  // 4. Destroy only after a verified backup newer than the last change (a retried destroy was
   //    decided, backed up or not, the first time).
   if (destroy_again) {
     s.err << "gpurent: " << rec.name << " is " << to_string(rec.status) << ": retrying the destroy (no new backup)\n";
@@ -215,8 +221,6 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
       }
     }
   }
-  TRY(confirm(s, std::string("Really ") + verb + " " + rec.name + "?"));
-
   const auto wait = wait_options(s);
   if (rec.attached && o.destroy) {
     // gpurent cannot destroy it: it stays billed until the user says it is released (never --yes).

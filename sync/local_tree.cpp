@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "sync/backup.hpp"
 #include "sync/git_tree.hpp"
 #include "sync/ignore_rules.hpp"
 
@@ -225,6 +226,10 @@ private:
     if (name == ".git") {
       return git_dir(dir_path, rel, name, st);
     }
+    if (is_dir && holds_backup(dir_path / name)) {
+      skip(dir_path / name, rel, true, st, "a gpurent backup (it holds .gpurent-manifest.json): never pushed back");
+      return {};
+    }
     if (kind == EntryKind::other) {
       skip(dir_path / name, rel, false, st, "not a regular file, directory or symbolic link");
       return {};
@@ -254,6 +259,13 @@ private:
   static std::string reason_of(const IgnorePattern& by)
   {
     return by.origin + ": " + (by.negated ? "!" : "") + by.pattern + (by.dir_only ? "/" : "");
+  }
+
+  // A directory `gpurent backup` wrote (`run --then backup` defaults inside the project).
+  static bool holds_backup(const std::filesystem::path& dir)
+  {
+    struct stat st {};
+    return ::lstat((dir / k_manifest_name).c_str(), &st) == 0 && S_ISREG(st.st_mode);
   }
 
   static bool is_repository(const std::filesystem::path& dir)

@@ -12,6 +12,7 @@
 // come on top: they leave out any file, tracked ones too, and a `!` in a .gpurentignore
 // re-includes what git leaves out (data a job needs but git should not hold).
 //
+// A directory holding `.gpurent-manifest.json` (a backup gpurent wrote) is never sent.
 // `.git` directories are sent only with `with_git`; their size is reported either way. Files
 // that look like credentials (sync/secret_guard.hpp) are listed in `secrets` (push refuses to
 // send them) unless allowed. What was left out is reported, with the sizes of the largest

@@ -108,9 +108,11 @@ R down box --destroy --yes --identity "$SSHD_KEY" --path "$T/no-such-dir" --to "
 [ $RC -eq 3 ] && grep -q "refusing to destroy box" "$T/e" || fail "a failed backup must refuse: rc=$RC $(cat "$T/e")"
 [ "$(open_count)" = 1 ] || fail "the ledger stays open"
 
-echo "== down --destroy without --yes and without a TTY: refused after the backup"
-R down box --destroy --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup"
+echo "== down --destroy without --yes and without a TTY: refused before the backup, nothing copied"
+R down box --destroy --identity "$SSHD_KEY" --path "$T/ws" --to "$T/backup-unconfirmed"
 [ $RC -eq 3 ] && grep -q "re-run with --yes" "$T/e" || fail "no TTY: rc=$RC $(cat "$T/e")"
+[ ! -e "$T/backup-unconfirmed" ] || fail "an unconfirmed destroy copied something: $(ls -R "$T/backup-unconfirmed" | head)"
+! grep -q "backing up box" "$T/e" || fail "an unconfirmed destroy started the backup: $(cat "$T/e")"
 [ "$(open_count)" = 1 ] || fail "not confirmed: still open"
 
 echo "== ssh, backup and down use the --identity and --known-hosts remembered at attach (none given now)"

@@ -142,3 +142,30 @@ TEST_CASE("walk_local_tree: gitignore rules, overrides, tracked files, .git and 
   CHECK(walk_local_tree(repo / "x.log", WalkOptions{}).error().code == Errc::usage);
   std::filesystem::remove_all(root);
 }
+
+TEST_CASE("walk_local_tree: a directory gpurent backed up into is never pushed back", "[sync][push][walk]")
+{
+  const auto root = std::filesystem::temp_directory_path() / ("gpurent-walk-backup-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const auto tree = root / "proj";
+  gpurent::testing::write_file(tree / "train.py", "print(1)\n");
+  // `run --then backup:checkpoints` wrote ./gpurent-backups/box/ inside the project.
+  gpurent::testing::write_file(tree / "gpurent-backups" / "box" / ".gpurent-manifest.json", "{}");
+  gpurent::testing::write_file(tree / "gpurent-backups" / "box" / "step-100.pt", std::string(3000, 'w'));
+  ::setenv("HOME", root.c_str(), 1);
+  ::setenv("XDG_CONFIG_HOME", (root / "config").c_str(), 1);
+  for (const bool git : {false, true}) {
+    if (git) {
+      REQUIRE(gpurent::testing::run_sh("git init -q --template= .", {}, tree, {{"HOME", root.string()}}).status == 0);
+    }
+    const auto t = walk_local_tree(tree, WalkOptions{});
+    REQUIRE(t.has_value());
+    CHECK(files_of(*t) == std::set<std::string>{"train.py"});
+    bool said = false;
+    for (const auto& s : t->skipped) {
+      said = said || (s.path == "gpurent-backups/box" && s.reason.find("gpurent backup") != std::string::npos && s.bytes == 3002);
+    }
+    CHECK(said);
+  }
+  std::filesystem::remove_all(root);
+}
