@@ -86,7 +86,16 @@ Error usage(const ParseFailure& f, std::string message, std::string hint = "")
 Error extras(const ParseFailure& f)
 {
   const auto [head, rest] = head_rest(f.what);
-  const std::string first = std::string(trim(split(rest, ' ').front()));
+  // CLI11 lists the unexpected words in its own order ("2 --gpuss" for `--gpuss 2`): an unknown
+  // option among them is what the user mistyped, so it is named before any stray value.
+  const auto words = split(rest, ' ');
+  std::string first = std::string(trim(words.front()));
+  for (const auto& w : words) {
+    if (trim(w).starts_with("-")) {
+      first = std::string(trim(w));
+      break;
+    }
+  }
   if (first.starts_with("-")) {
     const std::string name = first.substr(0, first.find('='));
     const std::string near = closest_word(name, f.options);

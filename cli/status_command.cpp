@@ -6,6 +6,7 @@
 // state that means trouble (unhealthy, preempted, crashed, offline, unknown) is shown as the
 // state, with a warning; a server whose destroy failed is retried; an attached server waiting
 // for its release is checked over SSH.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -70,9 +71,11 @@ bool destroy_pending(ServerStatus st)
 }
 
 // Brings one provider's servers in the store in line with what the provider reports.
+// `tracked`: every open server gpurent tracks (not only those refreshed now, which `status
+// --refresh NAME` narrows to one): an instance that is one of them is never called untracked.
 Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store, const std::string& provider,
-                              std::vector<ServerRecord>& mine, std::vector<Untracked>& untracked,
-                              std::vector<std::string>& failures)
+                              std::vector<ServerRecord>& mine, const std::vector<ServerRecord>& tracked,
+                              std::vector<Untracked>& untracked, std::vector<std::string>& failures)
 {
   TRY_ASSIGN(ProviderHandle h, open_provider(s, cfg, provider));
   Provider& p = *h.provider;
@@ -161,8 +164,14 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       rec.status_since = at;
     }
   }
+  const auto is_tracked = [&](const Instance& in) {
+    return std::any_of(tracked.begin(), tracked.end(), [&](const ServerRecord& r) {
+      return r.provider == provider && !is_closed(r.status) &&
+             ((!r.provider_id.empty() && r.provider_id == in.id) || (r.provider_id.empty() && r.name == in.name));
+    });
+  };
   for (const auto& in : listed) {
-    if (!matched.contains(in.id) && in.state != InstanceState::terminated) {
+    if (!matched.contains(in.id) && in.state != InstanceState::terminated && !is_tracked(in)) {
       untracked.push_back(Untracked{provider, in});
     }
   }
@@ -272,9 +281,10 @@ Result<void> run_status(Services& s, const StatusOptions& o)
         providers.insert(p);
       }
     }
+    TRY_ASSIGN(const auto tracked, store->list_servers(false));
     for (const auto& p : providers) {
       std::vector<std::string> failures;
-      auto r = refresh_provider(s, cfg, *store, p, servers, untracked, failures);
+      auto r = refresh_provider(s, cfg, *store, p, servers, tracked, untracked, failures);
       if (!r) {
         failures.push_back(r.error().message);
       }

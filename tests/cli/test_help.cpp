@@ -214,6 +214,10 @@ TEST_CASE("help: unknown options and commands point to the right help, in gpuren
   const auto bogus = h.run({"plan", "--gpuss", "2"});
   CHECK(bogus.code == 2);
   CHECK(bogus.err == "gpurent: error: `gpurent plan` has no option --gpuss (did you mean --gpus?); see `gpurent plan --help`\n");
+  // With MODEL given, CLI11 reports the stray value first ("2 --gpuss"): the option is named.
+  const auto after_model = h.run({"plan", "llama-3.1-8b", "--gpuss", "2"});
+  CHECK(after_model.code == 2);
+  CHECK(after_model.err == "gpurent: error: `gpurent plan` has no option --gpuss (did you mean --gpus?); see `gpurent plan --help`\n");
   const auto nested = h.run({"config", "set", "budget_usd", "5", "--bogus"});
   CHECK_THAT(nested.err, Catch::Contains("see `gpurent config set --help`"));
   const auto convert = h.run({"cost", "--provider", "runpod", "--card", "l4", "--hours", "1", "--gpus", "-1"});

@@ -118,6 +118,11 @@ def scenario(e):
           json.dumps(r6s))
     check(l4s.get("state") == "preempted" and l4s.get("provider_state") == "preempted", "preempted is shown",
           json.dumps(l4s))
+    # Refreshing one server never calls the others "untracked" (an invitation to delete them by hand).
+    p, one = status(e, "--refresh", "l3")
+    check(p.returncode == 0 and one.get("untracked") == [], "status --refresh l3: l4 and r6 are not untracked",
+          p.stdout + p.stderr)
+    check("not tracked by gpurent" not in p.stderr + p.stdout, "no untracked line for a tracked server", p.stdout)
     p = e.run("status")
     check("l3  lambda  a100-40gb x1  unhealthy (billed as running)" in p.stdout, "status text shows unhealthy",
           p.stdout)
