@@ -63,6 +63,28 @@ std::optional<std::string> by_directory(const std::vector<std::string>& parts)
   return std::nullopt;
 }
 
+bool base64_char(char c)
+{
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=';
+}
+
+// What follows a BEGIN line in a real key: within a few header lines (an encrypted key's
+// Proc-Type and DEK-Info), a line of base64 (64 characters in PEM; 40 is plenty). A source file
+// that only names the marker ("-----BEGIN PRIVATE KEY-----\nabc\n" in a redaction test, a regular
+// expression) has none.
+bool has_key_body(std::string_view after)
+{
+  after = after.substr(0, std::min<std::size_t>(after.size(), 400));
+  std::size_t run = 0;
+  for (const char c : after) {
+    run = base64_char(c) ? run + 1 : 0;
+    if (run >= 40) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> secret_by_name(std::string_view path)
@@ -114,7 +136,7 @@ std::optional<std::string> secret_by_content(std::string_view head)
       ++end;
     }
     const auto label = head.substr(label_start, end - label_start);
-    if (head.substr(end, 5) == "-----" && label.find("PRIVATE KEY") != std::string_view::npos) {
+    if (head.substr(end, 5) == "-----" && label.find("PRIVATE KEY") != std::string_view::npos && has_key_body(head.substr(end + 5))) {
       return "a private key in its first bytes (-----BEGIN " + std::string(label) + "-----)";
     }
   }

@@ -7,7 +7,8 @@
 // `credentials*.json`, `client_secret*.json`), by where it sits (a cloud or SSH client's
 // configuration directory: `.aws/`, `.azure/`, `.ssh/`, `.gnupg/`, `.kube/`, `.config/gcloud/`,
 // `.config/gh/`, `.docker/config.json`, `huggingface/token`) or by its first bytes (a
-// `-----BEGIN … PRIVATE KEY-----` block, a PuTTY key). Templates meant to be committed
+// `-----BEGIN … PRIVATE KEY-----` line followed by a key's base64 body, a PuTTY key; source
+// code that only names the marker is not a key). Templates meant to be committed
 // (`.env.example`, `.env.sample`, `.env.template`) are not secrets.
 // Rules and reasons: docs/run.md, "Likely secrets".
 #include <cstddef>

@@ -16,6 +16,11 @@
 
 using namespace gpurent;
 
+namespace {
+// The first line of a key's base64 body (64 characters, as PEM writes them).
+constexpr const char* k_body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj";
+}  // namespace
+
 TEST_CASE("secret_by_name: credentials by name and by the directory they sit in", "[sync][push][secrets]")
 {
   for (const char* p : {".env", ".env.local", ".env.production", "app/.env", ".envrc", "server.pem", "certs/tls.KEY", "a/b/store.p12",
@@ -41,14 +46,25 @@ TEST_CASE("secret_by_content: a PRIVATE KEY block or a PuTTY key in the first by
 {
   for (const char* label : {"PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "ENCRYPTED PRIVATE KEY",
                             "DSA PRIVATE KEY", "PGP PRIVATE KEY BLOCK"}) {
-    const std::string pem = std::string("-----BEGIN ") + label + "-----\nMIIE...\n-----END " + label + "-----\n";
+    std::string pem = std::string("-----BEGIN ") + label + "-----\n";
+    pem.append(k_body);
+    pem.append("\n-----END ").append(label).append("-----\n");
     INFO(label);
     CHECK(secret_by_content(pem).has_value());
     CHECK(secret_by_content("Bag Attributes\n    localKeyID: 01\n" + pem).has_value());
   }
-  // A service-account JSON carries its key as a JSON string.
-  CHECK(secret_by_content(R"({"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"})")
-            .has_value());
+  // A service-account JSON carries its key as a JSON string; an encrypted PEM has headers first.
+  std::string json = R"({"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\n)";
+  json.append(k_body).append(R"(\n-----END PRIVATE KEY-----\n"})");
+  CHECK(secret_by_content(json).has_value());
+  std::string encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF\n\n";
+  encrypted.append(k_body);
+  CHECK(secret_by_content(encrypted).has_value());
+  // Code that only names the marker is not a key (a redaction test, a regular expression).
+  CHECK_FALSE(secret_by_content("let input = \"-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----\\n\";\n"
+                                "assert_eq!(redact(input), \"[REDACTED]\");\n")
+                  .has_value());
+  CHECK_FALSE(secret_by_content(R"(re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END"))").has_value());
   CHECK(secret_by_content("PuTTY-User-Key-File-3: ssh-ed25519\n").has_value());
   for (const char* text : {"-----BEGIN CERTIFICATE-----\nMIID\n", "-----BEGIN PUBLIC KEY-----\n", "-----BEGIN PRIVATE KEY", "print(1)\n",
                            "", "-----BEGIN private key-----", "-----BEGIN " /* cut */}) {
@@ -96,9 +112,9 @@ TEST_CASE("the walk finds likely secrets whatever the ignore rules say, and allo
   const auto root = tmp.path() / "tree";
   gpurent::testing::write_file(root / "train.py", "print(1)\n");
   gpurent::testing::write_file(root / ".env", "WANDB_API_KEY=x\n");
-  gpurent::testing::write_file(root / "deploy" / "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  gpurent::testing::write_file(root / "deploy" / "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n");  // by its name
   gpurent::testing::write_file(root / "deploy" / "id_rsa.pub", "ssh-ed25519 AAAA\n");
-  gpurent::testing::write_file(root / "conf" / "prod.yaml", "key: |\n  -----BEGIN EC PRIVATE KEY-----\n  MHc\n");
+  gpurent::testing::write_file(root / "conf" / "prod.yaml", std::string("key: |\n  -----BEGIN EC PRIVATE KEY-----\n  ") + k_body + "\n");
   gpurent::testing::write_file(root / ".env.example", "WANDB_API_KEY=\n");
   gpurent::testing::write_file(root / "ignored" / "x.pem", "");
   gpurent::testing::write_file(root / ".gitignore", "ignored/\n");
