@@ -136,8 +136,8 @@ for line in open(tpl, encoding="utf-8", errors="replace"):
 with open(os.path.join(root, "main.py"), "w") as f:
     f.write("print(1)\n")
 PY
-    (cd "$t" && git init -q . && git add -A >/dev/null 2>&1; git ls-files -z -o | head -z -n 40 | xargs -0 -r git add -f -- >/dev/null 2>&1;
-     git commit -qm t >/dev/null 2>&1 || true)
+    (cd "$t" && git init -q . && { git add -A >/dev/null 2>&1; git ls-files -z -o | head -z -n 40 | xargs -0 -r git add -f -- >/dev/null 2>&1;
+     git commit -qm t >/dev/null 2>&1; } || true)  # (head may close the pipe early: SIGPIPE is not a failure here)
     set +e
     "$BIN" push "$t" --to "~/tpl/$total" --json "${S[@]}" > "$B/o" 2> "$B/e"
     rc=$?
