@@ -90,13 +90,11 @@ Result<void> list_into(const std::filesystem::path& root, const std::string& pre
   for (const auto& n : nested) {
     const std::string rel = join(prefix, n);
     if (!has_dot_git(root / rel)) {
-      out.empty.push_back(rel);  // a submodule never checked out, or a directory git lists whole
-      continue;
+      continue;  // a submodule never checked out: nothing to send
     }
     if (depth >= k_max_depth) {
       return fail(Errc::invalid_input, "push: repositories nested more than " + std::to_string(k_max_depth) + " deep at " + rel);
     }
-    out.repos.push_back(rel);
     TRY(list_into(root, rel, depth + 1, out));
   }
   return {};
@@ -143,19 +141,17 @@ Result<GitFiles> list_git_files(const std::filesystem::path& root)
 {
   GitFiles out;
   TRY(list_into(root, "", 0, out));
-  for (auto* v : {&out.files, &out.repos, &out.empty}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
-  }
+  std::sort(out.files.begin(), out.files.end());
+  out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
   return out;
 }
 
-Result<std::map<std::string, std::string>> git_ignore_reasons(const std::filesystem::path& root, const GitFiles& files,
+Result<std::map<std::string, std::string>> git_ignore_reasons(const std::filesystem::path& root, const std::vector<std::string>& repos,
                                                              const std::vector<std::string>& paths)
 {
   std::map<std::string, std::vector<std::string>> by_repo;
   for (const auto& p : paths) {
-    by_repo[repo_of(files.repos, p)].push_back(p);
+    by_repo[repo_of(repos, p)].push_back(p);
   }
   std::map<std::string, std::string> out;
   for (const auto& [repo, list] : by_repo) {

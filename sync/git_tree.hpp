@@ -28,8 +28,6 @@ struct GitRepoLocation {
 
 struct GitFiles {
   std::vector<std::string> files;  // relative to root, sorted: what git would commit, nested repositories' files included
-  std::vector<std::string> repos;  // nested repositories and submodules gpurent entered, relative to root, sorted
-  std::vector<std::string> empty;  // submodules with nothing checked out (no .git inside), relative to root
   std::vector<std::string> warnings;  // what git said on stderr while answering ("git: warning: ...")
 };
 
@@ -39,8 +37,10 @@ struct GitFiles {
 [[nodiscard]] Result<GitFiles> list_git_files(const std::filesystem::path& root);
 
 // For paths (relative to root) that git leaves out: "SOURCE:LINE: PATTERN" of the rule that
-// does, asked of the repository that holds each path. Paths no rule names are absent.
-[[nodiscard]] Result<std::map<std::string, std::string>> git_ignore_reasons(const std::filesystem::path& root, const GitFiles& files,
+// does, asked of the repository that holds each path (root's, or the deepest of `repos`, the
+// nested repositories relative to root). Paths no rule names are absent.
+[[nodiscard]] Result<std::map<std::string, std::string>> git_ignore_reasons(const std::filesystem::path& root,
+                                                                           const std::vector<std::string>& repos,
                                                                            const std::vector<std::string>& paths);
 
 struct GitHead {

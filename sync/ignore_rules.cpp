@@ -352,7 +352,7 @@ const IgnorePattern* IgnoreMatcher::decide(std::string_view path, bool is_dir, b
       return p;
     }
   }
-  return last_match(m_info, path, is_dir);
+  return nullptr;
 }
 
 }  // namespace gpurent

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// PURE: which paths of a working tree `gpurent push` leaves out. The rules are git's
+// PURE: which paths `gpurent push` leaves out where git does not decide: the .gitignore files of
+// a tree that is not a git repository, and .gpurentignore and --exclude everywhere (inside a
+// repository the walker asks git itself, sync/git_tree.hpp). The rules are git's
 // (gitignore(5)): blank lines and `#` comments, trailing spaces unless escaped, `!` negation,
 // a trailing `/` for directories only, a pattern with a `/` anchored to the directory of its
 // file, one without matched against the name at any depth, `*` `?` `[...]` and `**`. Checked
@@ -41,13 +43,11 @@ struct IgnorePattern {
 // The decision for a path, from every list that applies to it, by git's precedence: the last
 // matching pattern of the most specific list decides. Lists, highest first: --exclude, the
 // .gpurentignore files from the deepest directory up, the .gitignore files from the deepest
-// directory up, .git/info/exclude. A .gpurentignore can thus re-include (`!`) what a .gitignore
-// leaves out. As in git, nothing below an ignored directory can be re-included (the walker
+// directory up. A .gpurentignore can thus re-include (`!`) what a .gitignore leaves out. As in git, nothing below an ignored directory can be re-included (the walker
 // does not enter it).
 class IgnoreMatcher {
 public:
   void set_excludes(std::vector<IgnorePattern> patterns) { m_excludes = std::move(patterns); }
-  void set_info_exclude(std::vector<IgnorePattern> patterns) { m_info = std::move(patterns); }
   // Entering a directory (the root first): the patterns of its .gitignore and .gpurentignore.
   void push_dir(std::vector<IgnorePattern> gitignore, std::vector<IgnorePattern> gpurentignore);
   void pop_dir();
@@ -63,7 +63,6 @@ public:
 
 private:
   std::vector<IgnorePattern> m_excludes;
-  std::vector<IgnorePattern> m_info;
   std::vector<std::vector<IgnorePattern>> m_git;       // one per directory on the current path
   std::vector<std::vector<IgnorePattern>> m_gpurent;
 };

@@ -306,11 +306,7 @@ private:
     for (const auto i : m_git_skips) {
       paths.push_back(m_out.skipped[i].path);
     }
-    GitFiles repos;
-    for (const auto& p : m_nested_repos) {
-      repos.repos.push_back(p);
-    }
-    TRY_ASSIGN(const auto reasons, git_ignore_reasons(m_root, repos, paths));
+    TRY_ASSIGN(const auto reasons, git_ignore_reasons(m_root, m_nested_repos, paths));
     for (const auto i : m_git_skips) {
       auto& s = m_out.skipped[i];
       if (const auto it = reasons.find(s.path); it != reasons.end()) {

@@ -94,10 +94,8 @@ TEST_CASE("parse_ignore_file: comments, trailing spaces, CRLF, negation, directo
 TEST_CASE("IgnoreMatcher: deeper files and .gpurentignore win; --exclude wins over all", "[sync][ignore]")
 {
   IgnoreMatcher m;
-  m.set_info_exclude(parse_ignore_file("*.tmp\n", "", ".git/info/exclude"));
   m.push_dir(parse_ignore_file("*.bin\nlogs/\n", "", ".gitignore"), parse_ignore_file("!weights.bin\n", "", ".gpurentignore"));
   m.push_dir(parse_ignore_file("!*.bin\nweights.bin\n", "d", "d/.gitignore"), {});
-  CHECK(m.ignored("x.tmp", false));
   CHECK(m.ignored("a.bin", false));
   CHECK_FALSE(m.ignored("d/a.bin", false));          // d/.gitignore re-includes
   CHECK_FALSE(m.ignored("d/weights.bin", false));    // .gpurentignore outranks every .gitignore
