@@ -68,10 +68,15 @@ Result<void> list_into(const std::filesystem::path& root, const std::string& pre
   const auto dir = prefix.empty() ? root : root / prefix;
   TRY_ASSIGN(const auto run, git(dir, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"}));
   if (run.status != 0) {
-    return fail(Errc::invalid_input, "git cannot list " + dir.string() + ": " + first_line(run.err) +
+    // A repository git refuses is the user's to mend: a usage error (exit 2), with git's words.
+    return fail(Errc::usage, "git cannot list " + dir.string() + ": " + first_line(run.err) +
                                          "; run `git status` there, or push a directory outside the repository");
   }
-  TRY_ASSIGN(auto listing, parse_ls_files(run.out));
+  auto parsed = parse_ls_files(run.out);
+  if (!parsed) {
+    return fail(Errc::internal, "git ls-files in " + dir.string() + ": " + parsed.error().message);
+  }
+  auto listing = std::move(*parsed);
   std::istringstream said(run.err);
   for (std::string line; std::getline(said, line);) {
     if (!line.empty() && out.warnings.size() < 20) {
@@ -93,7 +98,7 @@ Result<void> list_into(const std::filesystem::path& root, const std::string& pre
       continue;  // a submodule never checked out: nothing to send
     }
     if (depth >= k_max_depth) {
-      return fail(Errc::invalid_input, "push: repositories nested more than " + std::to_string(k_max_depth) + " deep at " + rel);
+      return fail(Errc::usage, "push: repositories nested more than " + std::to_string(k_max_depth) + " deep at " + rel);
     }
     TRY(list_into(root, rel, depth + 1, out));
   }
@@ -162,10 +167,13 @@ Result<std::map<std::string, std::string>> git_ignore_reasons(const std::filesys
     }
     TRY_ASSIGN(const auto run, git(repo.empty() ? root : root / repo, {"check-ignore", "-z", "-v", "-n", "--stdin"}, input));
     if (run.status != 0 && run.status != 1) {  // 1: none of them is ignored
-      return fail(Errc::invalid_input, "git check-ignore: " + first_line(run.err));
+      return fail(Errc::usage, "git check-ignore in " + (repo.empty() ? root : root / repo).string() + ": " + first_line(run.err));
     }
-    TRY_ASSIGN(const auto reasons, parse_check_ignore(run.out));
-    for (const auto& [path, why] : reasons) {
+    const auto reasons = parse_check_ignore(run.out);
+    if (!reasons) {
+      return fail(Errc::internal, "git check-ignore: " + reasons.error().message);
+    }
+    for (const auto& [path, why] : *reasons) {
       out[join(repo, path)] = why;
     }
   }
@@ -179,12 +187,12 @@ Result<GitHead> git_head(const std::filesystem::path& root)
   if (rev.status == 0) {
     head.commit = parse_commit_id(rev.out);
     if (!head.commit) {
-      return fail(Errc::invalid_input, "git rev-parse HEAD printed no object name");
+      return fail(Errc::internal, "git rev-parse HEAD in " + root.string() + " printed no object name");
     }
   }
   TRY_ASSIGN(const auto status, git(root, {"status", "--porcelain", "-z", "--untracked-files=no"}));
   if (status.status != 0) {
-    return fail(Errc::invalid_input, "git status: " + first_line(status.err));
+    return fail(Errc::usage, "git status in " + root.string() + ": " + first_line(status.err));
   }
   head.dirty = !status.out.empty();
   return head;

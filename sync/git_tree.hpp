@@ -32,8 +32,9 @@ struct GitFiles {
 };
 
 // `git ls-files -z --cached --others --exclude-standard` in root and in every nested
-// repository below it. Errc::not_found: git is not installed; Errc::invalid_input: git refused
-// the repository (its message says why, e.g. "dubious ownership").
+// repository below it. Errc::not_found: git is not installed; Errc::usage: git refused the
+// repository (its message says why, e.g. "dubious ownership"); Errc::internal: git's answer
+// was unreadable.
 [[nodiscard]] Result<GitFiles> list_git_files(const std::filesystem::path& root);
 
 // For paths (relative to root) that git leaves out: "SOURCE:LINE: PATTERN" of the rule that

@@ -361,3 +361,16 @@ TEST_CASE("push from git: generated trees with several hundred patterns send exa
     CHECK(sent_files(t) == git_list(home, repo));
   }
 }
+
+TEST_CASE("push from git: a repository git refuses is a usage error with git's words, nothing walked", "[sync][push][git]")
+{
+  const test::TempDir tmp("gpurent-push-git-broken");
+  GitHome home(tmp.path() / "home");
+  const auto repo = tmp.path() / "repo";
+  write(repo / "a.py");
+  write(repo / ".git", "junk\n");  // a gitdir file git cannot read
+  const auto t = walk_local_tree(repo, WalkOptions{});
+  REQUIRE_FALSE(t.has_value());
+  CHECK(t.error().code == Errc::usage);
+  CHECK_THAT(t.error().message, Catch::Contains("git cannot list") && Catch::Contains("gitfile"));
+}
