@@ -117,10 +117,7 @@ Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSessi
   PushRequest req;
   req.local_root = p.local;
   req.remote_dir = p.to.empty() ? default_push_dir(p.local) : p.to;
-  req.walk.excludes = p.excludes;
-  req.walk.with_git = p.with_git;
-  req.walk.allow_secrets = p.allow_secrets;
-  req.walked = std::move(tree);
+  req.walked = std::move(tree);  // walked by walk_for_push with p's options: req.walk is not used
   if (const auto n = s.getenv("GPURENT_PUSH_SESSIONS")) {
     req.max_sessions = static_cast<std::size_t>(std::max(1L, std::strtol(n->c_str(), nullptr, 10)));
   }

@@ -76,7 +76,7 @@ public:
     TRY(walk("", mode, false));
     TRY(explain_git_skips());
     for (const auto& d : m_deferred_git_dirs) {
-      add(d.dir_path, d.rel, d.name, d.st);
+      add(d.dir_path, d.rel, d.name, d.st, false);
       if (S_ISDIR(d.st.st_mode)) {
         TRY(walk(d.rel, Mode::git_data, false));
       }
@@ -213,7 +213,7 @@ private:
     const EntryKind kind = kind_of(st.st_mode);
     const bool is_dir = kind == EntryKind::directory;
     if (mode == Mode::git_data) {
-      add(dir_path, rel, name, st);
+      add(dir_path, rel, name, st, false);
       return is_dir ? walk(rel, mode, false) : Result<void>{};
     }
     const std::string rp = repo_path(rel);
@@ -326,7 +326,9 @@ private:
     return {};
   }
 
-  void add(const std::filesystem::path& dir_path, const std::string& rel, const std::string& name, const struct stat& st)
+  // `scan`: read the file for likely secrets (never inside a `.git` sent with --with-git).
+  void add(const std::filesystem::path& dir_path, const std::string& rel, const std::string& name, const struct stat& st,
+           bool scan = true)
   {
     LocalEntry e;
     e.path = rel;
@@ -341,9 +343,7 @@ private:
     if (e.kind == EntryKind::directory && is_repository(dir_path / name)) {
       m_nested_repos.push_back(rel);
     }
-    const bool in_git_data = rel == ".git" || rel.starts_with(".git/") || rel.find("/.git/") != std::string::npos ||
-                             rel.ends_with("/.git");
-    if (e.kind == EntryKind::file && m_opts.check_secrets && !in_git_data) {
+    if (e.kind == EntryKind::file && m_opts.check_secrets && scan) {
       check_secret(dir_path / name, rel);
     }
     m_out.entries.push_back(std::move(e));
