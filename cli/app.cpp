@@ -10,6 +10,7 @@
 #include "cli/build_info.hpp"
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/errors.hpp"
 #include "cli/help_format.hpp"
 #include "cli/parse_errors.hpp"
@@ -178,6 +179,14 @@ int run_parsed(const std::vector<std::string>& args, Services& s)
   } else {
     s.command = named_path(app, *first, args);
   }
+
+  // Card names resolve while the command parses: the user's [cards.<id>] join the catalogue first.
+  auto user_cards = config_cards(s);
+  if (!user_cards) {
+    install_user_cards({});
+    return report_error(s, user_cards.error());
+  }
+  install_user_cards(std::move(*user_cards));
 
   // CLI11 wants argv in reverse order when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

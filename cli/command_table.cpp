@@ -16,7 +16,7 @@ namespace {
 
 // Every example is a command line that works as shown (tests/cli/test_help.cpp runs the
 // offline ones); 203.0.113.7 is a documentation address (RFC 5737).
-constexpr std::array<CommandDoc, 28> k_docs{{
+constexpr std::array<CommandDoc, 29> k_docs{{
     {"",
      {"gpurent plan llama-3.1-8b --task qlora --grad-checkpointing --card rtx-4090", "gpurent offers --min-vram 40",
       "gpurent up --from-plan llama-3.1-8b --task lora --name ft", "gpurent help plan"}},
@@ -26,6 +26,7 @@ constexpr std::array<CommandDoc, 28> k_docs{{
       "gpurent plan --params 7B --task train --hours 10 --json"}},
     {"fits", {"gpurent fits rtx-4090", "gpurent fits a100-80gb --gpus 2 --task serve", "gpurent fits rtx-5090 --task qlora", ""}},
     {"models", {"gpurent models", "gpurent models --json", "", ""}},
+    {"cards", {"gpurent cards", "gpurent cards --json", "", ""}},
     {"offers",
      {"gpurent offers --min-vram 40", "gpurent offers --provider runpod --spot",
       "gpurent offers --refresh --provider vast   (needs VAST_API_KEY)", ""}},

@@ -16,6 +16,7 @@ constexpr auto k_commands = std::to_array<CommandEntry>({
     {"plan", add_plan_command},
     {"fits", add_fits_command},
     {"models", add_models_command},
+    {"cards", add_cards_command},
     {"offers", add_offers_command},
     {"cost", add_cost_command},
     {"config", add_config_command},

@@ -16,6 +16,7 @@ struct Services;
 void add_plan_command(CLI::App& app, Services& s);
 void add_fits_command(CLI::App& app, Services& s);
 void add_models_command(CLI::App& app, Services& s);
+void add_cards_command(CLI::App& app, Services& s);
 void add_offers_command(CLI::App& app, Services& s);
 void add_cost_command(CLI::App& app, Services& s);
 void add_config_command(CLI::App& app, Services& s);

@@ -11,7 +11,11 @@
 #include "cli/services.hpp"
 #include "common/text.hpp"
 #include "common/toml_lite.hpp"
+#include "providers/card_data.hpp"
 #include "providers/offers.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace gpurent {
 namespace {
@@ -33,14 +37,28 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
     problems->push_back(std::move(message));
     return {};
   };
+  // [cards.<id>] (and its [cards.<id>.tflops] / [cards.<id>.link] tables): data/cards.json's keys.
+  std::map<std::string, nlohmann::json> cards;
+  std::map<std::string, int> card_lines;
   for (std::size_t i = 0; i < doc.sections.size(); ++i) {
     const auto& sec = doc.sections[i];
     const bool prices = sec.size() == 2 && sec[0] == "prices";
     const bool prices_root = sec.size() == 1 && sec[0] == "prices";
+    const bool card = !sec.empty() && sec[0] == "cards" &&
+                      (sec.size() == 2 || (sec.size() == 3 && (sec[2] == "tflops" || sec[2] == "link")));
     const std::string at = std::string(label) + ":" + std::to_string(doc.section_lines[i]);
+    if (card) {
+      if (!card_lines.contains(sec[1])) {
+        card_lines[sec[1]] = doc.section_lines[i];
+        cards[sec[1]] = nlohmann::json::object();
+      }
+      continue;
+    }
     if (!prices && !prices_root) {
       bad_sections.push_back(sec);
-      TRY(problem(at + ": unknown section [" + toml_section_name(sec) + "]; the only sections are [prices.<provider>]"));
+      TRY(problem(at + ": unknown section [" + toml_section_name(sec) +
+                  "]; the only sections are [prices.<provider>] and [cards.<id>] (with [cards.<id>.tflops], "
+                  "[cards.<id>.link])"));
       continue;
     }
     if (prices) {
@@ -54,6 +72,30 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
   for (const auto& e : doc.entries) {
     const std::string at = std::string(label) + ":" + std::to_string(e.line);
     if (std::find(bad_sections.begin(), bad_sections.end(), e.section) != bad_sections.end()) {
+      continue;
+    }
+    if (!e.section.empty() && e.section[0] == "cards") {
+      auto& obj = cards[e.section[1]];
+      auto& target = e.section.size() == 3 ? obj[e.section[2]] : obj;
+      if (e.value.kind == TomlValue::Kind::boolean) {
+        TRY(problem(at + ": card key `" + e.key + "` does not take true/false"));
+        continue;
+      }
+      if (e.value.kind == TomlValue::Kind::number) {
+        // compute_capability = 8.9 is the same as "8.9".
+        target[e.key] = e.key == "compute_capability" ? nlohmann::json(fmt::format("{:.1f}", e.value.number))
+                                                      : nlohmann::json(e.value.number);
+      } else if (e.key == "aliases") {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto a : split(e.value.text, ',')) {
+          if (!trim(a).empty()) {
+            list.push_back(std::string(trim(a)));
+          }
+        }
+        target[e.key] = list;
+      } else {
+        target[e.key] = e.value.text;
+      }
       continue;
     }
     if (!e.section.empty()) {
@@ -102,6 +144,17 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
     }
     c.origins[std::string(k->name)] = ConfigOrigin::file;
     c.sources[std::string(k->name)] = at;
+  }
+  for (const auto& [id, keys] : cards) {
+    const std::string at = std::string(label) + ":" + std::to_string(card_lines[id]);
+    auto card = user_card_from_json(id, keys.dump());
+    if (!card) {
+      TRY(problem(at + ": [cards." + id + "]: " + card.error().message));
+      continue;
+    }
+    c.cards.push_back(std::move(*card));
+    c.origins["cards"] = ConfigOrigin::file;
+    c.sources["cards"] = at;
   }
   return {};
 }
@@ -223,6 +276,23 @@ Result<std::optional<std::string>> read_config_file(const std::string& path)
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return std::optional<std::string>(std::move(text));
+}
+
+Result<std::vector<Card>> config_cards(const Services& s)
+{
+  const std::string path = config_path(s.env);
+  const auto file = read_config_file(path);
+  if (!file || !*file) {
+    return std::vector<Card>();
+  }
+  std::vector<std::string> problems;  // other problems: the command's own load_config reports them
+  Config c = config_from_lenient(**file, path, s.env, problems);
+  for (const auto& p : problems) {
+    if (p.find("[cards.") != std::string::npos) {
+      return fail(Errc::invalid_input, "config " + p);
+    }
+  }
+  return std::move(c.cards);
 }
 
 Result<Config> load_config(const Services& s)

@@ -40,6 +40,7 @@ struct FitRow {
   WeightFormat weights = WeightFormat::bf16;
   std::uint32_t max_context = 0;
   Bytes total;
+  RunVerdict runs;  // how the engine runs it on the card (a refused format is never listed)
 };
 
 struct FitsReport {
@@ -93,8 +94,15 @@ std::optional<FitRow> best_fit(const FitsReport& r, const ModelArch& m)
   const std::uint32_t min = r.opts.context ? base->context : std::min(k_min_context, max);
   const std::uint32_t top = r.opts.context ? base->context : max;
   for (const WeightFormat w : candidates(r.opts, *base)) {
-    JobSpec job = job_for_gpus(*base, r.gpus, r.opts.request.shard);
-    job.weights = w;
+    JobSpec asked = *base;
+    asked.weights = w;
+    // As plan does: the job as the engine runs it on this card (a dequantized or fp32 fallback
+    // sized as such); a format the card's kernels refuse is not a fit.
+    const CardRun run = run_on_card(asked, r.card.compute_capability);
+    if (run.runs.status == RunStatus::refused) {
+      continue;
+    }
+    JobSpec job = job_for_gpus(run.job, r.gpus, r.opts.request.shard);
     const auto total_at = [&](std::uint32_t ctx) {
       job.context = ctx;
       return estimate(job).total();
@@ -113,7 +121,7 @@ std::optional<FitRow> best_fit(const FitsReport& r, const ModelArch& m)
         (fits_at(mid) ? lo : hi) = mid;
       }
     }
-    return FitRow{&m, w, lo, total_at(lo)};
+    return FitRow{&m, w, lo, total_at(lo), run.runs};
   }
   return std::nullopt;
 }
@@ -167,10 +175,22 @@ std::string render_text(const FitsReport& r, bool color)
     out += line + "\n";
   }
   out += fmt::format("\n  {:<24} {:>8}  {:<8} {:>11} {:>11}\n", "model", "params", "weights", "max context", "total");
+  bool marked = false;
   for (const FitRow& row : r.rows) {
+    // A format the card runs only through a fallback (or cannot say) is marked, never hidden.
+    const bool native = row.runs.status == RunStatus::native;
+    marked = marked || !native;
     out += fmt::format("  {:<24} {:>7.2f}B  {:<8} {:>11} {:>7.2f} GiB\n", row.model->name,
-                       static_cast<double>(row.model->params) / 1e9, to_string(row.weights), row.max_context,
-                       round2(to_gib(row.total)));
+                       static_cast<double>(row.model->params) / 1e9,
+                       std::string(to_string(row.weights)) + (native ? "" : "*"), row.max_context, round2(to_gib(row.total)));
+  }
+  if (marked) {
+    for (const auto& line : wrap_words(fmt::format("* not native on CC {}: a fallback path (sized as it runs) or an "
+                                                   "unknown generation; `gpurent plan MODEL --card {}` says why",
+                                                   compute_capability_text(r.card), r.card.id),
+                                       k_fits_width, "", "  ")) {
+      out += line + "\n";
+    }
   }
   if (r.rows.empty()) {
     out += "  (no catalogue model fits)\n";

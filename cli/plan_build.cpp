@@ -43,17 +43,6 @@ std::string params_label(std::uint64_t n)
   return v + "B";
 }
 
-// A model name from a local path can hold anything: launch lines need a plain shell word.
-std::string shell_safe(std::string id)
-{
-  for (char& c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-' || c == '/';
-    c = ok ? c : '-';
-  }
-  return id.empty() ? std::string("model") : id;
-}
-
 Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
 {
   if (o.params) {
@@ -89,11 +78,15 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
   // A checkpoint read from local files (not an adapter on a base model): the engines load the
   // path the user gave, when it is one plain shell word.
   const auto& ck = resolved.arch.checkpoint;
-  if (resolved.source_kind == "file" && ck && ck->hub_repo.empty() && !resolved.arch.adapter && !o.model.empty() &&
-      shell_safe(o.model) == o.model) {
-    hf_id = o.model;
+  const bool config_file = o.model.size() > 5 && o.model.ends_with(".json");
+  if (resolved.source_kind == "file" && (!ck || ck->hub_repo.empty()) && !resolved.arch.adapter && !o.model.empty() &&
+      (ck || !config_file)) {
+    hf_id = o.model;  // as given: the launch lines quote it, never rewrite it
   }
-  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, shell_safe(hf_id)};
+  if (hf_id.empty()) {
+    hf_id = "model";
+  }
+  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id)};
   return m;
 }
 
@@ -183,14 +176,28 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
   r.card_given = o.request.card.has_value();
   r.result = rank(job, offers, providers, card_catalog(), o.request, [](const JobSpec& j) { return estimate(j); });
   add_layout_defaults(r, o.request);
-  if (job.task == Task::serve && job.engine == Engine::vllm && r.result.card) {
-    r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
+  if (r.refused()) {
+    PlanRequest elsewhere = o.request;
+    elsewhere.card.reset();
+    elsewhere.gpus.reset();
+    const PlanResult other = rank(job, offers, providers, card_catalog(), elsewhere, [](const JobSpec& j) { return estimate(j); });
+    r.runs_elsewhere = other.choice;
   }
-  if (!r.fits()) {
+  if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
+    r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
+    // The launch line serves as many requests at once as the pool holds at the planned context
+    // (never fewer than --batch), unless the user set --batch.
+    if (!o.batch_given) {
+      const auto held = static_cast<std::uint32_t>(std::min(r.serve->max_concurrency, 65536.0));
+      r.result.job.max_seqs = std::max<std::uint32_t>({held, r.result.job.batch, 1});
+    }
+  }
+  if (!r.fits() && !r.refused()) {
     add_fixes_and_recipe(r, job, o.request);
   }
-  if (!model.hf_id.empty()) {  // --params names no model to launch
-    r.launch = launch_commands(r.result.job, model.hf_id);
+  if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
+    r.launch = launch_commands(r.result.job, model.hf_id,
+                               r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
   }
   r.notes = model_notes(r.result.job);
   for (auto& n : price_notes(r, cfg, offers, o, providers)) {
@@ -205,6 +212,15 @@ std::string plan_misfit_reason(const PlanReport& report)
   if (!res.layout_ok) {
     return fmt::format("{} cannot run {} on {} GPUs (the heads or layers do not split that way)",
                        to_string(res.job.engine), res.job.model.name, res.job.gpus);
+  }
+  if (report.refused()) {
+    std::string where = "no offered card runs it";
+    if (const auto& e = report.runs_elsewhere) {
+      where = fmt::format("the cheapest card that runs it: {} x {} on {} at {} (--card {})", e->gpus, e->card_display,
+                          e->provider, format_usd(e->price_per_hour) + "/h", e->card);
+    }
+    return fmt::format("{} does not run this job on {}: {}; {}", to_string(res.job.engine), res.card->display,
+                       res.runs.why, where);
   }
   if (report.card_given && !res.card_fits) {
     return fmt::format("the job needs {:.2f} GiB per GPU on {} x {}, over the {:.2f} GiB limit",

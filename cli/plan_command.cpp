@@ -36,11 +36,13 @@ void run_plan(Services& s, const PlanArgs& args)
     s.out << render_plan_text(*report, s.color_out(), s.utf8());
   }
   if (!report->fits()) {
-    const bool recipe = report->recipe && report->recipe->recipe.fits;
+    const bool recipe = report->recipe && report->recipe->recipe.fits && !report->refused();
     s.exit_code = report_error(
         s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
-                                            recipe ? "the recipe above makes it fit"
-                                                   : (report->fixes.empty() ? "relax the filters" : "see the fixes above"))});
+                                            recipe                ? "the recipe above makes it fit"
+                                            : report->refused()   ? "pick a card that runs it"
+                                            : report->fixes.empty() ? "relax the filters"
+                                                                    : "see the fixes above")});
   }
 }
 
@@ -49,9 +51,9 @@ void run_plan(Services& s, const PlanArgs& args)
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
 {
   sub.add_option("--task", args.task, "infer | serve | train | lora | qlora (default infer)");
-  sub.add_option("--engine", args.engine, "transformers | vllm | llama.cpp | ollama | torchtune | deepspeed");
+  sub.add_option("--engine", args.engine, "transformers | vllm | sglang | llama.cpp | ollama | torchtune | deepspeed");
   sub.add_option("--weights", args.weights,
-                 "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 or a GGUF type (default: the checkpoint's own)");
+                 "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 nvfp4 or a GGUF type (default: the checkpoint's own)");
   sub.add_option("--kv-cache", args.kv_cache, "auto | fp16 | bf16 | fp8 | q8_0 | q4_0 (default auto)");
   sub.add_option("--context", args.context, "tokens per sequence (default 4096, capped at the model's maximum)");
   sub.add_option("--batch", args.batch, "sequences per GPU per step, or in flight (default 1)");

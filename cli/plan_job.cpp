@@ -113,6 +113,7 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   job.optimizer = o.optimizer;
   job.lora_rank = o.lora_rank;
   job.gpu_util_permille = o.gpu_util_permille;
+  job.gpu_util_given = o.gpu_util_given;
   const bool training = is_training(o.task);
   // What the command line gives always wins; the rest follows the model's own files.
   if (!o.engine_given) {
@@ -180,6 +181,10 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   }
   if (job.engine == Engine::vllm && !o.gpu_util_given) {
     note("gpu_util", "0.9", "vLLM's gpu_memory_utilization default", JobDefault::Kind::number);
+  }
+  if (job.engine == Engine::sglang && !o.gpu_util_given) {
+    note("gpu_util", "auto", "SGLang's mem_fraction_static: (card MiB - its reserve for activations and CUDA graphs) "
+                             "/ card MiB, per card (server_args.py _handle_gpu_memory_settings)");
   }
   if (defaults != nullptr) {
     *defaults = std::move(chosen);

@@ -117,6 +117,13 @@ Json memory_json(const MemoryEstimate& m)
               {"total_gib", gib(m.total())}};
 }
 
+Json string_map(const std::map<std::string, std::string>& m);
+
+Json runs_json(const RunVerdict& v)
+{
+  return Json{{"status", str(to_string(v.status))}, {"why", v.why}, {"flags", string_map(v.flags)}};
+}
+
 Json choice_json(const PlanOption& c)
 {
   return Json{{"provider", c.provider},
@@ -127,7 +134,8 @@ Json choice_json(const PlanOption& c)
               {"price_per_hour", usd(c.price_per_hour)},
               {"currency", "USD"},
               {"billing", c.billing},
-              {"cost", usd(c.cost)}};
+              {"cost", usd(c.cost)},
+              {"runs", runs_json(c.runs)}};
 }
 
 Json option_json(const PlanOption& o)
@@ -138,7 +146,8 @@ Json option_json(const PlanOption& o)
               {"fits", o.fits},
               {"headroom_gib", gib_signed(o.headroom)},
               {"price_per_hour", usd(o.price_per_hour)},
-              {"cost", usd(o.cost)}};
+              {"cost", usd(o.cost)},
+              {"runs", runs_json(o.runs)}};
 }
 
 Json string_map(const std::map<std::string, std::string>& m)
@@ -192,6 +201,14 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
                         {"max_concurrency", round2(r.serve->max_concurrency)}};
   }
   out["choice"] = r.result.choice ? choice_json(*r.result.choice) : Json(nullptr);
+  if (r.card_given && r.result.card) {
+    // --card: how the engine runs the job on that card, even when nobody offers it or it is refused.
+    out["card"] = Json{{"card", r.result.card->id}, {"compute_capability", compute_capability_text(*r.result.card)},
+                       {"runs", runs_json(r.result.runs)}};
+    if (r.refused()) {
+      out["card"]["runs_elsewhere"] = r.runs_elsewhere ? choice_json(*r.runs_elsewhere) : Json(nullptr);
+    }
+  }
   out["options"] = Json::array();
   for (const auto& o : r.result.options) {
     out["options"].push_back(option_json(o));

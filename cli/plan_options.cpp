@@ -53,6 +53,11 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
                                          "Q8_0 or F16",
                                          to_string(w), to_string(engine)));
   }
+  if (engine == Engine::sglang && is_gguf(w)) {
+    return fail(Errc::usage, fmt::format("--weights {} is a GGUF type and SGLang does not load GGUF files; use "
+                                         "--engine llama.cpp, ollama or vllm, or a format such as bf16, fp8 or awq",
+                                         to_string(w)));
+  }
   if (!gguf_engine && is_gguf(w) && engine != Engine::vllm) {
     return fail(Errc::usage, fmt::format("--weights {} is a GGUF type; use --engine llama.cpp or ollama, or a "
                                          "format such as bf16, int8 or nf4",
@@ -127,7 +132,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
     o.engine_given = true;
   }
-  if (!o.gguf.empty() && o.engine != Engine::llama_cpp && o.engine != Engine::ollama && o.engine != Engine::vllm) {
+  if (!o.gguf.empty() && o.engine != Engine::llama_cpp && o.engine != Engine::ollama && o.engine != Engine::vllm) {  // incl. sglang
     return fail(Errc::usage, fmt::format("--gguf sizes a GGUF file, which --engine {} does not load; use llama.cpp, "
                                          "ollama or vllm",
                                          to_string(o.engine)));

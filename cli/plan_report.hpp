@@ -38,7 +38,14 @@ struct PlanReport {
   std::chrono::seconds runtime{3600};  // --hours
   bool card_given = false;             // --card
   std::vector<std::string> notes;      // for the text view (prices, unpriced providers)
-  [[nodiscard]] bool fits() const { return card_given ? result.card_fits : result.choice.has_value(); }
+  // --card whose engine refuses the job: the cheapest option elsewhere that runs it natively (or
+  // by a fallback when nothing runs it natively), if any.
+  std::optional<PlanOption> runs_elsewhere;
+  [[nodiscard]] bool refused() const { return card_given && result.runs.status == RunStatus::refused; }
+  [[nodiscard]] bool fits() const
+  {
+    return card_given ? result.card_fits && !refused() : result.choice.has_value();
+  }
 };
 
 }  // namespace gpurent

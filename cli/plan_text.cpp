@@ -30,6 +30,7 @@ struct Style {
   [[nodiscard]] std::string good(std::string_view s) const { return wrap("32", s); }
   [[nodiscard]] std::string bad(std::string_view s) const { return wrap("31", s); }
   [[nodiscard]] std::string dim(std::string_view s) const { return wrap("2", s); }
+  [[nodiscard]] std::string warn(std::string_view s) const { return wrap("33", s); }
 };
 
 std::string gib(Bytes b) { return fmt::format("{:.2f} GiB", round2(to_gib(b))); }
@@ -141,7 +142,9 @@ void render_memory(std::string& out, const PlanReport& r, const Style& st)
   out += fmt::format("  {} {} {:>10}  {}\n", pad("total", 12), fits || !card ? bar : st.bad(bar), gib(m.total()), status);
   if (card) {
     out += st.dim(fmt::format("  {}| = fit limit: 95% of usable memory{}\n", std::string(14, ' '),
-                              r.result.job.engine == Engine::vllm ? " (vLLM: and --gpu-util)" : ""));
+                              r.result.job.engine == Engine::vllm     ? " (vLLM: and --gpu-util)"
+                              : r.result.job.engine == Engine::sglang ? " (SGLang: and mem_fraction_static)"
+                                                                      : ""));
   }
 }
 
@@ -150,16 +153,42 @@ void render_serve(std::string& out, const PlanReport& r)
   if (!r.serve) {
     return;
   }
-  const std::string text =
-      fmt::format("KV pool at --gpu-util {:.2f}: {} = {} tokens, {:.2f} sequences of {} tokens",
-                  r.result.job.gpu_util_permille / 1000.0, gib(r.serve->kv_pool), r.serve->kv_pool_tokens,
-                  round2(r.serve->max_concurrency), r.result.job.context);
+  const bool sglang = r.result.job.engine == Engine::sglang && r.result.card;
+  const std::string at =
+      sglang ? fmt::format("mem_fraction_static {:.3f}", sglang_mem_fraction_permille(r.result.job, r.result.card->usable) / 1000.0)
+             : fmt::format("--gpu-util {:.2f}", r.result.job.gpu_util_permille / 1000.0);
+  const std::string text = fmt::format("KV pool at {}: {} = {} tokens, {:.2f} sequences of {} tokens", at,
+                                       gib(r.serve->kv_pool), r.serve->kv_pool_tokens, round2(r.serve->max_concurrency),
+                                       r.result.job.context);
   for (const auto& line : wrap_words(text, k_width, "", "  ")) {
     out += line + "\n";
   }
 }
 
-void render_choice(std::string& out, const PlanReport& r, const Style& st)
+// How the engine runs the job on the card shown: always said unless it is native.
+void render_runs(std::string& out, const PlanReport& r, const Style& st)
+{
+  const auto& res = r.result;
+  if (!res.card) {
+    return;
+  }
+  const RunStatus s = res.runs.status;
+  const std::string head = fmt::format("Runs {} on CC {}: ", to_string(s), compute_capability_text(*res.card));
+  const auto lines = wrap_words(head + res.runs.why, k_width, "  ", "    ");
+  for (const auto& line : lines) {
+    out += (s == RunStatus::native ? st.dim(line) : (s == RunStatus::refused ? st.bad(line) : line)) + "\n";
+  }
+  if (s == RunStatus::refused && r.runs_elsewhere) {
+    const PlanOption& e = *r.runs_elsewhere;
+    for (const auto& line : wrap_words(fmt::format("Runs on: {} x {} on {} at {}/h (--card {}), {}", e.gpus, e.card_display,
+                                                   e.provider, format_usd(e.price_per_hour), e.card, to_string(e.runs.status)),
+                                       k_width, "  ", "    ")) {
+      out += line + "\n";
+    }
+  }
+}
+
+void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
 {
   const auto& res = r.result;
   if (res.choice) {
@@ -175,7 +204,9 @@ void render_choice(std::string& out, const PlanReport& r, const Style& st)
     return;
   }
   if (r.card_given && res.card) {
-    if (res.card_fits) {
+    if (res.runs.status == RunStatus::refused) {
+      out += st.bad(fmt::format("{} does not run this job on {}", to_string(res.job.engine), res.card->display)) + "\n";
+    } else if (res.card_fits) {
       out += st.bold("Choice") + fmt::format(": fits {} x {}, but no offer prices it\n", res.job.gpus, res.card->display);
     } else {
       out += st.bad(fmt::format("Does not fit {} x {}", res.job.gpus, res.card->display)) + "\n";
@@ -185,6 +216,24 @@ void render_choice(std::string& out, const PlanReport& r, const Style& st)
   out += st.bad(res.options.empty() ? "No offer matches the filters" : "Nothing fits within 8 GPUs of one server") + "\n";
 }
 
+void render_choice(std::string& out, const PlanReport& r, const Style& st)
+{
+  render_choice_line(out, r, st);
+  render_runs(out, r, st);
+}
+
+// The short name of a status in the options table.
+std::string runs_cell(RunStatus s)
+{
+  switch (s) {
+  case RunStatus::native: return "native";
+  case RunStatus::fallback: return "fallback";
+  case RunStatus::unknown: return "unknown";
+  case RunStatus::refused: return "refused";
+  }
+  return "";
+}
+
 void render_options(std::string& out, const PlanReport& r, const Style& st)
 {
   const auto& opts = r.result.options;
@@ -192,15 +241,18 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
     return;
   }
   out += "\n" + st.bold("Options") + "\n";
-  out += fmt::format("  {} {} {} {} {} {} {}\n", pad("provider", 9), pad("card", 18), pad("GPUs", 4, true),
-                     pad("fits", 4), pad("headroom", 11, true), pad("$/h", 9, true),
+  out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad("provider", 9), pad("card", 17), pad("GPUs", 4, true),
+                     pad("fits", 4), pad("runs", 8), pad("headroom", 11, true), pad("$/h", 8, true),
                      pad("cost " + hours_label(r.runtime), 10, true));
   for (std::size_t i = 0; i < opts.size() && i < k_max_rows; ++i) {
     const PlanOption& o = opts[i];
     const std::string fits = o.fits ? st.good(pad("yes", 4)) : st.bad(pad("no", 4));
-    out += fmt::format("  {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 18),
-                       pad(std::to_string(o.gpus), 4, true), fits, pad(gib_signed(o.headroom), 11, true),
-                       pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 9, true), pad(format_usd(o.cost), 10, true));
+    const std::string runs = o.runs.status == RunStatus::native    ? pad(runs_cell(o.runs.status), 8)
+                             : o.runs.status == RunStatus::refused ? st.bad(pad(runs_cell(o.runs.status), 8))
+                                                                   : st.warn(pad(runs_cell(o.runs.status), 8));
+    out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 17),
+                       pad(std::to_string(o.gpus), 4, true), fits, runs, pad(gib_signed(o.headroom), 11, true),
+                       pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 8, true), pad(format_usd(o.cost), 10, true));
   }
   if (opts.size() > k_max_rows) {
     out += st.dim(fmt::format("  ... and {} more (--json lists them all)", opts.size() - k_max_rows)) + "\n";

@@ -77,7 +77,7 @@ ProviderInfo cloudgpu()
   p.default_region = "";
   p.spot_available = false;
   p.spot_note = "no spot or interruptible servers are described (seed 004)";
-  p.listed_cards = {"rtx-4090", "rtx-5090", "rtx-4090-48gb", "a100-80gb", "rtx-pro-6000"};
+  p.listed_cards = {"rtx-4090", "rtx-5090", "rtx-4090-48gb", "a100-80gb-sxm", "rtx-pro-6000"};
   p.price_source = "";
   return p;
 }
@@ -103,7 +103,7 @@ ProviderInfo lambda()
   p.default_region = "";
   p.spot_available = false;
   p.spot_note = "no spot in Lambda's API";
-  p.listed_cards = {"a10", "a100-40gb", "h100-80gb"};
+  p.listed_cards = {"a10", "a100-40gb-sxm", "h100-pcie", "h100-sxm"};
   p.price_source = "Lambda's list prices as transcribed by techbytes.app (GPU pricing matrix)";
   return p;
 }
@@ -133,7 +133,8 @@ ProviderInfo runpod()
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible pods can be stopped at any time";
-  p.listed_cards = {"rtx-3090", "rtx-4090", "l4", "rtx-5090", "l40s", "rtx-pro-6000", "a100-80gb", "h100-80gb", "h200", "b200"};
+  p.listed_cards = {"rtx-3090", "rtx-4090", "l4",        "rtx-5090",  "l40s",     "rtx-pro-6000", "a100-80gb-pcie",
+                   "a100-80gb-sxm", "h100-pcie", "h100-sxm", "h100-nvl", "h200", "b200"};
   p.price_source = "deploybase.ai 'RunPod GPU Pricing 2026' (per GPU, times the GPU count)";
   return p;
 }
@@ -197,8 +198,9 @@ std::vector<Offer> make_offers()
   // Lambda, 1x instances, listed prices verified 2026-05-07 (see lambda's price_source).
   const char* lambda_origin = "built-in 2026-05-07";
   out.push_back({"lambda", "a10", 1, usd_cents(86), std::nullopt, "", lambda_origin});
-  out.push_back({"lambda", "a100-40gb", 1, usd_cents(148), std::nullopt, "", lambda_origin});
-  out.push_back({"lambda", "h100-80gb", 1, usd_cents(286), std::nullopt, "", lambda_origin});
+  // techbytes gives "$1.48/hr for A100 40GB" (Lambda's gpu_1x_a100_sxm4) and "1x H100 PCIe at $2.86/hr".
+  out.push_back({"lambda", "a100-40gb-sxm", 1, usd_cents(148), std::nullopt, "", lambda_origin});
+  out.push_back({"lambda", "h100-pcie", 1, usd_cents(286), std::nullopt, "", lambda_origin});
   // RunPod, per GPU (on-demand, spot), data as of 2026-03-10.
   const char* runpod_origin = "built-in 2026-03-10";
   add_per_gpu(out, "runpod", "rtx-3090", 39, 22, runpod_origin);
@@ -207,8 +209,10 @@ std::vector<Offer> make_offers()
   add_per_gpu(out, "runpod", "rtx-5090", 122, 69, runpod_origin);
   add_per_gpu(out, "runpod", "l40s", 140, 79, runpod_origin);
   add_per_gpu(out, "runpod", "rtx-pro-6000", 157, 89, runpod_origin);
-  add_per_gpu(out, "runpod", "a100-80gb", 210, 119, runpod_origin);
-  add_per_gpu(out, "runpod", "h100-80gb", 351, 199, runpod_origin);
+  add_per_gpu(out, "runpod", "a100-80gb-pcie", 210, 119, runpod_origin);  // "A100 PCIe 80GB $1.19 $2.10"
+  add_per_gpu(out, "runpod", "a100-80gb-sxm", 245, 139, runpod_origin);   // "A100 SXM"
+  add_per_gpu(out, "runpod", "h100-pcie", 351, 199, runpod_origin);       // "H100 PCIe 80GB $1.99 $3.51"
+  add_per_gpu(out, "runpod", "h100-sxm", 476, 269, runpod_origin);        // "H100 SXM"
   add_per_gpu(out, "runpod", "h200", 635, 359, runpod_origin);
   add_per_gpu(out, "runpod", "b200", 1057, 598, runpod_origin);
   return out;

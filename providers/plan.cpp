@@ -31,27 +31,43 @@ bool allowed(const ProviderInfo& p, const Card& c, std::uint32_t gpus)
   return gpus >= 1 && gpus <= std::min(p.max_gpus, k_max_gpus_per_server) && c.label_gb >= p.min_card_gb;
 }
 
-// Estimates per GPU count, computed once each.
+// Estimates per (job as run on a card, GPU count), computed once each. Cards differ in the job
+// only by how the engine holds the weights (hardware_rules.hpp), so that is the key.
 class EstimateCache {
 public:
-  EstimateCache(const JobSpec& job, std::optional<Shard> shard, const Estimator& estimator)
-      : m_job(job), m_shard(shard), m_estimator(estimator)
+  EstimateCache(std::optional<Shard> shard, const Estimator& estimator) : m_shard(shard), m_estimator(estimator) {}
+  const MemoryEstimate& at(const JobSpec& job, std::uint32_t gpus)
   {
-  }
-  const MemoryEstimate& at(std::uint32_t gpus)
-  {
-    auto& slot = m_cache.at(gpus - 1);
-    if (!slot) {
-      slot = m_estimator(job_for_gpus(m_job, gpus, m_shard));
+    const auto key = std::pair(job.weights, gpus);
+    auto it = m_cache.find(key);
+    if (it == m_cache.end()) {
+      it = m_cache.emplace(key, m_estimator(job_for_gpus(job, gpus, m_shard))).first;
     }
-    return *slot;
+    return it->second;
+  }
+
+private:
+  std::optional<Shard> m_shard;
+  const Estimator& m_estimator;
+  std::map<std::pair<WeightFormat, std::uint32_t>, MemoryEstimate> m_cache;
+};
+
+// The job as the engine runs it on each card, computed once per card.
+class CardRuns {
+public:
+  explicit CardRuns(const JobSpec& job) : m_job(job) {}
+  const CardRun& on(const Card& c)
+  {
+    auto it = m_runs.find(c.id);
+    if (it == m_runs.end()) {
+      it = m_runs.emplace(c.id, run_on_card(m_job, c.compute_capability)).first;
+    }
+    return it->second;
   }
 
 private:
   const JobSpec& m_job;
-  std::optional<Shard> m_shard;
-  const Estimator& m_estimator;
-  std::array<std::optional<MemoryEstimate>, k_max_gpus_per_server> m_cache{};
+  std::map<std::string, CardRun> m_runs;
 };
 
 std::int64_t signed_diff(Bytes a, Bytes b)
@@ -61,8 +77,8 @@ std::int64_t signed_diff(Bytes a, Bytes b)
 
 bool option_before(const PlanOption& a, const PlanOption& b)
 {
-  return std::tuple(!a.fits, a.cost, a.gpus, -a.headroom, a.price_per_hour, a.provider, a.card) <
-         std::tuple(!b.fits, b.cost, b.gpus, -b.headroom, b.price_per_hour, b.provider, b.card);
+  return std::tuple(!a.choosable(), run_rank(a.runs.status), a.cost, a.gpus, -a.headroom, a.price_per_hour, a.provider, a.card) <
+         std::tuple(!b.choosable(), run_rank(b.runs.status), b.cost, b.gpus, -b.headroom, b.price_per_hour, b.provider, b.card);
 }
 
 }  // namespace
@@ -139,7 +155,8 @@ std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const 
 PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                 std::span<const Card> cards, const PlanRequest& request, const Estimator& estimator)
 {
-  EstimateCache estimates(job, request.shard, estimator);
+  EstimateCache estimates(request.shard, estimator);
+  CardRuns runs(job);
   PlanResult result;
 
   const std::vector<Offer> sold = expand_offers(offers, providers, cards);
@@ -164,8 +181,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     }
     for (auto it = counts.rbegin(); it != counts.rend(); ++it) {
       const std::uint32_t n = *it;
-      if (gpus_feasible(job, n, request.shard) &&
-          estimates.at(n).total() <= fit_limit_for(job_for_gpus(job, n, request.shard), given_card->usable)) {
+      const JobSpec& there = runs.on(*given_card).job;
+      if (gpus_feasible(there, n, request.shard) &&
+          estimates.at(there, n).total() <= fit_limit_for(job_for_gpus(there, n, request.shard), given_card->usable)) {
         smallest_fit = n;
       }
     }
@@ -183,14 +201,16 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     if (request.max_price && price > *request.max_price) {
       continue;
     }
+    const CardRun& run = runs.on(c);
     PlanOption opt;
+    opt.runs = run.runs;
     opt.provider = o.provider;
     opt.card = c.id;
     opt.card_display = c.display;
     opt.gpus = o.gpus;
     opt.usable = c.usable;
-    opt.limit = fit_limit_for(job_for_gpus(job, o.gpus, request.shard), c.usable);
-    opt.total = estimates.at(o.gpus).total();
+    opt.limit = fit_limit_for(job_for_gpus(run.job, o.gpus, request.shard), c.usable);
+    opt.total = estimates.at(run.job, o.gpus).total();
     opt.fits = opt.total <= opt.limit;
     opt.headroom = signed_diff(opt.limit, opt.total);
     opt.price_per_hour = price;
@@ -202,7 +222,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   std::sort(result.options.begin(), result.options.end(), option_before);
 
-  if (!result.options.empty() && result.options.front().fits) {
+  if (!result.options.empty() && result.options.front().choosable()) {
     result.choice = result.options.front();
   }
 
@@ -217,15 +237,23 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   } else if (!result.options.empty()) {
     const auto closest = std::max_element(result.options.begin(), result.options.end(),
                                           [](const PlanOption& a, const PlanOption& b) {
-                                            return std::tuple(a.headroom, -static_cast<std::int64_t>(a.gpus)) <
-                                                   std::tuple(b.headroom, -static_cast<std::int64_t>(b.gpus));
+                                            return std::tuple(a.runs.status != RunStatus::refused, a.headroom,
+                                                              -static_cast<std::int64_t>(a.gpus)) <
+                                                   std::tuple(b.runs.status != RunStatus::refused, b.headroom,
+                                                              -static_cast<std::int64_t>(b.gpus));
                                           });
     gpus = closest->gpus;
     result.card = *card_with_id(cards, closest->card);
   }
-  result.job = job_for_gpus(job, gpus, request.shard);
-  result.memory = estimates.at(gpus);
-  result.layout_ok = gpus_feasible(job, gpus, request.shard);
+  const JobSpec* there = &job;
+  if (result.card) {
+    const CardRun& run = runs.on(*result.card);
+    there = &run.job;
+    result.runs = run.runs;
+  }
+  result.job = job_for_gpus(*there, gpus, request.shard);
+  result.memory = estimates.at(*there, gpus);
+  result.layout_ok = gpus_feasible(*there, gpus, request.shard);
   result.card_fits = given_card != nullptr && result.layout_ok &&
                      result.memory.total() <= fit_limit_for(result.job, given_card->usable);
   return result;

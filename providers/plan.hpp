@@ -15,6 +15,7 @@
 #include "common/units.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "sizing/hardware_rules.hpp"
 #include "sizing/job.hpp"
 
 namespace gpurent {
@@ -47,6 +48,9 @@ struct PlanOption {
   MicroUsd cost;             // for PlanRequest::runtime under the provider's billing
   std::string billing;       // the provider's billing label ("hourly", "per-minute", ...)
   std::string price_origin;  // "built-in 2026-11-30", "config", "derived: 4 x 1-GPU price (...)"
+  RunVerdict runs;           // whether the engine's kernels run the job on this card (hardware_rules.hpp)
+  // Fits and the engine runs it (natively, by a fallback, or unknown): an option plan may choose.
+  [[nodiscard]] bool choosable() const noexcept { return fits && runs.status != RunStatus::refused; }
 };
 
 struct PlanResult {
@@ -55,6 +59,7 @@ struct PlanResult {
   std::optional<Card> card;   // the card `memory` is shown against (chosen, given or closest)
   std::optional<PlanOption> choice;  // the cheapest option that fits; nullopt when none does
   bool card_fits = false;     // --card: the job fits that card at job.gpus (even if nobody offers it)
+  RunVerdict runs;            // how the engine runs the job on `card` (native when there is no card)
   bool layout_ok = true;      // the engine can run the model on job.gpus GPUs (sizing/layout.hpp)
   std::vector<PlanOption> options;   // every priced option: fits first, then by cost
 };
@@ -79,9 +84,11 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 [[nodiscard]] std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                                std::span<const Card> cards);
 
-// Ranks every offer (after expand_offers) that matches the request. Options are sorted: fits
-// first, then cost for the runtime, fewer GPUs, more headroom, price, provider, card. The
-// choice is the first option that fits. A card fits when the total per GPU is within
+// Ranks every offer (after expand_offers) that matches the request. Each card's job is the job as
+// the engine runs it there (run_on_card: flags, and the memory of a dequantized or fp32 fallback).
+// Options are sorted: usable (fits and not refused) first, then native before fallback before
+// unknown, then cost for the runtime, fewer GPUs, more headroom, price, provider, card. The
+// choice is the first usable option: a native one unless none exists. A card fits when the total per GPU is within
 // fit_limit_for(job, usable) (usable minus 5%; for vLLM also within gpu-util x usable). GPU
 // counts the engine cannot run the model on (gpus_feasible) are never offered. With `card`, the
 // GPU count is --gpus or the smallest feasible count sold for that card (1..8 when nobody sells

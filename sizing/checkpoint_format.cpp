@@ -16,6 +16,9 @@ std::optional<WeightFormat> quant_method_format(std::string_view method, std::ui
   if (method == "mxfp4") {
     return WeightFormat::mxfp4;
   }
+  if (method == "modelopt_fp4" || method == "nvfp4") {
+    return WeightFormat::nvfp4;
+  }
   if (method == "gptq") {
     return bits == 8 ? WeightFormat::int8 : WeightFormat::gptq;
   }
@@ -30,7 +33,7 @@ std::optional<WeightFormat> quant_method_format(std::string_view method, std::ui
       return is_float ? WeightFormat::fp8 : WeightFormat::int8;
     }
     if (bits == 4) {
-      return is_float ? WeightFormat::nf4 : WeightFormat::int4;
+      return is_float ? WeightFormat::nvfp4 : WeightFormat::int4;
     }
   }
   return std::nullopt;

@@ -3,6 +3,7 @@
 #include "sizing/estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sizing/estimate_detail.hpp"
 #include "sizing/precision.hpp"
@@ -104,6 +105,14 @@ MemoryEstimate estimate(const JobSpec& job) noexcept
     if (job.engine == Engine::vllm) {
       overhead = detail::sat_add(overhead, c.tp * c.layer_split > 1 ? k_vllm_non_torch_multi : k_vllm_non_torch_tp1);
     }
+    if (job.engine == Engine::sglang) {
+      // Activations and CUDA graphs live in SGLang's own reserve, the (1 - mem_fraction_static)
+      // of the card it never gives the pool; the estimate holds what must fit inside the fraction.
+      e.activations = Bytes{};
+      if (c.tp > 1) {
+        overhead = detail::sat_add(overhead, k_vllm_non_torch_multi);  // NCCL / all-reduce buffers (vLLM's measured figure)
+      }
+    }
   }
   // The PyTorch caching allocator holds more than it hands out (block rounding, fragmentation)
   // for what changes size during the run; vLLM and ggml preallocate.
@@ -119,10 +128,25 @@ ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_u
 {
   using detail::U;
   ServePool p{};
+  const U per_token = kv_bytes_per_token(job).n;
+  if (job.engine == Engine::sglang) {
+    // SGLang (model_runner profile_max_num_token): the pool is what is free after loading minus
+    // (1 - mem_fraction_static) x total, i.e. fraction x total - weights - context - NCCL; one
+    // token per page.
+    const U budget = detail::mul_div(card_usable.n, sglang_mem_fraction_permille(job, card_usable), 1000);
+    const U used = detail::sat_add(est.weights.n, est.overhead.n);
+    if (budget <= used || per_token == 0) {
+      return p;
+    }
+    p.kv_pool_tokens = (budget - used) / per_token;
+    p.kv_pool = Bytes{detail::sat_mul(p.kv_pool_tokens, per_token)};
+    const U one_seq = kv_cache_bytes(job, std::max<std::uint32_t>(job.context, 1), 1).n;
+    p.max_concurrency = one_seq > 0 ? static_cast<double>(p.kv_pool.n) / static_cast<double>(one_seq) : 0.0;
+    return p;
+  }
   const U budget = detail::mul_div(card_usable.n, job.gpu_util_permille, 1000);
   const U non_torch = est.overhead.n > k_cuda_context_bytes ? est.overhead.n - k_cuda_context_bytes : 0;
   const U used = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), non_torch);
-  const U per_token = kv_bytes_per_token(job).n;
   if (budget <= used || per_token == 0) {
     return p;
   }
@@ -142,7 +166,44 @@ Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept
     const detail::U util = detail::sat_add(detail::mul_div(card_usable.n, job.gpu_util_permille, 1000), k_cuda_context_bytes);
     return Bytes{std::min(margin, util)};
   }
+  if (job.engine == Engine::sglang && !is_training(job.task)) {
+    return Bytes{std::min(margin, detail::mul_div(card_usable.n, sglang_mem_fraction_permille(job, card_usable), 1000))};
+  }
   return Bytes{margin};
+}
+
+std::uint32_t sglang_mem_fraction_permille(const JobSpec& job, Bytes card_usable) noexcept
+{
+  if (job.gpu_util_given) {
+    return job.gpu_util_permille;
+  }
+  const double mib = static_cast<double>(card_usable.n) / static_cast<double>(k_mib);
+  if (mib <= 0) {
+    return 880;  // SGLang's value when it cannot read the card's memory
+  }
+  const std::uint32_t tp = std::max<std::uint32_t>(tp_degree(job), 1);
+  const std::uint32_t pp = std::max<std::uint32_t>(job.pipeline, 1);
+  double chunk = 8192;
+  double graphs = tp < 4 ? 256 : 512;
+  if (mib < 20 * 1024) {
+    chunk = 2048;
+    graphs = 8;
+  } else if (mib < 35 * 1024) {
+    chunk = 2048;
+    graphs = tp < 4 ? 24 : 80;
+  } else if (mib < 60 * 1024) {
+    chunk = 4096;
+    graphs = tp < 4 ? 32 : 160;
+  } else if (mib >= 160 * 1024) {
+    chunk = 16384;
+    graphs = 512;
+  }
+  double reserved = 512 + std::max(chunk, 2048.0) * 1.5 + graphs * 2 + static_cast<double>(tp * pp) / 8 * 1024;
+  if (mib > 60 * 1024) {
+    reserved = std::max(reserved, 10.0 * 1024);
+  }
+  const double f = (mib - reserved) / mib;
+  return f <= 0 ? 0 : static_cast<std::uint32_t>(f * 1000 + 0.5);
 }
 
 }  // namespace gpurent

@@ -57,5 +57,10 @@ struct WeightSplit {
 // minus a 5% margin). vLLM refuses to start unless its requirement fits util x usable, so for
 // engine vllm the limit is the smaller of the two.
 [[nodiscard]] Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept;
+// SGLang's mem_fraction_static x 1000 on a card: --gpu-util when given, else its own default
+// (server_args.py _handle_gpu_memory_settings, sglang PR #10975): reserve 512 MiB + 1.5 x
+// max(chunked_prefill_size, 2048) MiB + 2 x cuda_graph_max_bs MiB + tp x pp / 8 GiB (at least 10
+// GiB above 60 GiB cards), chunk and graph sizes by card memory; (card MiB - reserve) / card MiB.
+[[nodiscard]] std::uint32_t sglang_mem_fraction_permille(const JobSpec& job, Bytes card_usable) noexcept;
 
 }  // namespace gpurent

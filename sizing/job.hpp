@@ -10,13 +10,13 @@
 namespace gpurent {
 
 enum class Task { infer, serve, train, lora, qlora };
-enum class Engine { transformers, vllm, llama_cpp, ollama, torchtune, deepspeed };
+enum class Engine { transformers, vllm, llama_cpp, ollama, torchtune, deepspeed, sglang };
 enum class Shard { none, ddp, fsdp, zero1, zero2, zero3, tp };
 enum class Optimizer { adamw, adamw_8bit, sgd, adafactor };
 
 // Weight storage formats. GGUF types carry their real bits per weight (see sizing/precision.hpp).
 enum class WeightFormat {
-  fp32, bf16, fp16, fp8, int8, int4, nf4, awq, gptq, mxfp4,
+  fp32, bf16, fp16, fp8, int8, int4, nf4, awq, gptq, mxfp4, nvfp4,
   gguf_f16, gguf_q8_0, gguf_q6_k, gguf_q5_k_m, gguf_q5_k_s, gguf_q5_0, gguf_q5_1, gguf_q4_k_m, gguf_q4_k_s,
   gguf_q4_0, gguf_q4_1, gguf_q3_k_l, gguf_q3_k_m, gguf_q3_k_s, gguf_q2_k, gguf_iq4_xs, gguf_iq4_nl,
   gguf_iq3_xxs, gguf_iq2_xxs,
@@ -41,7 +41,11 @@ struct JobSpec {
   // vLLM pipeline-parallel stages: the GPUs split into `pipeline` stages of gpus / pipeline
   // tensor-parallel ranks each (sizing/layout.hpp picks it; 1 = tensor parallel only).
   std::uint32_t pipeline = 1;
-  std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization x 1000
+  std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization (SGLang mem_fraction_static) x 1000
+  bool gpu_util_given = false;
+  // Serving: sequences the engine schedules at once (vLLM --max-num-seqs, SGLang
+  // --max-running-requests): what the KV pool holds at the planned context; 0 = `batch`.
+  std::uint32_t max_seqs = 0;  // --gpu-util set it; otherwise SGLang derives its fraction from the card
   // llama.cpp / ollama: flash attention on (llama.cpp's `-fa auto` default on CUDA). Off, the
   // compute buffer holds the fp32 KQ matrix (n_head x n_ctx x n_ubatch x 4 B).
   bool flash_attention = true;
@@ -50,6 +54,10 @@ struct JobSpec {
   // outside DeepSpeed, gradients) in CPU RAM.
   std::uint64_t offload_bytes = 0;
   bool offload_optimizer = false;
+  // Set by the hardware rules for the card the job runs on (sizing/hardware_rules.hpp).
+  bool fp16_compute = false;  // the card has no bf16: training runs fp16 mixed precision (--fp16)
+  bool moe_marlin = false;    // vLLM: FP8 experts through Marlin (--moe-backend marlin), below CC 8.9
+  bool kv_fp8_e5m2 = false;   // an FP8 KV cache as e5m2 (below CC 8.9 the e4m3 kernels are refused)
 };
 
 // Per GPU. peak_allocated() is what torch.cuda.max_memory_allocated() (or the engine's own

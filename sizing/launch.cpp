@@ -17,36 +17,9 @@
 #include "sizing/recipe_detail.hpp"
 
 namespace gpurent {
-namespace {
 
-using launch_detail::base_name;
+namespace launch_detail {
 
-// The GGUF file type a non-GGUF format maps to.
-std::string_view gguf_type(WeightFormat f)
-{
-  if (is_gguf(f)) {
-    return to_string(f);
-  }
-  switch (f) {
-  case WeightFormat::fp8:
-  case WeightFormat::int8: return "Q8_0";
-  case WeightFormat::mxfp4: return "MXFP4";
-  case WeightFormat::int4:
-  case WeightFormat::nf4:
-  case WeightFormat::awq:
-  case WeightFormat::gptq: return "Q4_K_M";
-  default: return "F16";
-  }
-}
-
-bool gguf_repo(std::string_view id) { return to_lower(id).find("gguf") != std::string::npos; }
-
-std::string local_gguf(const JobSpec& j, std::string_view id)
-{
-  return fmt::format("{}.{}.gguf", base_name(id), gguf_type(j.weights));
-}
-
-// A file name as one shell word: as it is when plain, else single-quoted.
 std::string shell_word(std::string_view s)
 {
   const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -61,6 +34,54 @@ std::string shell_word(std::string_view s)
   }
   return out + "'";
 }
+
+}  // namespace launch_detail
+
+namespace {
+
+using launch_detail::shell_word;
+
+// A local path rather than a Hub repository id: "./x", "/data/x", "~/x", "x.gguf", or a name
+// with characters a Hub id never has.
+bool local_path_id(std::string_view id)
+{
+  if (id.empty() || id.front() == '.' || id.front() == '/' || id.front() == '~') {
+    return true;
+  }
+  if (id.size() > 5 && iequals(id.substr(id.size() - 5), ".gguf")) {
+    return true;
+  }
+  return std::count(id.begin(), id.end(), '/') > 1 || id.find(' ') != std::string_view::npos;
+}
+
+using launch_detail::base_name;
+
+// The GGUF file type a non-GGUF format maps to.
+std::string_view gguf_type(WeightFormat f)
+{
+  if (is_gguf(f)) {
+    return to_string(f);
+  }
+  switch (f) {
+  case WeightFormat::fp8:
+  case WeightFormat::int8: return "Q8_0";
+  case WeightFormat::mxfp4: return "MXFP4";
+  case WeightFormat::nvfp4:
+  case WeightFormat::int4:
+  case WeightFormat::nf4:
+  case WeightFormat::awq:
+  case WeightFormat::gptq: return "Q4_K_M";
+  default: return "F16";
+  }
+}
+
+bool gguf_repo(std::string_view id) { return !local_path_id(id) && to_lower(id).find("gguf") != std::string::npos; }
+
+std::string local_gguf(const JobSpec& j, std::string_view id)
+{
+  return fmt::format("{}.{}.gguf", base_name(id), gguf_type(j.weights));
+}
+
 
 // The GGUF file that was sized (ModelArch::checkpoint read from a GGUF header), when the job loads
 // it as stored: its Hub repository ("" for a local file or a URL) and its path (part 1 of a split
@@ -95,7 +116,7 @@ std::string llama_cpp_model(const JobSpec& j, std::string_view id)
     }
     return "-m " + shell_word(local_path(*g, id));
   }
-  return gguf_repo(id) ? fmt::format("-hf {}:{}", id, gguf_type(j.weights)) : fmt::format("-m {}", local_gguf(j, id));
+  return gguf_repo(id) ? fmt::format("-hf {}:{}", id, gguf_type(j.weights)) : "-m " + shell_word(local_gguf(j, id));
 }
 
 // vLLM's model argument. GGUF weights load from one file (docs.vllm.ai, "GGUF"): a Hub
@@ -111,9 +132,50 @@ std::string vllm_model(const JobSpec& j, std::string_view id)
     return shell_word(path.find('/') == std::string::npos ? "./" + path : path);
   }
   if (is_gguf(j.weights)) {
-    return gguf_repo(id) ? fmt::format("{}:{}", id, gguf_type(j.weights)) : "./" + local_gguf(j, id);
+    return gguf_repo(id) ? fmt::format("{}:{}", id, gguf_type(j.weights)) : shell_word("./" + local_gguf(j, id));
   }
-  return std::string(id);
+  return shell_word(id);
+}
+
+std::uint32_t served_seqs(const JobSpec& j) { return j.max_seqs > 0 ? j.max_seqs : std::max<std::uint32_t>(j.batch, 1); }
+
+// The weight format flag vLLM and SGLang take when the job quantizes a 16-bit checkpoint on load.
+std::string_view quantization_flag(const JobSpec& j)
+{
+  if (native_weights(j)) {
+    return "";
+  }
+  switch (j.weights) {
+  case WeightFormat::fp8: return " --quantization fp8";
+  case WeightFormat::awq: return " --quantization awq";
+  case WeightFormat::gptq: return " --quantization gptq";
+  case WeightFormat::int4:
+  case WeightFormat::nf4:
+  case WeightFormat::int8: return " --quantization bitsandbytes";
+  case WeightFormat::fp32: return " --dtype float32";
+  case WeightFormat::fp16: return " --dtype float16";
+  default: return "";
+  }
+}
+
+// SGLang's launch_server (server_args.py): --tp, --mem-fraction-static, --context-length,
+// --max-running-requests; the KV dtype as fp8_e4m3/fp8_e5m2.
+std::string sglang_command(const JobSpec& j, std::string_view id, std::optional<Bytes> card_usable)
+{
+  std::string s = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", shell_word(id), tp_degree(j));
+  if (j.pipeline > 1) {
+    s += fmt::format(" --pp-size {}", j.pipeline);
+  }
+  if (j.gpu_util_given || card_usable) {
+    const std::uint32_t f = card_usable ? sglang_mem_fraction_permille(j, *card_usable) : j.gpu_util_permille;
+    s += fmt::format(" --mem-fraction-static {:.3f}", static_cast<double>(f) / 1000.0);
+  }
+  s += fmt::format(" --context-length {} --max-running-requests {}", j.context, served_seqs(j));
+  if (resolve_kv_dtype(j) == KvDtype::fp8) {
+    s += j.kv_fp8_e5m2 ? " --kv-cache-dtype fp8_e5m2" : " --kv-cache-dtype fp8_e4m3";
+  }
+  s += quantization_flag(j);
+  return s;
 }
 
 std::string vllm_command(const JobSpec& j, std::string_view id)
@@ -122,24 +184,15 @@ std::string vllm_command(const JobSpec& j, std::string_view id)
   if (j.pipeline > 1) {
     s += fmt::format(" --pipeline-parallel-size {}", j.pipeline);
   }
-  s += fmt::format(" --max-model-len {} --max-num-seqs {} --gpu-memory-utilization {:.2f}", j.context,
-                   std::max<std::uint32_t>(j.batch, 1), static_cast<double>(j.gpu_util_permille) / 1000.0);
+  s += fmt::format(" --max-model-len {} --max-num-seqs {} --gpu-memory-utilization {:.2f}", j.context, served_seqs(j),
+                   static_cast<double>(j.gpu_util_permille) / 1000.0);
   if (resolve_kv_dtype(j) == KvDtype::fp8) {
-    s += " --kv-cache-dtype fp8";
+    s += j.kv_fp8_e5m2 ? " --kv-cache-dtype fp8_e5m2" : " --kv-cache-dtype fp8";
   }
-  if (!native_weights(j)) {
-    switch (j.weights) {
-    case WeightFormat::fp8: s += " --quantization fp8"; break;
-    case WeightFormat::awq: s += " --quantization awq"; break;
-    case WeightFormat::gptq: s += " --quantization gptq"; break;
-    case WeightFormat::int4:
-    case WeightFormat::nf4:
-    case WeightFormat::int8: s += " --quantization bitsandbytes"; break;
-    case WeightFormat::fp32: s += " --dtype float32"; break;
-    case WeightFormat::fp16: s += " --dtype float16"; break;
-    default: break;
-    }
+  if (j.moe_marlin) {
+    s += " --moe-backend marlin";
   }
+  s += quantization_flag(j);
   if (j.offload_bytes > 0) {
     s += fmt::format(" --cpu-offload-gb {}", (j.offload_bytes + k_gib - 1) / k_gib);
   }
@@ -193,16 +246,27 @@ std::string ollama_command(const JobSpec& j, std::string_view id)
   if (!j.model.ollama_tag.empty() && iequals(j.model.ollama_quant, gguf_type(j.weights)) && num_gpu.empty()) {
     return fmt::format("{}ollama run {}", serve, j.model.ollama_tag);
   }
-  std::string name = to_lower(base_name(id));
-  for (char& c : name) {
-    c = (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '-';
-  }
+  // FROM: the Hub file, the sized local file by the path the user gave, or a converted file.
   std::string from = !hub.empty() ? fmt::format("hf.co/{}:{}", hub, gguf_type(j.weights)) : "./" + local_gguf(j, id);
-  if (sized && sized->repo.empty() && shell_word(base_name(sized->file)) == base_name(sized->file)) {
-    from = "./" + base_name(sized->file);  // inside printf's single quotes: plain names only
+  if (sized && sized->repo.empty()) {
+    const std::string path = local_path(*sized, id);
+    from = path.find('/') == std::string::npos ? "./" + path : path;
   }
-  return fmt::format("{}printf 'FROM {}\\n{}' > Modelfile && ollama create {} -f Modelfile && ollama run {}", serve,
-                     from, num_gpu, name, name);
+  // ollama's model name: lower-case letters, digits, '.', '-' and '_' (the file's stem).
+  std::string stem = base_name(sized && sized->repo.empty() ? from : std::string(id));
+  if (stem.size() > 5 && iequals(std::string_view(stem).substr(stem.size() - 5), ".gguf")) {
+    stem.resize(stem.size() - 5);
+  }
+  std::string name = to_lower(stem);
+  for (char& c : name) {
+    c = (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_') ? c : '-';
+  }
+  if (name.empty() || name.front() == '.' || name.front() == '-') {
+    name = "model-" + name;
+  }
+  // The path goes through printf's %s as one quoted shell word: any file name survives.
+  return fmt::format("{}printf 'FROM %s\\n{}' {} > Modelfile && ollama create {} -f Modelfile && ollama run {}", serve,
+                     num_gpu, shell_word(from), name, name);
 }
 
 // transformers generate(): a Python snippet that loads the model as sized and generates.
@@ -239,7 +303,11 @@ std::string transformers_infer(const JobSpec& j, std::string_view id)
     lines.emplace_back("import torch");
   }
   lines.push_back("from transformers import " + names);
-  lines.push_back(fmt::format("model_id = \"{}\"", id));
+  std::string literal;  // a Python string literal of the id as given
+  for (const char c : id) {
+    literal += (c == '\\' || c == '"') ? std::string{'\\', c} : std::string(1, c);
+  }
+  lines.push_back(fmt::format("model_id = \"{}\"", literal));
   lines.emplace_back("tok = AutoTokenizer.from_pretrained(model_id)");
   lines.push_back(fmt::format("model = AutoModelForCausalLM.from_pretrained({})", load));
   lines.push_back(fmt::format("ids = tok([\"Hello\"] * {}, return_tensors=\"pt\").to(model.device)",
@@ -249,7 +317,11 @@ std::string transformers_infer(const JobSpec& j, std::string_view id)
   for (const auto& l : lines) {
     body += (body.empty() ? "" : "; ") + l;
   }
-  return "python -c '" + body + "'";
+  std::string quoted;  // inside the shell's single quotes
+  for (const char c : body) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return "python -c '" + quoted + "'";
 }
 
 }  // namespace
@@ -264,7 +336,7 @@ std::string base_name(std::string_view hf_id)
 
 }  // namespace launch_detail
 
-std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id)
+std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id, std::optional<Bytes> card_usable)
 {
   std::map<std::string, std::string> out;
   const std::string key{to_string(job.engine)};
@@ -279,6 +351,7 @@ std::map<std::string, std::string> launch_commands(const JobSpec& job, std::stri
   case Engine::vllm: out[key] = vllm_command(job, hf_id); break;
   case Engine::llama_cpp: out[key] = llama_cpp_command(job, hf_id); break;
   case Engine::ollama: out[key] = ollama_command(job, hf_id); break;
+  case Engine::sglang: out[key] = sglang_command(job, hf_id, card_usable); break;
   default: out["transformers"] = transformers_infer(job, hf_id); break;
   }
   return out;

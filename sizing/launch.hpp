@@ -5,9 +5,11 @@
 // runs as `python -c '…'` with statements separated by "; " (the text view turns it into a
 // here-document). docs/sizing.md "Launch lines" lists what each engine gets.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/units.hpp"
 #include "sizing/job.hpp"
 
 namespace gpurent {
@@ -17,7 +19,9 @@ namespace gpurent {
 // quantization, else both load a local `<name>.<QUANT>.gguf`. Keys: the job's engine ("vllm",
 // "llama.cpp", "ollama", "transformers", "torchtune", "deepspeed"); torchtune only where
 // torchtune ships a config for the model (see torchtune_config).
-[[nodiscard]] std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id);
+// `card_usable`: the card the job runs on, when known (SGLang derives its memory fraction from it).
+[[nodiscard]] std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id,
+                                                                 std::optional<Bytes> card_usable = std::nullopt);
 
 // The torchtune config (e.g. "llama3_1/8B_lora_single_device") that runs the job, or "" when
 // torchtune ships none for this model and method.
@@ -26,6 +30,8 @@ namespace gpurent {
 namespace launch_detail {
 // Shared by the launch files: the last path component of an id, and the training command lines.
 [[nodiscard]] std::string base_name(std::string_view hf_id);
+// A name or path as one shell word: as it is when plain, else single-quoted.
+[[nodiscard]] std::string shell_word(std::string_view s);
 [[nodiscard]] std::string training_command(const JobSpec& job, std::string_view hf_id);
 }  // namespace launch_detail
 

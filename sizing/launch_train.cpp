@@ -14,6 +14,7 @@ namespace gpurent {
 namespace {
 
 using launch_detail::base_name;
+using launch_detail::shell_word;
 
 std::string_view hf_optim(Optimizer o)
 {
@@ -29,14 +30,16 @@ std::string_view hf_optim(Optimizer o)
 std::string trl_args(const JobSpec& j, std::string_view id)
 {
   std::string s = fmt::format(
-      "--model_name_or_path {} --dataset_name \"${{DATASET:?set DATASET to a Hub dataset id}}\" --output_dir ./{}-sft "
+      "--model_name_or_path {} --dataset_name \"${{DATASET:?set DATASET to a Hub dataset id}}\" --output_dir {} "
       "--per_device_train_batch_size {}",
-      id, base_name(id), std::max<std::uint32_t>(j.batch, 1));
+      shell_word(id), shell_word("./" + base_name(id) + "-sft"), std::max<std::uint32_t>(j.batch, 1));
   if (j.grad_accumulation > 1) {
     s += fmt::format(" --gradient_accumulation_steps {}", j.grad_accumulation);
   }
   s += fmt::format(" --max_length {} --optim {}", j.context, hf_optim(j.optimizer));
-  s += j.weights == WeightFormat::fp32 ? "" : " --bf16";
+  // Mixed precision: bf16 where the card has it, fp16 (with loss scaling) where it does not.
+  // TRL's parser wants a value for these `bool | None` fields: a bare --bf16 is an argparse error.
+  s += j.weights == WeightFormat::fp32 ? "" : (j.fp16_compute ? " --fp16 true" : " --bf16 true");
   s += j.grad_checkpointing ? " --gradient_checkpointing" : " --gradient_checkpointing false";
   if (j.task == Task::lora || j.task == Task::qlora) {
     s += fmt::format(" --use_peft --lora_r {} --lora_target_modules all-linear", j.lora_rank);
@@ -104,8 +107,8 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
   const bool multi = j.gpus > 1;
   const bool lora = j.task == Task::lora || j.task == Task::qlora;
   const std::string recipe = std::string(lora ? "lora_finetune" : "full_finetune") + (multi ? "_distributed" : "_single_device");
-  const std::string dir = "./" + base_name(id);
-  std::string s = fmt::format("tune download {} --output-dir {} && tune run ", id, dir);
+  const std::string dir = shell_word("./" + base_name(id));
+  std::string s = fmt::format("tune download {} --output-dir {} && tune run ", shell_word(id), dir);
   if (multi) {
     s += fmt::format("--nproc_per_node {} ", j.gpus);
   }
@@ -115,6 +118,9 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
                    std::max<std::uint32_t>(j.grad_accumulation, 1), j.context, j.grad_checkpointing ? "True" : "False");
   if (lora) {
     s += fmt::format(" model.lora_rank={}", j.lora_rank);
+  }
+  if (j.weights == WeightFormat::fp32) {
+    s += " dtype=fp32";  // torchtune refuses fp16; fp32 where the card has no bf16
   }
   if (j.optimizer == Optimizer::adamw_8bit) {
     s += " optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";

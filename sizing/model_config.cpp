@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "common/text.hpp"
 #include "sizing/config_reader.hpp"
 #include "sizing/param_count.hpp"
 
@@ -78,8 +79,15 @@ void read_quantization(const json& root, ModelArch& m)
     return;
   }
   m.quant_method = method->get<std::string>().substr(0, 64);
+  // NVIDIA ModelOpt checkpoints name the scheme in quant_algo ("NVFP4", "FP8").
+  if (m.quant_method == "modelopt") {
+    const auto algo = quant->find("quant_algo");
+    const std::string a = algo != quant->end() && algo->is_string() ? to_lower(algo->get<std::string>()) : std::string();
+    m.quant_method = a.find("fp4") != std::string::npos ? "modelopt_fp4" : (a.find("fp8") != std::string::npos ? "fp8" : a.substr(0, 64));
+  }
   m.mxfp4_experts = m.quant_method == "mxfp4";
-  m.quant_float = m.quant_method == "fp8" || m.quant_method == "fbgemm_fp8" || m.quant_method == "mxfp4";
+  m.quant_float = m.quant_method == "fp8" || m.quant_method == "fbgemm_fp8" || m.quant_method == "mxfp4" ||
+                 m.quant_method == "modelopt_fp4";
   const auto number = [](const json& o, const char* key) -> std::uint32_t {
     const auto it = o.find(key);
     return it != o.end() && it->is_number_unsigned() && it->get<std::uint64_t>() <= 64 ? it->get<std::uint32_t>() : 0;

@@ -49,9 +49,9 @@ void trainer_job_fixes(FixList& out, const OomReport& r)
 {
   reduce_batch(out, r);
   out.add("reduce-context",
-          "Shorten the sequences (max_length / max_seq_length): truncate or bucket long inputs; activations grow with "
-          "sequence length",
-          "--max_seq_length 2048");
+          "Shorten the sequences (TRL's max_length; max_seq_length before TRL 0.19): truncate or bucket long inputs; "
+          "activations grow with sequence length",
+          "--max_length 2048");
   out.add("mixed-precision", "Mixed precision: 16-bit activations take half the memory of 32-bit ones (Trainer: --bf16)",
           "with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):");
   out.add("gradient-checkpointing",

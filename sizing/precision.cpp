@@ -19,9 +19,10 @@ struct Name {
 constexpr std::array<Name<Task>, 5> k_tasks{{
     {Task::infer, "infer"}, {Task::serve, "serve"}, {Task::train, "train"}, {Task::lora, "lora"}, {Task::qlora, "qlora"},
 }};
-constexpr std::array<Name<Engine>, 6> k_engines{{
+constexpr std::array<Name<Engine>, 7> k_engines{{
     {Engine::transformers, "transformers"}, {Engine::vllm, "vllm"}, {Engine::llama_cpp, "llama.cpp"},
     {Engine::ollama, "ollama"}, {Engine::torchtune, "torchtune"}, {Engine::deepspeed, "deepspeed"},
+    {Engine::sglang, "sglang"},
 }};
 constexpr std::array<Name<Shard>, 7> k_shards{{
     {Shard::none, "none"}, {Shard::ddp, "ddp"}, {Shard::fsdp, "fsdp"}, {Shard::zero1, "zero1"},
@@ -35,11 +36,11 @@ constexpr std::array<Name<KvDtype>, 7> k_kv{{
     {KvDtype::auto_, "auto"}, {KvDtype::fp32, "fp32"}, {KvDtype::fp16, "fp16"}, {KvDtype::bf16, "bf16"},
     {KvDtype::fp8, "fp8"}, {KvDtype::q8_0, "q8_0"}, {KvDtype::q4_0, "q4_0"},
 }};
-constexpr std::array<Name<WeightFormat>, 29> k_formats{{
+constexpr std::array<Name<WeightFormat>, 30> k_formats{{
     {WeightFormat::fp32, "fp32"}, {WeightFormat::bf16, "bf16"}, {WeightFormat::fp16, "fp16"},
     {WeightFormat::fp8, "fp8"}, {WeightFormat::int8, "int8"}, {WeightFormat::int4, "int4"},
     {WeightFormat::nf4, "nf4"}, {WeightFormat::awq, "awq"}, {WeightFormat::gptq, "gptq"},
-    {WeightFormat::mxfp4, "mxfp4"}, {WeightFormat::gguf_f16, "F16"}, {WeightFormat::gguf_q8_0, "Q8_0"},
+    {WeightFormat::mxfp4, "mxfp4"}, {WeightFormat::nvfp4, "nvfp4"}, {WeightFormat::gguf_f16, "F16"}, {WeightFormat::gguf_q8_0, "Q8_0"},
     {WeightFormat::gguf_q6_k, "Q6_K"}, {WeightFormat::gguf_q5_k_m, "Q5_K_M"}, {WeightFormat::gguf_q5_k_s, "Q5_K_S"},
     {WeightFormat::gguf_q5_0, "Q5_0"}, {WeightFormat::gguf_q5_1, "Q5_1"}, {WeightFormat::gguf_q4_k_m, "Q4_K_M"},
     {WeightFormat::gguf_q4_k_s, "Q4_K_S"}, {WeightFormat::gguf_q4_0, "Q4_0"}, {WeightFormat::gguf_q4_1, "Q4_1"},
@@ -114,11 +115,11 @@ struct Values {
 };
 
 constexpr Values<Task, 5> k_task_values{k_tasks};
-constexpr Values<Engine, 6> k_engine_values{k_engines};
+constexpr Values<Engine, 7> k_engine_values{k_engines};
 constexpr Values<Shard, 7> k_shard_values{k_shards};
 constexpr Values<Optimizer, 4> k_optimizer_values{k_optimizers};
 constexpr Values<KvDtype, 7> k_kv_values{k_kv};
-constexpr Values<WeightFormat, 29> k_format_values{k_formats};
+constexpr Values<WeightFormat, 30> k_format_values{k_formats};
 
 constexpr std::array<WeightFormat, 19> k_gguf_by_size{
     WeightFormat::gguf_f16,  WeightFormat::gguf_q8_0,   WeightFormat::gguf_q6_k,    WeightFormat::gguf_q5_1,
@@ -255,6 +256,8 @@ WeightBits weight_bits(WeightFormat f, Engine engine) noexcept
   case WeightFormat::awq:
   case WeightFormat::gptq: b.linear = b.experts = k_int4_g128; return b;
   case WeightFormat::mxfp4: b.experts = 42500; return b;  // 17 B / 32 for experts, the rest bf16
+  // NVFP4: 4-bit floats + one FP8 scale per 16 (+ a per-tensor fp32 scale): 4.5 bits; embeddings and lm_head 16-bit.
+  case WeightFormat::nvfp4: b.linear = b.experts = 45000; return b;
   default: break;
   }
   const std::uint32_t g = gguf_bits(f);

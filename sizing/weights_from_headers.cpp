@@ -174,7 +174,8 @@ private:
       w.format = WeightFormat::nf4;
       w.format_label = std::string("bitsandbytes 4-bit") + (m_f.double_quant ? " (double quantization)" : "");
     } else if (m_f.nvfp4) {
-      w.format_label = "NVFP4 (4-bit floats, FP8 block scales): no --weights value names it";
+      w.format = WeightFormat::nvfp4;
+      w.format_label = "NVFP4 (4-bit floats, FP8 block scales)";
     } else if (m_f.bnb8) {
       w.format = WeightFormat::int8;
       w.format_label = "bitsandbytes int8 (LLM.int8)";

@@ -111,23 +111,37 @@ std::optional<std::string> card_of(std::string_view gpu_description)
   const auto paren = gpu_description.find('(');
   const std::string model = normalize_key(gpu_description.substr(0, paren));
   std::uint64_t gb = 0;
+  std::string form;  // "pcie", "sxm4", "sxm5", "" when not said
   if (paren != std::string_view::npos) {
     const auto inner = gpu_description.substr(paren + 1);
     const auto sp = inner.find(' ');
     gb = parse_u64(inner.substr(0, sp)).value_or(0);
+    const std::string rest = normalize_key(inner);
+    form = rest.find("pcie") != std::string::npos ? "pcie" : (rest.find("sxm") != std::string::npos ? "sxm" : "");
   }
   struct Row {
     const char* model;
     std::uint64_t gb;  // 0: any
+    const char* form;  // "": any
     const char* card;
   };
+  // Lambda's descriptions: "A100 (40 GB SXM4)", "A100 (40 GB PCIe)", "H100 (80 GB PCIe)", "H100 (80 GB SXM5)".
   static constexpr Row k_rows[] = {
-      {"a10", 0, "a10"},          {"a100", 40, "a100-40gb"},  {"a100", 80, "a100-80gb"},
-      {"h100", 80, "h100-80gb"},  {"h200", 0, "h200"},        {"b200", 0, "b200"},
-      {"a6000", 0, "a6000"},      {"rtxa6000", 0, "a6000"},   {"rtx6000ada", 0, "rtx-6000-ada"},
+      {"a10", 0, "", "a10"},
+      {"a100", 40, "pcie", "a100-40gb-pcie"},
+      {"a100", 40, "", "a100-40gb-sxm"},
+      {"a100", 80, "pcie", "a100-80gb-pcie"},
+      {"a100", 80, "", "a100-80gb-sxm"},
+      {"h100", 80, "pcie", "h100-pcie"},
+      {"h100", 80, "", "h100-sxm"},
+      {"h200", 0, "", "h200"},
+      {"b200", 0, "", "b200"},
+      {"a6000", 0, "", "a6000"},
+      {"rtxa6000", 0, "", "a6000"},
+      {"rtx6000ada", 0, "", "rtx-6000-ada"},
   };
   for (const Row& r : k_rows) {
-    if (model == r.model && (r.gb == 0 || r.gb == gb)) {
+    if (model == r.model && (r.gb == 0 || r.gb == gb) && (r.form[0] == '\0' || form == r.form)) {
       return std::string(r.card);
     }
   }

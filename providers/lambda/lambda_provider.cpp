@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "providers/lambda/lambda_api.hpp"
+#include "providers/card.hpp"
 
 namespace gpurent::lambda {
 namespace {
@@ -143,7 +144,7 @@ Result<Instance> LambdaProvider::launch(const LaunchRequest& req)
   std::string region;
   bool any_type = false;
   for (const auto& t : types) {
-    if (card_of(t.gpu_description) != req.card || t.gpus != req.gpus) {
+    if (card_of(t.gpu_description) != canonical_card_id(req.card) || t.gpus != req.gpus) {
       continue;
     }
     any_type = true;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "providers/runpod/runpod_api.hpp"
+#include "providers/card.hpp"
 
 namespace gpurent::runpod {
 
@@ -81,7 +82,7 @@ Result<Instance> RunpodProvider::launch(const LaunchRequest& req)
       return p;
     }
   }
-  const auto types = gpu_type_ids(req.card);
+  const auto types = gpu_type_ids(canonical_card_id(req.card));
   if (types.empty()) {
     return fail(Errc::not_found, "runpod: no RunPod GPU type is known for card " + req.card +
                                      "; see `gpurent offers --provider runpod`");

@@ -85,9 +85,10 @@ struct Row {
 // Names as Vast's search__offers reports them (vast-python vast.py, docs' gpu_name examples).
 constexpr Row k_rows[] = {
     {"RTX 4090", 0, "rtx-4090"},        {"RTX 5090", 0, "rtx-5090"},     {"RTX 3090", 0, "rtx-3090"},
-    {"A100 SXM4", 0, "a100-40gb"},      {"A100 SXM4", 60'000, "a100-80gb"},
-    {"A100 PCIE", 0, "a100-40gb"},      {"A100 PCIE", 60'000, "a100-80gb"},
-    {"H100 SXM", 0, "h100-80gb"},       {"H100 PCIE", 0, "h100-80gb"},   {"H200", 0, "h200"},
+    {"A100 SXM4", 0, "a100-40gb-sxm"},  {"A100 SXM4", 60'000, "a100-80gb-sxm"},
+    {"A100 PCIE", 0, "a100-40gb-pcie"}, {"A100 PCIE", 60'000, "a100-80gb-pcie"},
+    {"H100 SXM", 0, "h100-sxm"},        {"H100 PCIE", 0, "h100-pcie"},   {"H100 NVL", 0, "h100-nvl"},
+    {"H200", 0, "h200"},
     {"L40S", 0, "l40s"},                {"L4", 0, "l4"},                 {"A10", 0, "a10"},
     {"RTX A6000", 0, "a6000"},          {"RTX 6000Ada", 0, "rtx-6000-ada"},
     {"RTX PRO 6000 WS", 0, "rtx-pro-6000"}, {"RTX PRO 6000 S", 0, "rtx-pro-6000"}, {"B200", 0, "b200"},

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "providers/vast/vast_api.hpp"
+#include "providers/card.hpp"
 
 namespace gpurent::vast {
 
@@ -129,7 +130,7 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
       return in;
     }
   }
-  const auto names = gpu_names(req.card);
+  const auto names = gpu_names(canonical_card_id(req.card));
   if (names.empty()) {
     return fail(Errc::not_found, "vast: no Vast GPU name is known for card " + req.card + "; see `gpurent offers --provider vast`");
   }
@@ -140,7 +141,7 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
   const Bundle* pick = nullptr;
   for (const auto& b : bundles) {
     // Never trust the search filter alone: renting the wrong card or count costs money.
-    if (card_of(b.gpu_name, b.gpu_ram_mb) != std::optional<std::string>(req.card) || b.num_gpus != req.gpus) {
+    if (card_of(b.gpu_name, b.gpu_ram_mb) != std::optional<std::string>(canonical_card_id(req.card)) || b.num_gpus != req.gpus) {
       continue;
     }
     const MicroUsd price = req.spot && b.min_bid ? *b.min_bid : b.dph_total;

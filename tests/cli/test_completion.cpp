@@ -101,9 +101,9 @@ comp gpurent ssh box -- nvid
   CHECK(got[6] == "qlora");
   CHECK(got[7] == "show set");
   CHECK(got[8] == "budget_usd");
-  CHECK(got[9] == "a100-40gb a100-80gb");
+  CHECK(got[9] == "a100-40gb-sxm a100-40gb-pcie a100-80gb-sxm a100-80gb-pcie");
   CHECK(got[10] == "llama-3.1-8b");
-  CHECK(got[11] == "h100-80gb");
+  CHECK(got[11] == "h100-sxm h100-pcie h100-nvl");
   CHECK(got[12] == "fish");
   CHECK(got[13].empty());  // after --: the remote command, nothing to offer
 }

@@ -61,7 +61,7 @@ std::vector<Setting> settings()
       {"vast_api_url", "https://vast.example/api/v0", "https://vast.example/api/v0"},
       {"prices.gpucloud.rtx-pro-6000", "1.6", ""},
       {"prices.runpod.l4x2", "0.9", ""},
-      {"prices.cloudgpu.a100-80gb", "2.25", ""},
+      {"prices.cloudgpu.a100-80gb-sxm", "2.25", ""},
   };
 }
 

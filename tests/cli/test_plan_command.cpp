@@ -35,9 +35,11 @@ const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memo
 const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activations_gib", "gradients_gib",
                                         "optimizer_gib", "adapters_gib", "overhead_gib", "peak_allocated_gib",
                                         "total_gib"};
+// plan v3 adds `runs` ({status, why, flags}) to the choice and to every option.
 const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", "headroom_gib",
-                                        "price_per_hour", "currency", "billing", "cost"};
-const std::set<std::string> k_option = {"provider", "card", "gpus", "fits", "headroom_gib", "price_per_hour", "cost"};
+                                        "price_per_hour", "currency", "billing", "cost", "runs"};
+const std::set<std::string> k_option = {"provider", "card",  "gpus", "fits", "headroom_gib",
+                                        "price_per_hour", "cost", "runs"};
 const std::set<std::string> k_fix = {"id", "description", "saves_gib", "flags"};
 
 Json parse_one(const std::string& out)
@@ -57,6 +59,15 @@ void check_contract(const Json& j)
   if (j.contains("serve")) {
     top.insert("serve");
     CHECK(keys(j["serve"]) == std::set<std::string>{"kv_pool_gib", "kv_pool_tokens", "max_concurrency"});
+  }
+  if (j.contains("card")) {  // --card: how the engine runs the job there (plan v3), even unpriced or refused
+    top.insert("card");
+    std::set<std::string> card_keys{"card", "compute_capability", "runs"};
+    if (j["card"].contains("runs_elsewhere")) {
+      card_keys.insert("runs_elsewhere");
+    }
+    CHECK(keys(j["card"]) == card_keys);
+    CHECK(keys(j["card"]["runs"]) == std::set<std::string>{"status", "why", "flags"});
   }
   if (j.contains("recipe")) {
     top.insert("recipe");
@@ -82,6 +93,7 @@ void check_contract(const Json& j)
   }
   for (const auto& o : j["options"]) {
     CHECK(keys(o) == k_option);
+    CHECK(keys(o["runs"]) == std::set<std::string>{"status", "why", "flags"});
   }
   for (const auto& f : j["fixes"]) {
     CHECK(keys(f) == k_fix);

@@ -162,7 +162,7 @@ TEST_CASE("validate_plan_args: defaults of cli.md", "[cli][plan_options]")
   CHECK(validate_plan_args(a)->engine == Engine::vllm);
   a.task = "qlora";
   a.card = "a100 80g";
-  CHECK(validate_plan_args(a)->request.card == "a100-80gb");
+  CHECK(validate_plan_args(a)->request.card == "a100-80gb-sxm");
   a.grad_checkpointing = true;
   a.no_grad_checkpointing = true;
   CHECK(validate_plan_args(a).error().code == Errc::usage);

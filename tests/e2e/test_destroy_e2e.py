@@ -124,7 +124,7 @@ def scenario(e):
           p.stdout + p.stderr)
     check("not tracked by gpurent" not in p.stderr + p.stdout, "no untracked line for a tracked server", p.stdout)
     p = e.run("status")
-    check("l3  lambda  a100-40gb x1  unhealthy (billed as running)" in p.stdout, "status text shows unhealthy",
+    check("l3  lambda  a100-40gb-sxm x1  unhealthy (billed as running)" in p.stdout, "status text shows unhealthy",
           p.stdout)
     for n in ("l3", "r6", "l4"):
         p = e.run("down", n, "--destroy", "--no-backup", "--yes")

@@ -90,7 +90,7 @@ def scenario(e):
               "--yes", "--json", "--no-wait")
     check(p.returncode == 0, "up --from-plan --provider lambda --card a100-40gb", p.stderr)
     fpl = json.loads(p.stdout) if p.returncode == 0 else {}
-    check(fpl.get("provider") == "lambda" and fpl.get("card") == "a100-40gb",
+    check(fpl.get("provider") == "lambda" and fpl.get("card") == "a100-40gb-sxm",
           "--provider and --card restrict the choice", p.stdout)
     p = e.run("down", "fp-l", "--destroy", "--no-backup", "--yes")
     check(p.returncode == 0, "fp-l destroyed", p.stderr)

@@ -102,7 +102,7 @@ TEST_CASE("Launch: ollama runs the library tag at its quantization, else imports
   CHECK_FALSE(has(tag, "hf.co/meta-llama"));  // meta-llama publishes no GGUF file
   j.weights = WeightFormat::gguf_q8_0;
   const std::string local = launch_commands(j, "meta-llama/Llama-3.1-8B").at("ollama");
-  CHECK(has(local, "printf 'FROM ./Llama-3.1-8B.Q8_0.gguf\\n' > Modelfile && ollama create llama-3.1-8b -f Modelfile"));
+  CHECK(has(local, "printf 'FROM %s\\n' ./Llama-3.1-8B.Q8_0.gguf > Modelfile && ollama create llama-3.1-8b -f Modelfile"));
   CHECK(has(local, "ollama run llama-3.1-8b"));
   JobSpec oss = job_of("gpt-oss-20b", Task::infer, Engine::ollama, WeightFormat::mxfp4);
   CHECK(has(launch_commands(oss, "openai/gpt-oss-20b").at("ollama"), "ollama run gpt-oss:20b"));
@@ -222,7 +222,8 @@ TEST_CASE("Launch: llama.cpp and ollama load the GGUF file that was sized", "[si
   CHECK(has(launch_commands(j, "llama-local").at("llama.cpp"), R"(llama-server -m 'my model'\''s Q8_0.gguf' -c)"));
   j.engine = Engine::ollama;
   j.model.checkpoint = gguf_checkpoint("Llama-3.1-8B-Q8_0.gguf", "");
-  CHECK(has(launch_commands(j, "llama-local").at("ollama"), "printf 'FROM ./Llama-3.1-8B-Q8_0.gguf\\n'"));
+  CHECK(has(launch_commands(j, "llama-local").at("ollama"),
+            "printf 'FROM %s\\n' ./Llama-3.1-8B-Q8_0.gguf > Modelfile && ollama create llama-3.1-8b-q8_0 -f Modelfile"));
   // Another type than the file's is a conversion: the file is not what runs.
   j.engine = Engine::llama_cpp;
   j.weights = WeightFormat::gguf_q4_k_m;

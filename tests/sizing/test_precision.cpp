@@ -38,7 +38,7 @@ TEST_CASE("Precision: every value's name parses back to it", "[sizing][precision
   check_round_trip(all_kv_dtypes(), [](const std::string& s) { return parse_kv_dtype(s); });
   check_round_trip(all_shards(), [](const std::string& s) { return parse_shard(s); });
   check_round_trip(all_optimizers(), [](const std::string& s) { return parse_optimizer(s); });
-  CHECK(all_weight_formats().size() == 29);
+  CHECK(all_weight_formats().size() == 30);
 }
 
 TEST_CASE("Precision: the spellings of cli.md and common aliases", "[sizing][precision]")

@@ -24,12 +24,12 @@ TEST_CASE("Lambda API: instance types map to offers only for known cards, with c
   const auto offers = lambda::offers_from(*types, "2026-11-30T10:00:00Z");
   REQUIRE(offers.size() == 2);  // GH200 is not in the card catalogue
   for (const auto& o : offers) {
-    if (o.card == "a100-40gb") {
+    if (o.card == "a100-40gb-sxm") {
       CHECK(o.gpus == 1);
       CHECK(o.price_per_hour.n == 1'290'000);  // 129 cents
       CHECK(o.region == "us-east-1");
     } else {
-      CHECK(o.card == "h100-80gb");
+      CHECK(o.card == "h100-sxm");
       CHECK(o.gpus == 8);
       CHECK(o.price_per_hour.n == 23'920'000);
       CHECK(o.region.empty());  // no capacity anywhere
@@ -46,7 +46,7 @@ TEST_CASE("Lambda API: statuses, booting without an ip, unknown states", "[provi
   REQUIRE(booting);
   CHECK(booting->state == InstanceState::pending);
   CHECK(booting->host.empty());
-  CHECK(booting->card == "a100-40gb");
+  CHECK(booting->card == "a100-40gb-sxm");
   auto active = lambda::parse_instance(read_fixture("lambda/instance_active.json"));
   REQUIRE(active);
   CHECK(active->state == InstanceState::running);
@@ -69,7 +69,10 @@ TEST_CASE("Lambda API: statuses, booting without an ip, unknown states", "[provi
   CHECK(lambda::trouble_of("active").empty());
   CHECK(lambda::trouble_of("booting").empty());
   CHECK(lambda::map_status("unhealthy") == InstanceState::failed);
-  CHECK(lambda::card_of("A100 (80 GB SXM4)") == std::optional<std::string>("a100-80gb"));
+  CHECK(lambda::card_of("A100 (80 GB SXM4)") == std::optional<std::string>("a100-80gb-sxm"));
+  CHECK(lambda::card_of("A100 (40 GB PCIe)") == std::optional<std::string>("a100-40gb-pcie"));
+  CHECK(lambda::card_of("H100 (80 GB PCIe)") == std::optional<std::string>("h100-pcie"));
+  CHECK(lambda::card_of("H100 (80 GB SXM5)") == std::optional<std::string>("h100-sxm"));
   CHECK_FALSE(lambda::card_of("A100 (12 GB)"));
 }
 

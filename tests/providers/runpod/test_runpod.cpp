@@ -31,7 +31,7 @@ TEST_CASE("RunPod API: a pod without publicIp is still booting; portMappings giv
   REQUIRE(pods);
   REQUIRE(pods->size() == 3);
   CHECK((*pods)[0].state == InstanceState::stopped);
-  CHECK((*pods)[0].card == "a100-80gb");
+  CHECK((*pods)[0].card == "a100-80gb-pcie");
   CHECK((*pods)[0].gpus == 2);
   CHECK((*pods)[1].state == InstanceState::terminated);
   CHECK((*pods)[2].state == InstanceState::unknown);
@@ -51,13 +51,16 @@ TEST_CASE("RunPod API: GPU prices are per GPU and known cards only", "[providers
 {
   auto offers = runpod::parse_gpu_types(read_fixture("runpod/gpu_types.json"));
   REQUIRE(offers);
-  REQUIRE(offers->size() == 8);  // 4090 and A100 80GB x {1,2,4,8}; H100 NVL is not in the catalogue
+  REQUIRE(offers->size() == 12);  // 4090, H100 NVL and A100 80GB PCIe x {1,2,4,8}
   CHECK((*offers)[0].card == "rtx-4090");
   CHECK((*offers)[0].price_per_hour.n == 690'000);
   CHECK((*offers)[0].spot_price_per_hour->n == 350'000);
   CHECK((*offers)[3].gpus == 8);
   CHECK((*offers)[3].price_per_hour.n == 5'520'000);
-  CHECK_FALSE((*offers)[4].spot_price_per_hour);
+  CHECK((*offers)[4].card == "h100-nvl");  // a different card from the H100 SXM, at its own price
+  CHECK((*offers)[4].price_per_hour.n == 2'590'000);
+  CHECK((*offers)[8].card == "a100-80gb-pcie");
+  CHECK_FALSE((*offers)[8].spot_price_per_hour);
 }
 
 TEST_CASE("RunPod driver: create, stop, terminate requests and error mapping", "[providers][runpod]")

@@ -54,7 +54,7 @@ TEST_CASE("Vast API: actual_status null -> loading -> running, and its dead ends
   REQUIRE(list->size() == 2);
   CHECK((*list)[0].host == "ssh5.vast.ai");  // proxy when there is no direct port
   CHECK((*list)[0].port == 12345);
-  CHECK((*list)[0].card == "a100-40gb");
+  CHECK((*list)[0].card == "a100-40gb-sxm");
   CHECK((*list)[1].card == "h200");
   CHECK_FALSE(vast::parse_instances(R"({"instances": {}})"));
 }
@@ -79,7 +79,7 @@ TEST_CASE("Vast API: answers with fields of the wrong type are errors, not excep
   CHECK((*bundles)[1].gpu_ram_mb == 0);
   const auto instance = vast::parse_instance(R"({"instances": {"id": 3, "gpu_ram": 1e300, "gpu_name": "A100 SXM4"}})");
   REQUIRE(instance);
-  CHECK((*instance)->card == "a100-40gb");
+  CHECK((*instance)->card == "a100-40gb-sxm");
 }
 
 TEST_CASE("Vast API: the paginated list, storage per hour, a crash and a stop", "[providers][vast]")
@@ -118,7 +118,7 @@ TEST_CASE("Vast API: bundles keep the cheapest offer per card and GPU count", "[
   CHECK(bundles->size() == 4);
   const auto offers = vast::offers_from(*bundles);
   REQUIRE(offers.size() == 2);
-  CHECK(offers[0].card == "a100-80gb");
+  CHECK(offers[0].card == "a100-80gb-sxm");
   CHECK(offers[0].gpus == 2);
   CHECK(offers[1].card == "rtx-4090");
   CHECK(offers[1].price_per_hour.n == 389'000);

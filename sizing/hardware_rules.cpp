@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+// The engines' hardware rules (docs/hardware.md has each with its source). Where a rule changed
+// between releases, the current release's behaviour is the rule; docs/hardware.md says which.
+#include "sizing/hardware_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "sizing/estimate.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+std::string cc_text(std::uint32_t cc) { return fmt::format("{}.{}", cc / 10, cc % 10); }
+
+// Collects the rules that apply; the verdict is the worst status among them.
+class Verdict {
+public:
+  void add(RunStatus s, std::string why)
+  {
+    m_runs.status = std::max(m_runs.status, s, [](RunStatus a, RunStatus b) { return run_rank(a) < run_rank(b); });
+    m_runs.why += (m_runs.why.empty() ? "" : "; ") + why;
+  }
+  void flag(std::string_view engine, std::string_view flags)
+  {
+    auto& f = m_runs.flags[std::string(engine)];
+    f += (f.empty() ? "" : " ") + std::string(flags);
+  }
+  [[nodiscard]] RunVerdict done(std::string_view native_why)
+  {
+    if (m_runs.why.empty()) {
+      m_runs.why = std::string(native_why);
+    }
+    return std::move(m_runs);
+  }
+
+private:
+  RunVerdict m_runs;
+};
+
+// Models whose config refuses fp16 in vLLM (`_resolve_auto_dtype`: gemma2, gemma3, glm4, plamo2):
+// on a card without bf16 they run in fp32.
+bool refuses_fp16(const ModelArch& m)
+{
+  static constexpr std::array<std::string_view, 5> k_families{"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"};
+  return std::find(k_families.begin(), k_families.end(), m.family) != k_families.end();
+}
+
+bool moe(const JobSpec& j) { return j.model.experts > 0; }
+
+// bf16 needs CC 8.0. Serving engines run fp16 instead (or fp32 for models that refuse fp16).
+void sixteen_bit_serving(JobSpec& j, std::uint32_t cc, Verdict& v, std::string_view engine, std::string_view dtype_flag)
+{
+  if (cc >= 80 || j.weights != WeightFormat::bf16) {
+    return;
+  }
+  if (refuses_fp16(j.model)) {
+    j.weights = WeightFormat::fp32;
+    v.add(RunStatus::fallback, fmt::format("{} has no bf16 on CC {} and {} refuses fp16, so it runs in fp32: 4 bytes "
+                                           "per parameter (vLLM config _resolve_auto_dtype, vllm#1157)",
+                                           engine, cc_text(cc), j.model.family));
+    v.flag(engine, fmt::format("{} float32", dtype_flag));
+    return;
+  }
+  j.weights = WeightFormat::fp16;
+  v.add(RunStatus::fallback, fmt::format("no bf16 on CC {} (needs 8.0): {} runs fp16 instead (platforms/cuda.py "
+                                         "supported_dtypes)",
+                                         cc_text(cc), engine));
+  v.flag(engine, fmt::format("{} float16", dtype_flag));
+}
+
+void fp8_kv(JobSpec& j, std::uint32_t cc, Verdict& v, std::string_view engine)
+{
+  if (cc >= 89 || resolve_kv_dtype(j) != KvDtype::fp8) {
+    return;
+  }
+  j.kv_fp8_e5m2 = true;
+  v.add(RunStatus::fallback, fmt::format("an FP8 (e4m3) KV cache needs CC 8.9 in {}'s attention kernels; on CC {} the "
+                                         "cache is kept as fp8_e5m2 (same size) (vllm PR #35720, #50882)",
+                                         engine, cc_text(cc)));
+  v.flag(engine, "--kv-cache-dtype fp8_e5m2");
+}
+
+RunVerdict vllm_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  if (cc < 75) {
+    v.add(RunStatus::refused, fmt::format("vLLM needs compute capability 7.5 or newer (its GPU install page); this card "
+                                          "is {}",
+                                          cc_text(cc)));
+    return v.done("");
+  }
+  switch (j.weights) {
+  case WeightFormat::fp8:
+    if (cc >= 89) {
+      break;
+    }
+    if (moe(j)) {
+      j.moe_marlin = true;
+      v.add(RunStatus::fallback, fmt::format("vLLM's FP8 MoE kernels need CC 8.9; on CC {} its automatic choice fails "
+                                             "(\"fp8e4nv not supported\"), --moe-backend marlin runs the experts "
+                                             "weight-only: FP8 memory, 16-bit speed (vllm#17581, #54318)",
+                                             cc_text(cc)));
+      v.flag("vllm", "--moe-backend marlin");
+    } else {
+      v.add(RunStatus::fallback, fmt::format("FP8 math needs CC 8.9; on CC {} vLLM runs the FP8 weights weight-only "
+                                             "through Marlin: FP8 memory, 16-bit speed (fp8.py, docs llm_compressor/fp8)",
+                                             cc_text(cc)));
+    }
+    break;
+  case WeightFormat::mxfp4:
+    if (cc < 80) {
+      v.add(RunStatus::refused, fmt::format("vLLM's MXFP4 kernels need CC 8.0 (\"Turing does not support Marlin MXFP4\", "
+                                            "mxfp4.py); this card is {}",
+                                            cc_text(cc)));
+    }
+    break;
+  case WeightFormat::nvfp4:
+    if (cc != 100 && cc < 120) {
+      v.add(RunStatus::fallback, fmt::format("NVFP4 math needs Blackwell (CC 10.0/12.0); on CC {} vLLM runs it "
+                                             "weight-only through Marlin W4A16: 4-bit memory, 16-bit speed (modelopt.py)",
+                                             cc_text(cc)));
+    }
+    break;
+  default: break;
+  }
+  sixteen_bit_serving(j, cc, v, "vllm", "--dtype");
+  fp8_kv(j, cc, v, "vllm");
+  return v.done(fmt::format("vLLM runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
+}
+
+RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  if (is_gguf(j.weights)) {
+    v.add(RunStatus::refused, "SGLang does not load GGUF files: use --engine llama.cpp, ollama or vllm");
+    return v.done("");
+  }
+  if (cc < 75) {
+    v.add(RunStatus::refused, fmt::format("SGLang's lowest attention backend (Triton) targets CC 7.5 (sglang#5064); "
+                                          "this card is {}",
+                                          cc_text(cc)));
+    return v.done("");
+  }
+  switch (j.weights) {
+  case WeightFormat::fp8:
+    if (cc >= 89) {
+      break;
+    }
+    if (moe(j)) {
+      v.add(RunStatus::refused, fmt::format("SGLang's FP8 MoE kernels need CC 8.9 (\"fp8e4nv not supported\" on CC {}; "
+                                            "no Marlin MoE path: sglang#5871, PR #9754)",
+                                            cc_text(cc)));
+    } else if (cc >= 80) {
+      v.add(RunStatus::fallback, fmt::format("FP8 math needs CC 8.9; on CC {} SGLang runs FP8 weights weight-only through "
+                                             "Marlin: FP8 memory, 16-bit speed",
+                                             cc_text(cc)));
+    } else {
+      v.add(RunStatus::refused, fmt::format("SGLang's FP8 paths need CC 8.0 (Marlin) or 8.9; this card is {}", cc_text(cc)));
+    }
+    break;
+  case WeightFormat::mxfp4:
+    if (cc == 120) {
+      v.add(RunStatus::fallback, "SGLang's MXFP4 MoE on sm_120 had open failures (sglang#9707, #13061): prefer vLLM or "
+                                 "a Hopper/B200 card");
+    } else if (cc < 90) {
+      v.add(RunStatus::refused, fmt::format("SGLang's MXFP4 MoE kernels are gated to SM90/SM100/SM120; this card is {}",
+                                            cc_text(cc)));
+    }
+    break;
+  case WeightFormat::nvfp4:
+    if (cc != 100 && cc < 120) {
+      v.add(RunStatus::refused, fmt::format("SGLang runs NVFP4 (ModelOpt FP4) only on Blackwell (CC 10.0/12.0); this card "
+                                            "is {}",
+                                            cc_text(cc)));
+    }
+    break;
+  default: break;
+  }
+  sixteen_bit_serving(j, cc, v, "sglang", "--dtype");
+  fp8_kv(j, cc, v, "sglang");
+  return v.done(fmt::format("SGLang runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
+}
+
+// transformers generate(): the quantizers' own checks.
+RunVerdict transformers_infer_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  if (j.weights == WeightFormat::fp8 && cc < 89) {
+    j.weights = WeightFormat::bf16;
+    v.add(RunStatus::fallback, fmt::format("transformers' fine-grained FP8 needs CC 8.9; on CC {} transformers 5 "
+                                           "dequantizes the checkpoint to bf16 (4.x refused it): sized at 2 bytes per "
+                                           "parameter (quantizer_finegrained_fp8.py)",
+                                           cc_text(cc)));
+  } else if (j.weights == WeightFormat::mxfp4 && cc < 75) {
+    j.weights = WeightFormat::bf16;
+    v.add(RunStatus::fallback, fmt::format("transformers' MXFP4 kernels need CC 7.5; on CC {} it dequantizes to bf16",
+                                           cc_text(cc)));
+  } else if (j.weights == WeightFormat::nvfp4) {
+    j.weights = WeightFormat::bf16;
+    v.add(RunStatus::fallback, "transformers has no NVFP4 kernels: the checkpoint is decompressed to bf16 "
+                               "(compressed-tensors); serve it with vLLM for 4-bit memory");
+  }
+  if (cc < 80 && j.weights == WeightFormat::bf16) {
+    j.weights = WeightFormat::fp16;
+    v.add(RunStatus::fallback, fmt::format("no bf16 on CC {} (needs 8.0): torch_dtype float16", cc_text(cc)));
+    v.flag("transformers", "torch_dtype=torch.float16");
+  }
+  return v.done(fmt::format("transformers runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
+}
+
+RunVerdict training_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  const std::string key{to_string(j.engine)};
+  if (cc < 80) {
+    if (j.engine == Engine::torchtune) {
+      // torchtune refuses fp16 ("full fp16 training is not supported"): fp32, twice the memory.
+      if (j.weights == WeightFormat::bf16) {
+        j.weights = WeightFormat::fp32;
+      }
+      v.add(RunStatus::fallback, fmt::format("no bf16 on CC {} and torchtune refuses fp16 training: dtype=fp32, twice "
+                                             "the memory and several times slower (torchtune training.get_dtype)",
+                                             cc_text(cc)));
+      v.flag(key, "dtype=fp32");
+    } else {
+      j.fp16_compute = true;
+      v.add(RunStatus::fallback, fmt::format("no bf16 on CC {} (needs 8.0): the Trainer's --bf16 either refuses or "
+                                             "emulates it slowly, so the line trains with --fp16 (mixed precision, loss "
+                                             "scaling) and SDPA attention instead of FlashAttention-2",
+                                             cc_text(cc)));
+      v.flag(key, "--fp16 true");
+    }
+  }
+  return v.done(cc >= 100 ? fmt::format("{} trains natively on CC {} with CUDA 12.8+ software (PyTorch 2.7+ cu128 "
+                                        "wheels; cu126 builds stop at sm_90)",
+                                        key, cc_text(cc))
+                          : fmt::format("{} trains natively on CC {}", key, cc_text(cc)));
+}
+
+// llama.cpp and ollama: the default CUDA build covers every card from CC 5.0.
+RunVerdict gguf_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  const std::string key{to_string(j.engine)};
+  if (cc < 50) {
+    v.add(RunStatus::refused, fmt::format("{} needs CC 5.0 or newer; this card is {}", key, cc_text(cc)));
+  }
+  const KvDtype kv = resolve_kv_dtype(j);
+  if ((kv == KvDtype::q8_0 || kv == KvDtype::q4_0) && !j.flash_attention) {
+    j.flash_attention = true;  // "quantized V cache was requested, but this requires Flash Attention"
+  }
+  return v.done(fmt::format("{} runs {} on CC {} (its CUDA build covers CC 5.0 and newer)", key, to_string(j.weights),
+                            cc_text(cc)));
+}
+
+}  // namespace
+
+std::string_view to_string(RunStatus s) noexcept
+{
+  switch (s) {
+  case RunStatus::native: return "native";
+  case RunStatus::fallback: return "fallback";
+  case RunStatus::unknown: return "unknown";
+  case RunStatus::refused: return "refused";
+  }
+  return "unknown";
+}
+
+CardRun run_on_card(const JobSpec& job, std::optional<std::uint32_t> cc)
+{
+  CardRun out{job, {}};
+  if (!cc) {
+    out.runs.status = RunStatus::unknown;
+    out.runs.why = "the card's compute capability is unknown (add compute_capability to its [cards.<id>] table): "
+                   "gpurent cannot say whether the engine's kernels run there";
+    return out;
+  }
+  JobSpec& j = out.job;
+  if (is_training(j.task)) {
+    out.runs = training_rules(j, *cc);
+    return out;
+  }
+  switch (j.engine) {
+  case Engine::vllm: out.runs = vllm_rules(j, *cc); break;
+  case Engine::sglang: out.runs = sglang_rules(j, *cc); break;
+  case Engine::llama_cpp:
+  case Engine::ollama: out.runs = gguf_rules(j, *cc); break;
+  default: out.runs = transformers_infer_rules(j, *cc); break;
+  }
+  return out;
+}
+
+}  // namespace gpurent
