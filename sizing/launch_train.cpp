@@ -98,17 +98,28 @@ std::string tokenizer_overrides(std::string_view family, const std::string& dir)
   return fmt::format("tokenizer.path={}/tokenizer.model", dir);
 }
 
+// torchtune's last release (v0.6.1, 2025-04) predates its Qwen3 and Llama 4 configs: they exist
+// only on its main branch (tests/data/engine_flags/torchtune_main.json), which the line installs,
+// pinned to the commit the flag tables were read from.
+constexpr std::string_view k_torchtune_main = "bd2a0fc7c314";  // bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1
+
+bool torchtune_main_only(std::string_view family) { return family.starts_with("qwen3") || family.starts_with("llama4"); }
+
 std::string torchtune_train(const JobSpec& j, std::string_view id)
 {
   const std::string config = torchtune_config(j);
   if (config.empty()) {
     return "";
   }
+  const std::string install =
+      torchtune_main_only(j.model.torchtune)
+          ? fmt::format("pip install git+https://github.com/pytorch/torchtune@{} && ", k_torchtune_main)
+          : std::string();
   const bool multi = j.gpus > 1;
   const bool lora = j.task == Task::lora || j.task == Task::qlora;
   const std::string recipe = std::string(lora ? "lora_finetune" : "full_finetune") + (multi ? "_distributed" : "_single_device");
   const std::string dir = shell_word("./" + base_name(id));
-  std::string s = fmt::format("tune download {} --output-dir {} && tune run ", shell_word(id), dir);
+  std::string s = fmt::format("{}tune download {} --output-dir {} && tune run ", install, shell_word(id), dir);
   if (multi) {
     s += fmt::format("--nproc_per_node {} ", j.gpus);
   }

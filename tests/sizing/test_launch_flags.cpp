@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+// Every flag a launch line carries is one the engine's real command line accepts: the tables in
+// tests/data/engine_flags/ were read from each engine's source at a named release (README there).
+// The lines come from a matrix of models, tasks, engines, formats, GPU counts, KV formats and
+// card generations (the hardware rules' flags included), so a flag plan may print is checked.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sizing/estimate.hpp"
+#include "sizing/hardware_rules.hpp"
+#include "sizing/launch.hpp"
+#include "sizing/layout.hpp"
+#include "sizing/model_catalog.hpp"
+#include "sizing/precision.hpp"
+
+using namespace gpurent;
+using Json = nlohmann::json;
+
+namespace {
+
+Json table(const std::string& engine)
+{
+  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/engine_flags/" + engine + ".json");
+  REQUIRE(in.good());
+  return Json::parse(in);
+}
+
+struct Tables {
+  Json vllm = table("vllm"), sglang = table("sglang"), llama = table("llama_cpp"), trl = table("transformers_trl"),
+       accelerate = table("accelerate"), torchtune = table("torchtune"), torchtune_main = table("torchtune_main"),
+       ollama = table("ollama");
+};
+
+const Tables& tables()
+{
+  static const Tables k_tables;
+  return k_tables;
+}
+
+// Shell words of a command line: quotes ('…', "…", '\'' escapes) removed; &&, &, ;, |, > split
+// commands (returned as separate word lists).
+std::vector<std::vector<std::string>> commands_of(const std::string& line)
+{
+  std::vector<std::vector<std::string>> out(1);
+  std::string word;
+  bool in_word = false;
+  const auto end_word = [&] {
+    if (in_word) {
+      out.back().push_back(word);
+    }
+    word.clear();
+    in_word = false;
+  };
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\'') {
+      const auto close = line.find('\'', i + 1);
+      REQUIRE(close != std::string::npos);
+      word += line.substr(i + 1, close - i - 1);
+      in_word = true;
+      i = close;
+    } else if (c == '"') {
+      const auto close = line.find('"', i + 1);
+      REQUIRE(close != std::string::npos);
+      word += line.substr(i + 1, close - i - 1);
+      in_word = true;
+      i = close;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      in_word = true;
+    } else if (c == ' ') {
+      end_word();
+    } else if (c == '&' || c == ';' || c == '|' || c == '>') {
+      end_word();
+      while (i + 1 < line.size() && (line[i + 1] == '&' || line[i + 1] == '|')) {
+        ++i;
+      }
+      if (c == '>') {  // the redirection target is not a command
+        while (i + 1 < line.size() && line[i + 1] == ' ') {
+          ++i;
+        }
+        while (i + 1 < line.size() && line[i + 1] != ' ') {
+          ++i;
+        }
+      }
+      out.emplace_back();
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  end_word();
+  std::erase_if(out, [](const auto& w) { return w.empty(); });
+  return out;
+}
+
+// The table entry a flag names: its key or an alias; with `abbrev`, argparse's unique prefix.
+const Json* find_flag(const Json& t, const std::string& flag, bool abbrev = false)
+{
+  const Json& flags = t["flags"];
+  if (flags.contains(flag)) {
+    return &flags[flag];
+  }
+  for (const auto& [k, v] : flags.items()) {
+    for (const auto& a : v.value("aliases", Json::array())) {
+      if (a == flag) {
+        return &v;
+      }
+    }
+  }
+  if (abbrev) {
+    const Json* hit = nullptr;
+    int hits = 0;
+    for (const auto& [k, v] : flags.items()) {
+      if (k.starts_with(flag)) {
+        hit = &v;
+        ++hits;
+      }
+    }
+    return hits == 1 ? hit : nullptr;
+  }
+  return nullptr;
+}
+
+// Checks words[from, to) as the options of one program; returns the index where it stopped.
+std::size_t check_options(const Json& t, const std::vector<std::string>& w, std::size_t from, const std::string& line,
+                          bool abbrev = false, const std::string& program = "", const std::string& stop = "")
+{
+  std::size_t i = from;
+  while (i < w.size()) {
+    const std::string& word = w[i];
+    if (!stop.empty() && word == stop) {
+      return i;
+    }
+    if (!word.starts_with("-")) {
+      ++i;  // a positional (the model) or a value
+      continue;
+    }
+    INFO(line << "\nflag " << word);
+    const Json* f = find_flag(t, word, abbrev);
+    REQUIRE(f != nullptr);
+    if (!program.empty() && f->contains(program)) {
+      CHECK((*f)[program] == true);  // llama.cpp: the flag belongs to this program
+    }
+    ++i;
+    if (f->value("takes_value", false)) {
+      REQUIRE(i < w.size());
+      if (f->contains("choices") && (*f)["choices"].is_array()) {
+        INFO("value " << w[i]);
+        CHECK(std::find((*f)["choices"].begin(), (*f)["choices"].end(), w[i]) != (*f)["choices"].end());
+      }
+      ++i;
+      if (f->value("nargs", std::string()) == "+") {
+        while (i < w.size() && !w[i].starts_with("-")) {
+          ++i;
+        }
+      }
+    } else if (f->value("value_optional", false) && i < w.size() && !w[i].starts_with("-")) {
+      if (f->contains("value_choices")) {
+        const auto& vc = (*f)["value_choices"];
+        if (std::find(vc.begin(), vc.end(), w[i]) != vc.end()) {
+          ++i;
+        }
+      } else {
+        ++i;  // e.g. --fsdp "full_shard auto_wrap"
+      }
+    }
+  }
+  return i;
+}
+
+// `main`: the line installs torchtune's main branch first (configs newer than its last release).
+void check_torchtune(const std::vector<std::string>& w, const std::string& line, bool main)
+{
+  const Json& t = main ? tables().torchtune_main : tables().torchtune;
+  INFO(line);
+  if (w[1] == "download") {
+    check_options(t, w, 3, line);
+    return;
+  }
+  REQUIRE(w[1] == "run");
+  std::size_t i = 2;
+  while (i < w.size() && w[i].starts_with("--")) {  // torchrun flags before the recipe
+    REQUIRE(find_flag(t, w[i]) != nullptr);
+    i += 2;
+  }
+  REQUIRE(i < w.size());
+  const std::string recipe = w[i++];
+  REQUIRE(t["recipes"].contains(recipe));
+  const Json& r = t["recipes"][recipe];
+  REQUIRE(i + 1 < w.size());
+  REQUIRE(w[i] == "--config");
+  const std::string config = w[i + 1];
+  const auto& configs = r["configs"];
+  INFO("config " << config);
+  CHECK(std::find(configs.begin(), configs.end(), config) != configs.end());
+  for (i += 2; i < w.size(); ++i) {
+    const auto eq = w[i].find('=');
+    REQUIRE(eq != std::string::npos);
+    const std::string key = w[i].substr(0, eq);
+    const std::string top = key.substr(0, key.find('.'));
+    INFO("override " << key);
+    const auto& read = r["cfg_keys_read_by_recipe"];
+    CHECK(std::find(read.begin(), read.end(), top) != read.end());
+    if (key == "dtype") {
+      const auto& values = r["dtype_values"];
+      CHECK(std::find(values.begin(), values.end(), w[i].substr(eq + 1)) != values.end());
+    }
+  }
+}
+
+void check_line(const std::string& line)
+{
+  bool torchtune_main = false;
+  for (auto w : commands_of(line)) {
+    // Leading NAME=VALUE assignments: the environment the engine reads.
+    while (!w.empty() && w.front().find('=') != std::string::npos && !w.front().starts_with("-")) {
+      const std::string name = w.front().substr(0, w.front().find('='));
+      INFO(line << "\nenv " << name);
+      CHECK(tables().ollama["env"].contains(name));
+      w.erase(w.begin());
+    }
+    if (w.empty()) {
+      continue;
+    }
+    const std::string& p = w[0];
+    if (p == "vllm") {
+      REQUIRE(w.size() > 2);
+      CHECK(w[1] == "serve");
+      check_options(tables().vllm, w, 2, line);
+    } else if (p == "python" && w.size() > 2 && w[1] == "-m" && w[2] == "sglang.launch_server") {
+      check_options(tables().sglang, w, 3, line, true);
+    } else if (p == "llama-server" || p == "llama-cli") {
+      check_options(tables().llama, w, 1, line, false, p);
+    } else if (p == "trl") {
+      CHECK(w[1] == "sft");
+      check_options(tables().trl, w, 2, line);
+    } else if (p == "torchrun" || p == "accelerate") {
+      const std::size_t start = p == "accelerate" ? 2 : 1;
+      const Json& launcher = p == "accelerate" ? tables().accelerate : tables().torchtune;  // torchrun's flags
+      const std::size_t m = check_options(launcher, w, start, line, false, "", "-m");
+      REQUIRE(m + 1 < w.size());
+      CHECK(w[m + 1] == "trl.scripts.sft");
+      check_options(tables().trl, w, m + 2, line);
+    } else if (p == "tune") {
+      check_torchtune(w, line, torchtune_main);
+    } else if (p == "pip") {
+      REQUIRE(w.size() == 3);
+      CHECK(w[1] == "install");
+      CHECK(w[2] == "git+https://github.com/pytorch/torchtune@" + tables().torchtune_main["commit"].get<std::string>().substr(0, 12));
+      torchtune_main = true;
+    } else if (p == "ollama") {
+      CHECK((w[1] == "serve" || w[1] == "run" || w[1] == "create"));
+      if (w[1] == "create") {
+        CHECK((w.size() == 5 && w[3] == "-f"));
+      }
+    } else {
+      INFO(line);
+      CHECK((p == "printf" || p == "sleep" || p == "python"));  // the Modelfile, the wait, a snippet
+    }
+  }
+}
+
+JobSpec base(const ModelArch& m, Task task, Engine engine, WeightFormat w)
+{
+  JobSpec j;
+  j.model = m;
+  j.task = task;
+  j.engine = engine;
+  j.weights = w;
+  j.context = std::min<std::uint32_t>(4096, m.max_context);
+  j.grad_checkpointing = task != Task::train;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the named release", "[sizing][launch]")
+{
+  const std::vector<std::string> models = {"llama-3.1-8b", "qwen3-30b-a3b", "gpt-oss-20b", "gemma-2-9b", "qwen3-32b",
+                                           "mixtral-8x7b", "llama-3.2-1b"};
+  const std::vector<std::optional<std::uint32_t>> ccs = {std::nullopt, 75, 86, 89, 120};
+  std::size_t lines = 0;
+  std::set<std::string> engines_seen;
+  for (const auto& name : models) {
+    const ModelArch m = find_model(name).value();
+    struct Case {
+      Task task;
+      Engine engine;
+      std::vector<WeightFormat> weights;
+    };
+    const std::vector<Case> cases = {
+        {Task::serve, Engine::vllm, {WeightFormat::bf16, WeightFormat::fp8, WeightFormat::awq, WeightFormat::nf4,
+                                     WeightFormat::mxfp4, WeightFormat::nvfp4, WeightFormat::fp16, WeightFormat::gguf_q4_k_m}},
+        {Task::serve, Engine::sglang, {WeightFormat::bf16, WeightFormat::fp8, WeightFormat::awq, WeightFormat::gptq,
+                                       WeightFormat::mxfp4, WeightFormat::int8}},
+        {Task::infer, Engine::llama_cpp, {WeightFormat::gguf_q4_k_m, WeightFormat::gguf_q8_0, WeightFormat::mxfp4}},
+        {Task::serve, Engine::ollama, {WeightFormat::gguf_q4_k_m, WeightFormat::gguf_q8_0}},
+        {Task::lora, Engine::transformers, {WeightFormat::bf16}},
+        {Task::qlora, Engine::transformers, {WeightFormat::nf4}},
+        {Task::train, Engine::transformers, {WeightFormat::bf16}},
+        {Task::train, Engine::deepspeed, {WeightFormat::bf16}},
+        {Task::lora, Engine::torchtune, {WeightFormat::bf16}},
+        {Task::qlora, Engine::torchtune, {WeightFormat::nf4}},
+        {Task::train, Engine::torchtune, {WeightFormat::bf16}},
+    };
+    for (const auto& c : cases) {
+      for (const auto w : c.weights) {
+        for (const auto kv : {KvDtype::auto_, KvDtype::fp8, KvDtype::q8_0}) {
+          const bool gguf_engine = c.engine == Engine::llama_cpp || c.engine == Engine::ollama;
+          if ((kv == KvDtype::fp8 && gguf_engine) || (kv == KvDtype::q8_0 && !gguf_engine) ||
+              (kv != KvDtype::auto_ && is_training(c.task))) {
+            continue;
+          }
+          for (const std::uint32_t gpus : {1U, 2U, 4U}) {
+            for (const auto cc : ccs) {
+              JobSpec j = base(m, c.task, c.engine, w);
+              j.kv_cache = kv;
+              j.gpus = gpus;
+              j.shard = gpus > 1 ? (is_training(c.task) ? (c.engine == Engine::deepspeed ? Shard::zero3 : Shard::fsdp)
+                                                        : Shard::tp)
+                                 : Shard::none;
+              if (!feasible_layout(j)) {
+                continue;
+              }
+              j = *feasible_layout(j);
+              const CardRun run = run_on_card(j, cc);
+              if (run.runs.status == RunStatus::refused) {
+                continue;
+              }
+              JobSpec ran = run.job;
+              ran.max_seqs = gpus * 7;
+              if (gpus == 4 && !is_training(c.task)) {
+                ran.offload_bytes = 4ULL << 30;  // the offload recipe's flags too
+              }
+              if (is_training(c.task) && gpus == 2) {
+                ran.optimizer = Optimizer::adamw_8bit;
+                ran.offload_optimizer = true;
+                ran.grad_accumulation = 4;
+              }
+              for (const auto& [engine, line] : launch_commands(ran, m.hf_ids.front(), Bytes{24ULL << 30})) {
+                engines_seen.insert(engine);
+                check_line(line);
+                ++lines;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(lines > 500);
+  CHECK(engines_seen == std::set<std::string>{"vllm", "sglang", "llama.cpp", "ollama", "transformers", "deepspeed", "torchtune"});
+}
+
+TEST_CASE("Launch flags: the checker itself rejects what the engines reject", "[sizing][launch]")
+{
+  CHECK(find_flag(tables().vllm, "--max-num-seqs") != nullptr);
+  CHECK(find_flag(tables().vllm, "--max-num-seq") == nullptr);  // vLLM's parser does not abbreviate
+  CHECK(find_flag(tables().sglang, "--tp", true) != nullptr);
+  CHECK(find_flag(tables().trl, "--max_seq_length") == nullptr);  // removed in TRL 0.19
+  CHECK(find_flag(tables().trl, "--bf16")->value("takes_value", false));  // a bare --bf16 is an error
+  CHECK(commands_of("A=1 vllm serve 'my model' --x 1 && ollama run m > f").size() == 2);
+  CHECK(commands_of("printf 'FROM %s\\n' './a b.gguf' > Modelfile && ollama create m -f Modelfile")[0][2] == "./a b.gguf");
+}
