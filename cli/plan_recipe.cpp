@@ -9,6 +9,7 @@
 
 #include "providers/card.hpp"
 #include "sizing/estimate.hpp"
+#include "sizing/hardware_rules.hpp"
 #include "sizing/launch.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/precision.hpp"
@@ -47,12 +48,21 @@ PlanRecipe recipe_on(const JobSpec& start, const Card& card, const std::vector<s
                      const PlanResult& result, const std::string& launch_id)
 {
   PlanRecipe p;
-  p.recipe = find_recipe(start, card.usable, counts);
+  // The recipe starts from the job as the engine runs it on this card, and its result must run
+  // there too (a lever may pick a format the card's kernels refuse): hardware_rules.hpp.
+  const CardRun there = run_on_card(start, card.compute_capability);
+  p.recipe = find_recipe(there.job, card.usable, counts);
+  const CardRun after = run_on_card(p.recipe.job, card.compute_capability);
+  if (there.runs.status == RunStatus::refused || after.runs.status == RunStatus::refused) {
+    p.recipe.fits = false;
+  } else {
+    p.recipe.job = after.job;
+  }
   p.card = card.id;
   p.card_display = card.display;
   p.price_per_hour = cheapest(result, card.id, p.recipe.job.gpus);
   if (!launch_id.empty()) {
-    p.launch = launch_commands(p.recipe.job, launch_id);
+    p.launch = launch_commands(p.recipe.job, launch_id, card.usable);
   }
   return p;
 }
