@@ -46,7 +46,8 @@ Json card_json(const Card& c)
               {"link",
                {{"nvlink_gen", card_or_null(c.link.nvlink_gen)},
                 {"nvlink_gb_per_s", card_or_null(c.link.nvlink_gb_per_s)},
-                {"pcie_gen", card_or_null(c.link.pcie_gen)}}},
+                {"pcie_gen", card_or_null(c.link.pcie_gen)},
+                {"nvlink_bridge", c.link.nvlink_bridge}}},
               {"aliases", c.aliases},
               {"sources", sources},
               {"gaps", c.gaps},
@@ -58,7 +59,10 @@ std::string tflops_cell(const std::optional<double>& v) { return v ? fmt::format
 std::string card_link_text(const Card& c)
 {
   std::string out;
-  if (c.link.nvlink_gen) {
+  if (c.link.nvlink_gen && c.link.nvlink_bridge) {
+    out = fmt::format("PCIe {} (NVLink{} bridge)", c.link.pcie_gen ? std::to_string(*c.link.pcie_gen) : std::string("?"),
+                      *c.link.nvlink_gen);
+  } else if (c.link.nvlink_gen) {
     out = fmt::format("NVLink{} {}", *c.link.nvlink_gen,
                       c.link.nvlink_gb_per_s ? fmt::format("{} GB/s", *c.link.nvlink_gb_per_s) : std::string("?"));
   } else if (c.link.pcie_gen) {

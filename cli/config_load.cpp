@@ -78,10 +78,8 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
       auto& obj = cards[e.section[1]];
       auto& target = e.section.size() == 3 ? obj[e.section[2]] : obj;
       if (e.value.kind == TomlValue::Kind::boolean) {
-        TRY(problem(at + ": card key `" + e.key + "` does not take true/false"));
-        continue;
-      }
-      if (e.value.kind == TomlValue::Kind::number) {
+        target[e.key] = e.value.boolean;  // link.nvlink_bridge; elsewhere the card's reader refuses it
+      } else if (e.value.kind == TomlValue::Kind::number) {
         // compute_capability = 8.9 is the same as "8.9".
         target[e.key] = e.key == "compute_capability" ? nlohmann::json(fmt::format("{:.1f}", e.value.number))
                                                       : nlohmann::json(e.value.number);

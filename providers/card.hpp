@@ -28,6 +28,9 @@ struct CardLink {
   std::optional<std::uint32_t> nvlink_gen;       // nullopt: no NVLink
   std::optional<std::uint32_t> nvlink_gb_per_s;  // per GPU, both directions
   std::optional<std::uint32_t> pcie_gen;
+  // NVLink only through an optional bridge pairing two cards (RTX 3090, A6000, A100/H100 PCIe,
+  // H100 NVL): a rented box has it only when the provider says so.
+  bool nvlink_bridge = false;
 };
 
 struct Card {

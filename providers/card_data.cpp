@@ -20,7 +20,7 @@ const std::set<std::string, std::less<>> k_card_keys = {"id", "display", "label_
                                                         "usable_gib", "mem_bw_gbs", "tflops", "link", "sources", "gaps",
                                                         "notes"};
 const std::set<std::string, std::less<>> k_tflops_keys = {"bf16", "fp16", "fp8", "fp4", "int8"};
-const std::set<std::string, std::less<>> k_link_keys = {"nvlink_gen", "nvlink_gb_per_s", "pcie_gen"};
+const std::set<std::string, std::less<>> k_link_keys = {"nvlink_gen", "nvlink_gb_per_s", "pcie_gen", "nvlink_bridge"};
 
 Error bad(const std::string& where, const std::string& what) { return Error{Errc::invalid_input, where + ": " + what}; }
 
@@ -147,6 +147,12 @@ Result<Card> card_from(const json& j, std::size_t index)
     TRY_ASSIGN(c.link.nvlink_gen, whole_of(*it, "nvlink_gen", where + ".link", 10));
     TRY_ASSIGN(c.link.nvlink_gb_per_s, whole_of(*it, "nvlink_gb_per_s", where + ".link", 100'000));
     TRY_ASSIGN(c.link.pcie_gen, whole_of(*it, "pcie_gen", where + ".link", 10));
+    if (const auto b = it->find("nvlink_bridge"); b != it->end() && !b->is_null()) {
+      if (!b->is_boolean()) {
+        return std::unexpected(bad(where + ".link.nvlink_bridge", "must be true or false"));
+      }
+      c.link.nvlink_bridge = b->get<bool>();
+    }
   }
   if (const auto it = j.find("sources"); it != j.end() && !it->is_null()) {
     if (!it->is_object()) {
