@@ -19,10 +19,15 @@ std::string cc_text(std::uint32_t cc) { return fmt::format("{}.{}", cc / 10, cc 
 // Collects the rules that apply; the verdict is the worst status among them.
 class Verdict {
 public:
+  // Rules are joined as sentences; a "; " inside one becomes ", " (an error message's hint starts
+  // at its first "; ", cli/errors.cpp).
   void add(RunStatus s, std::string why)
   {
     m_runs.status = std::max(m_runs.status, s, [](RunStatus a, RunStatus b) { return run_rank(a) < run_rank(b); });
-    m_runs.why += (m_runs.why.empty() ? "" : "; ") + why;
+    for (auto at = why.find("; "); at != std::string::npos; at = why.find("; ", at)) {
+      why[at] = ',';
+    }
+    m_runs.why += (m_runs.why.empty() ? "" : ". ") + why;
   }
   void flag(std::string_view engine, std::string_view flags)
   {
