@@ -106,7 +106,24 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
         head += ", region " + r.provider->default_region;
       }
       s.out << (&r == &rows.front() ? "" : "\n") << head << '\n';
-      if (!r.provider->price_source.empty()) {
+      // Where this provider's prices in the table come from: fetched, built-in, or both.
+      std::string fetched;
+      bool builtin = false;
+      for (const auto& other : rows) {
+        if (other.provider == r.provider && other.offer != nullptr) {
+          const std::string& origin = other.offer->price_origin;
+          if (origin.find("fetched") != std::string::npos && fetched.empty()) {
+            fetched = origin.substr(origin.find("fetched"));
+          }
+          builtin = builtin || origin.find("built-in") != std::string::npos;
+        }
+      }
+      if (!fetched.empty()) {
+        s.out << "  " << wrap_text("prices " + fetched.substr(0, fetched.find(')')) + " from " + r.provider->display + "'s API",
+                                   78, "    ")
+              << '\n';
+      }
+      if (builtin && !r.provider->price_source.empty()) {
         s.out << "  " << wrap_text("built-in prices: " + r.provider->price_source, 78, "    ") << '\n';
       }
       s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", "CARD", "VRAM GiB/label", "GPUS", "$/H", "SPOT $/H");
@@ -239,6 +256,12 @@ Result<void> run_offers(Services& s, OffersOptions o)
   }
   const auto offers = current_offers(s, cfg);
   const auto rows = collect(offers, o, min_gib);
+  const bool priced = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.offer != nullptr; });
+  if (refresh_error && refresh_error->code == Errc::unavailable && priced) {
+    // Nothing fetched, but the table still answers with built-in or cached prices: a partial
+    // answer (exit 4, cli.md), not a failure.
+    refresh_error->code = Errc::partial;
+  }
   if (s.global.json) {
     nlohmann::json j;
     j["offers"] = nlohmann::json::array();

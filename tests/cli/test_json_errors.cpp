@@ -352,17 +352,24 @@ TEST_CASE("Exit codes: offers --refresh, nothing fetched is an error, one provid
   box.h.env["GPURENT_LAMBDA_API_URL"] = "http://lambda.test";
   box.h.env["GPURENT_VAST_API_URL"] = "http://vast.test";
   box.http.fail_with("POST http://vast.test/bundles/", gpurent::Error{gpurent::Errc::unavailable, "vast.test: connection refused"});
-  SECTION("both fail: nothing fetched, exit 1, the reasons named")
+  SECTION("both fail: nothing fetched, the built-in table answers: partial, exit 4, the reasons named")
   {
     box.http.fail_with("GET http://lambda.test/api/v1/instance-types",
                        gpurent::Error{gpurent::Errc::unavailable, "lambda.test: connection refused"});
     const CliRun r = box.h.run({"offers", "--refresh", "--json"});
     const Json j = check_error_document(r);
-    CHECK(r.code == 1);
-    CHECK(j["error"]["code"] == "network");
+    CHECK(r.code == 4);
+    CHECK(j["error"]["code"] == "partial");
     CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains("fetched nothing") && Catch::Contains("lambda") &&
                                                              Catch::Contains("vast"));
     CHECK(j.contains("offers"));  // the built-in table is still shown
+  }
+  SECTION("vast alone fails: it has no built-in prices, so nothing answers: exit 1")
+  {
+    const CliRun r = box.h.run({"offers", "--refresh", "--provider", "vast", "--json"});
+    const Json j = check_error_document(r);
+    CHECK(r.code == 1);
+    CHECK(j["error"]["code"] == "network");
   }
   SECTION("lambda answers, vast fails: partial, exit 4")
   {
