@@ -92,8 +92,10 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
         current = in;
       }
     }
+    std::string ended_as;  // the provider's own word for an end, e.g. Lambda's "preempted"
     if (current && current->state == InstanceState::terminated) {
       matched.insert(current->id);
+      ended_as = current->trouble;
       current.reset();
     }
     if (!current && !rec.provider_id.empty()) {
@@ -115,6 +117,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
                                                                  : ServerStatus::gone;
       const char* note = closed == ServerStatus::failed      ? "refresh: the provider never created it"
                          : closed == ServerStatus::destroyed ? "refresh: destroy confirmed by the provider"
+                         : ended_as == "preempted"           ? "refresh: the provider preempted it (gone, no longer billed)"
                                                              : "refresh: the provider no longer has it";
       TRY(store.record_state(rec.id, closed, autostop_event_time(store, rec, closed, now), note));
       s.err << "gpurent: " << rec.name << ": " << to_string(closed) << " (" << (note + 9) << "); ledger closed\n";

@@ -88,10 +88,12 @@ InstanceState map_status(std::string_view status) noexcept
   if (status == "terminating") {
     return InstanceState::terminating;
   }
-  if (status == "terminated") {
+  // "preempted": Lambda took the instance back; it is gone and no longer bills (Lambda's
+  // InstanceStatus enum, docs/providers.md): the record closes as gone.
+  if (status == "terminated" || status == "preempted") {
     return InstanceState::terminated;
   }
-  if (status == "unhealthy" || status == "preempted") {
+  if (status == "unhealthy") {
     return InstanceState::failed;
   }
   return InstanceState::unknown;

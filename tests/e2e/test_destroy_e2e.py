@@ -116,8 +116,10 @@ def scenario(e):
     check(r6s.get("state") == "crashed" and r6s.get("billing_state") == "stopped" and
           "code 1" in (r6s.get("trouble") or {}).get("detail", ""), "RunPod EXITED with code 1 is a crash",
           json.dumps(r6s))
-    check(l4s.get("state") == "preempted" and l4s.get("provider_state") == "preempted", "preempted is shown",
-          json.dumps(l4s))
+    # Lambda's `preempted`: the instance is gone and no longer bills: the record closes as gone.
+    check(not l4s and {"name": "l4", "provider": "lambda", "state": "gone"} in doc.get("closed", []),
+          "preempted closes the record as gone", json.dumps(doc.get("closed")))
+    check("l4: gone (the provider preempted it" in p.stderr, "and says so", p.stderr)
     # Refreshing one server never calls the others "untracked" (an invitation to delete them by hand).
     p, one = status(e, "--refresh", "l3")
     check(p.returncode == 0 and one.get("untracked") == [], "status --refresh l3: l4 and r6 are not untracked",
@@ -126,7 +128,7 @@ def scenario(e):
     p = e.run("status")
     check("l3  lambda  a100-40gb-sxm x1  unhealthy (billed as running)" in p.stdout, "status text shows unhealthy",
           p.stdout)
-    for n in ("l3", "r6", "l4"):
+    for n in ("l3", "r6"):
         p = e.run("down", n, "--destroy", "--no-backup", "--yes")
         check(p.returncode == 0, "a troubled server is destroyed: " + n, p.stderr)
 

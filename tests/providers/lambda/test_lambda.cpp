@@ -61,7 +61,7 @@ TEST_CASE("Lambda API: statuses, booting without an ip, unknown states", "[provi
   CHECK((*list)[2].trouble == "unknown");
   CHECK((*list)[2].trouble_detail.find("quantum-flux") != std::string::npos);
   CHECK((*list)[0].trouble.empty());
-  CHECK(lambda::map_status("preempted") == InstanceState::failed);  // still listed: may bill until terminated
+  CHECK(lambda::map_status("preempted") == InstanceState::terminated);  // Lambda took it back: gone, no longer billed
   CHECK(lambda::map_status("unhealthy") == InstanceState::failed);
   CHECK(lambda::trouble_of("unhealthy") == "unhealthy");
   CHECK(lambda::trouble_of("preempted") == "preempted");
