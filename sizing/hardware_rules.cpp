@@ -89,6 +89,17 @@ void fp8_kv(JobSpec& j, std::uint32_t cc, Verdict& v, std::string_view engine)
   v.flag(engine, "--kv-cache-dtype fp8_e5m2");
 }
 
+// The serving engines' dtype rules (bf16, FP8 KV) after their format rules, and the verdict.
+RunVerdict serving_dtypes(JobSpec& j, std::uint32_t cc, Verdict& v, std::string_view key, std::string_view name)
+{
+  sixteen_bit_serving(j, cc, v, key, "--dtype");
+  fp8_kv(j, cc, v, key);
+  return v.done(fmt::format("{} runs {} natively on CC {}", name, to_string(j.weights), cc_text(cc)));
+}
+
+// Blackwell: sm_100 (B200) and sm_120 (RTX 5090, RTX PRO 6000) have FP4 tensor cores.
+bool blackwell(std::uint32_t cc) { return cc == 100 || cc >= 120; }
+
 RunVerdict vllm_rules(JobSpec& j, std::uint32_t cc)
 {
   Verdict v;
@@ -124,7 +135,7 @@ RunVerdict vllm_rules(JobSpec& j, std::uint32_t cc)
     }
     break;
   case WeightFormat::nvfp4:
-    if (cc != 100 && cc < 120) {
+    if (!blackwell(cc)) {
       v.add(RunStatus::fallback, fmt::format("NVFP4 math needs Blackwell (CC 10.0/12.0); on CC {} vLLM runs it "
                                              "weight-only through Marlin W4A16: 4-bit memory, 16-bit speed (modelopt.py)",
                                              cc_text(cc)));
@@ -132,9 +143,7 @@ RunVerdict vllm_rules(JobSpec& j, std::uint32_t cc)
     break;
   default: break;
   }
-  sixteen_bit_serving(j, cc, v, "vllm", "--dtype");
-  fp8_kv(j, cc, v, "vllm");
-  return v.done(fmt::format("vLLM runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
+  return serving_dtypes(j, cc, v, "vllm", "vLLM");
 }
 
 RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
@@ -177,7 +186,7 @@ RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
     }
     break;
   case WeightFormat::nvfp4:
-    if (cc != 100 && cc < 120) {
+    if (!blackwell(cc)) {
       v.add(RunStatus::refused, fmt::format("SGLang runs NVFP4 (ModelOpt FP4) only on Blackwell (CC 10.0/12.0); this card "
                                             "is {}",
                                             cc_text(cc)));
@@ -185,9 +194,7 @@ RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
     break;
   default: break;
   }
-  sixteen_bit_serving(j, cc, v, "sglang", "--dtype");
-  fp8_kv(j, cc, v, "sglang");
-  return v.done(fmt::format("SGLang runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
+  return serving_dtypes(j, cc, v, "sglang", "SGLang");
 }
 
 // transformers generate(): the quantizers' own checks.

@@ -3,6 +3,7 @@
 // Runs the whole command line (run_app) in-process with captured stdout/stderr, a fake
 // environment (no $HOME, no config file unless a test writes one) and a fixed clock.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -66,6 +67,28 @@ inline CliRun run_cli(const std::vector<std::string>& args, std::map<std::string
   CliHarness h;
   h.env = std::move(env);
   return h.run(args);
+}
+
+// `gpurent plan ARGS` twice, as text and with --json: the exit codes must agree.
+struct PlanRun {
+  int code = 0;
+  nlohmann::json j;  // the --json document
+  std::string text;  // the text view's stdout
+  std::string err;   // the text view's stderr
+};
+
+inline PlanRun run_plan(std::vector<std::string> args, const std::map<std::string, std::string>& extra_env = {})
+{
+  CliHarness h;
+  for (const auto& [k, v] : extra_env) {
+    h.env[k] = v;
+  }
+  args.insert(args.begin(), "plan");
+  const auto text = h.run(args);
+  args.push_back("--json");
+  const auto json = h.run(args);
+  REQUIRE(text.code == json.code);
+  return PlanRun{json.code, nlohmann::json::parse(json.out), text.out, text.err};
 }
 
 // Compares `actual` with tests/data/golden/<name>; GPURENT_UPDATE_GOLDEN=1 rewrites the file

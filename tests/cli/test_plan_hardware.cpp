@@ -19,26 +19,11 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Run {
-  int code = 0;
-  Json j;
-  std::string text;
-  std::string err;
-};
+using Run = gpurent::test::PlanRun;
 
-Run plan(std::vector<std::string> args, std::map<std::string, std::string> extra_env = {})
+Run plan(std::vector<std::string> args, const std::map<std::string, std::string>& extra_env = {})
 {
-  CliHarness h;
-  for (auto& [k, v] : extra_env) {
-    h.env[k] = v;
-  }
-  args.insert(args.begin(), "plan");
-  const auto text = h.run(args);
-  args.push_back("--json");
-  const auto json = h.run(args);
-  REQUIRE(text.code == json.code);
-  Run r{json.code, Json::parse(json.out), text.out, text.err};
-  return r;
+  return gpurent::test::run_plan(std::move(args), extra_env);
 }
 
 std::uint32_t cc_of(const std::string& card) { return *gpurent::find_card(card)->compute_capability; }

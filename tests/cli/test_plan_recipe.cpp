@@ -19,26 +19,9 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Run {
-  int code = 0;
-  Json j;
-  std::string text;
-};
+using Run = gpurent::test::PlanRun;
 
-Run plan(std::vector<std::string> args)
-{
-  CliHarness h;
-  args.insert(args.begin(), "plan");
-  Run r;
-  const auto text = h.run(args);
-  args.push_back("--json");
-  const auto json = h.run(args);
-  r.code = json.code;
-  r.text = text.out;
-  REQUIRE(text.code == json.code);
-  r.j = Json::parse(json.out);
-  return r;
-}
+Run plan(std::vector<std::string> args) { return gpurent::test::run_plan(std::move(args)); }
 
 // Every "--tensor-parallel-size T [--pipeline-parallel-size P]" in `line` is a layout vLLM runs
 // (for `weights`, when given: whole quantization groups or FP8 blocks on every rank too).
