@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sizing/estimate.hpp"
+#include "sizing/fixes.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/launch.hpp"
 #include "sizing/layout.hpp"
@@ -368,4 +369,35 @@ TEST_CASE("Launch flags: the checker itself rejects what the engines reject", "[
   CHECK(find_flag(tables().trl, "--bf16")->value("takes_value", false));  // a bare --bf16 is an error
   CHECK(commands_of("A=1 vllm serve 'my model' --x 1 && ollama run m > f").size() == 2);
   CHECK(commands_of("printf 'FROM %s\\n' './a b.gguf' > Modelfile && ollama create m -f Modelfile")[0][2] == "./a b.gguf");
+}
+
+TEST_CASE("Launch flags: the fixes' command-line flags are accepted too", "[sizing][launch]")
+{
+  std::size_t checked = 0;
+  for (const char* name : {"llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b", "llama-3.1-8b"}) {
+    const ModelArch m = find_model(name).value();
+    for (const Engine e : {Engine::vllm, Engine::llama_cpp, Engine::ollama}) {
+      JobSpec j = base(m, e == Engine::vllm ? Task::serve : Task::infer, e,
+                       e == Engine::vllm ? WeightFormat::bf16 : WeightFormat::gguf_q8_0);
+      j.context = std::min<std::uint32_t>(m.max_context, 65536);
+      j.batch = 8;
+      const std::vector<std::uint32_t> counts = {1, 2, 4, 8};
+      for (const auto& f : suggest_fixes(j, Bytes{20ULL << 30}, counts)) {
+        for (const auto& [engine, flags] : f.flags) {
+          INFO(f.id);
+          if (engine == "vllm") {
+            check_line("vllm serve model " + flags);
+            ++checked;
+          } else if (engine == "llama.cpp" && flags.starts_with("-")) {
+            check_line("llama-server " + flags.substr(0, flags.find(" (")));
+            ++checked;
+          } else if (engine == "ollama" && flags.starts_with("OLLAMA_")) {
+            check_line(flags + " ollama serve");
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked > 10);
 }
