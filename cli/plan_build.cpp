@@ -72,8 +72,8 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
   }
   // A Hub id as named; a local checkpoint (or --gguf alone) by its config's id, else its name.
   std::string hf_id = resolved.source_kind == "hub" && !o.model.empty() ? o.model : resolved.arch.name;
-  if (resolved.source_kind != "hub" && !resolved.arch.hf_ids.empty()) {
-    hf_id = resolved.arch.hf_ids.front();
+  if ((resolved.source_kind != "hub" || resolved.arch.adapter) && !resolved.arch.hf_ids.empty()) {
+    hf_id = resolved.arch.hf_ids.front();  // an adapter (local or a Hub repository) launches its base
   }
   // A checkpoint read from local files (not an adapter on a base model): the engines load the
   // path the user gave, when it is one plain shell word.

@@ -27,6 +27,7 @@ struct ResolveOptions {
   bool prefer_gguf = false;   // --engine llama.cpp|ollama: a GGUF file of the repository
   std::string gguf_type;      // --weights as a GGUF type: which GGUF file
   std::string gguf;           // --gguf FILE|URL: a local file, a URL, or a file of the Hub repository
+  bool resolving_adapter_base = false;  // set while resolving an adapter's base: a base that is itself an adapter is refused
 };
 
 struct ResolvedModel {

@@ -31,8 +31,9 @@ namespace gpurent::hf_detail {
                                               std::string_view id, const std::filesystem::path& cache_dir,
                                               std::string_view config_json);
 
-// A Hub repository without config.json: its GGUF file gives the architecture. nullopt when the
-// repository has no GGUF file either.
+// A Hub repository without config.json: a LoRA adapter repository (adapter_config.json +
+// adapter_model.safetensors) resolves to the base model it names with the adapter attached; else
+// its GGUF file gives the architecture. nullopt when the repository has neither.
 [[nodiscard]] Result<std::optional<ResolvedModel>> gguf_repo_model(const HttpProvider& http, const ResolveOptions& o,
                                                                    std::string_view id,
                                                                    const std::filesystem::path& cache_dir);

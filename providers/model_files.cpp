@@ -71,30 +71,44 @@ fs::path cache_dir_for(const ResolveOptions& o, std::string_view id)
   return o.cache_dir / to_lower(id.substr(0, slash)) / to_lower(id.substr(slash + 1));
 }
 
-Result<ResolvedModel> adapter_dir(const fs::path& dir, const std::vector<RepoFile>& listing, const ResolveOptions& o,
-                                  const HttpProvider& http)
+// A LoRA adapter (adapter_config.json + adapter_model.safetensors, no config.json), in a local
+// directory (`dir`) or a Hub repository (`hub_id`): the base model it names, resolved as any
+// model, with the adapter's exact parameters attached.
+struct AdapterPlace {
+  fs::path dir;        // a local directory, or empty
+  std::string hub_id;  // a Hub repository, or empty
+  [[nodiscard]] std::string label() const { return hub_id.empty() ? dir.string() : hub_id; }
+};
+
+Result<ResolvedModel> adapter_model(RepoFiles& files, const std::vector<RepoFile>& listing, const AdapterPlace& at,
+                                    const ResolveOptions& o, const HttpProvider& http)
 {
-  auto files = local_repo_files(dir);
-  TRY_ASSIGN(RepoWeights w, read_repo_weights(*files, listing, WeightsRequest{}, ""));
+  const std::string config = at.hub_id.empty() ? (at.dir / "adapter_config.json").string() : at.hub_id + "/adapter_config.json";
+  TRY_ASSIGN(RepoWeights w, read_repo_weights(files, listing, WeightsRequest{}, ""));
   if (!w.adapter || !w.adapter_base || trim(*w.adapter_base).empty()) {
-    return fail(Errc::invalid_input, (dir / "adapter_config.json").string() +
-                                         ": no \"base_model_name_or_path\"; pass the base model's name and the "
-                                         "adapter's rank with --lora-rank instead");
+    return fail(Errc::invalid_input, config + ": no \"base_model_name_or_path\"; pass the base model's name and the "
+                                              "adapter's rank with --lora-rank instead");
   }
   std::string base = std::string(trim(*w.adapter_base));
-  if (base.starts_with("./") || base.starts_with("../")) {
-    base = (dir / base).lexically_normal().string();
+  if (at.hub_id.empty() && (base.starts_with("./") || base.starts_with("../"))) {
+    base = (at.dir / base).lexically_normal().string();
   }
   std::error_code ec;
-  if (fs::equivalent(fs::path(base), dir, ec)) {
-    return fail(Errc::invalid_input, (dir / "adapter_config.json").string() + ": the base model is the adapter itself");
+  if ((at.hub_id.empty() && fs::equivalent(fs::path(base), at.dir, ec)) ||
+      (!at.hub_id.empty() && normalize_key(base) == normalize_key(at.hub_id))) {
+    return fail(Errc::invalid_input, config + ": the base model is the adapter itself");
+  }
+  if (o.resolving_adapter_base) {
+    return fail(Errc::invalid_input, config + ": the base model of an adapter is itself an adapter; merge the first "
+                                              "adapter into its base, or name a plain model");
   }
   ResolveOptions for_base = o;
   for_base.gguf.clear();
+  for_base.resolving_adapter_base = true;
   auto resolved = resolve_model(base, for_base, http);
   if (!resolved) {
     Error e = resolved.error();
-    e.message = "the base model of the adapter in " + dir.string() + ": " + e.message;
+    e.message = "the base model of the adapter in " + at.label() + ": " + e.message;
     return std::unexpected(e);
   }
   ResolvedModel r = std::move(*resolved);
@@ -104,9 +118,21 @@ Result<ResolvedModel> adapter_dir(const fs::path& dir, const std::vector<RepoFil
     r.arch.hf_ids.push_back(base);
   }
   r.arch.adapter = std::move(w.adapter);
-  r.arch.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-  r.source_kind = "file";
+  if (at.hub_id.empty()) {
+    r.arch.name = at.dir.filename().empty() ? at.dir.parent_path().filename().string() : at.dir.filename().string();
+    r.source_kind = "file";
+  } else {
+    r.arch.name = at.hub_id;
+    r.source_kind = "hub";
+  }
   return r;
+}
+
+Result<ResolvedModel> adapter_dir(const fs::path& dir, const std::vector<RepoFile>& listing, const ResolveOptions& o,
+                                  const HttpProvider& http)
+{
+  auto files = local_repo_files(dir);
+  return adapter_model(*files, listing, AdapterPlace{dir, ""}, o, http);
 }
 
 }  // namespace
@@ -214,6 +240,11 @@ Result<std::optional<ResolvedModel>> gguf_repo_model(const HttpProvider& http, c
       return std::unexpected(listing.error());
     }
     return std::optional<ResolvedModel>{};
+  }
+  if (has(*listing, "adapter_config.json") && has(*listing, "adapter_model.safetensors")) {
+    // A LoRA adapter repository: the base model it names, with the adapter attached.
+    TRY_ASSIGN(ResolvedModel adapter, adapter_model(*files, *listing, AdapterPlace{{}, std::string(id)}, o, http));
+    return std::optional<ResolvedModel>(std::move(adapter));
   }
   if (gguf_models(names_of(*listing)).empty()) {
     return std::optional<ResolvedModel>{};

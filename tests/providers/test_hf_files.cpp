@@ -104,6 +104,18 @@ Repos build_repos(const fs::path& root)
   t::write_sharded(root / "acme/mistral3", vision.tensors, 3);
   t::write_safetensors(root / "acme/mistral3/consolidated.safetensors", vision.tensors);
 
+  // A LoRA adapter repository: adapter_config.json + adapter_model.safetensors, no config.json.
+  std::vector<t::StTensor> lora;
+  for (int i = 0; i < 28; ++i) {
+    const std::string p = "base_model.model.model.layers." + std::to_string(i) + ".self_attn.";
+    lora.push_back({p + "q_proj.lora_A.weight", "F32", {8, 3072}});
+    lora.push_back({p + "q_proj.lora_B.weight", "F32", {3072, 8}});
+  }
+  t::write_safetensors(root / "acme/llama-lora/adapter_model.safetensors", lora);
+  t::write_text(root / "acme/llama-lora/adapter_config.json",
+                R"({"base_model_name_or_path":"meta-llama/Llama-3.2-3B","peft_type":"LORA","r":8,"target_modules":["q_proj"]})");
+  t::write_text(root / "acme/llama-lora/README.md", "# a LoRA\n");
+
   // A GGUF repository: three types, one of them split in two parts, and a vision projector.
   const fs::path g = root / "acme/llama-gguf";
   t::write_gguf(g / "Llama-3.1-8B-Instruct-Q4_K_M.gguf", t::llama31_8b_q4_k_m(true));
@@ -321,6 +333,21 @@ TEST_CASE("hub weights: a GGUF repository, its types and split files; --gguf", "
   REQUIRE(catalogue);
   CHECK(catalogue->arch.name == "llama-3.1-8b");
   CHECK(catalogue->arch.checkpoint->total_bytes() == q8->arch.checkpoint->total_bytes());
+}
+
+TEST_CASE("hub weights: a LoRA adapter repository resolves to its base with the adapter attached", "[providers][hf_files][curl]")
+{
+  HubFixture f;
+  ResolveOptions o = f.options();
+  const auto a = resolve_model("acme/llama-lora", o, f.curl.get());
+  INFO((a ? std::string() : a.error().message));
+  REQUIRE(a);
+  CHECK(a->source_kind == "hub");
+  CHECK(a->arch.name == "acme/llama-lora");
+  CHECK(a->arch.layers == 28);  // the base's architecture (meta-llama/Llama-3.2-3B)
+  REQUIRE(a->arch.adapter);
+  CHECK(a->arch.adapter->rank == 8);
+  CHECK(a->arch.adapter->weights.params == 28ULL * 2 * 8 * 3072);
 }
 
 TEST_CASE("hub weights: gated repositories say so, with and without a token", "[providers][hf_files][curl]")
