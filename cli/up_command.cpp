@@ -255,14 +255,24 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     if (!launched) {
       // The create may have reached the provider whatever the error: its list by name decides.
       const Error create_error = launched.error();
-      auto found = create_error.code == Errc::unauthorized ? Result<std::optional<Instance>>(std::optional<Instance>{})
-                                                           : find_named(p, s.clock, name, wait_options(s));
+      // (Unless it never left this machine, or was refused for its credentials.)
+      auto found = create_error.code == Errc::unauthorized || create_error.not_sent
+                       ? Result<std::optional<Instance>>(std::optional<Instance>{})
+                       : find_named(p, s.clock, name, wait_options(s));
       if (found && found->has_value()) {
         s.err << "gpurent: the create call failed (" << create_error.message << "), but " << info.name << " has "
               << name << " (" << (*found)->id << "): tracking it\n";
         launched = **found;
-      } else if (found || !is_transient(create_error)) {
+      } else if (found || !is_transient(create_error) || create_error.not_sent) {
+        // Not in the provider's list, refused, or never sent (the API was unreachable): nothing
+        // was created and nothing bills, so the record closes instead of accruing a rate.
         (void)store->record_state(rec.id, ServerStatus::failed, s.clock.now(), "create failed: " + create_error.message);
+        if (create_error.not_sent) {
+          Error e = create_error;
+          e.message = info.name + "'s API was not reached (" + create_error.message + "): nothing was created and " +
+                      name + " is not billed";
+          return std::unexpected(e);
+        }
         return std::unexpected(create_error);
       } else {
         return fail(Errc::unavailable, create_error.message + "; whether " + info.name + " created " + name +

@@ -27,6 +27,9 @@ struct Error {
   Errc code = Errc::internal;
   std::string message;
   std::optional<std::chrono::seconds> retry_after = {};
+  // The request never left this machine (the host did not resolve, the connection or the TLS
+  // handshake failed): whatever it asked for cannot have happened at the other end.
+  bool not_sent = false;
 };
 
 template <class T>

@@ -151,8 +151,12 @@ public:
         return fail(Errc::timeout, "HTTP " + what + ": timed out after " + std::to_string(total_ms) +
                                        " ms; check the network or retry");
       }
-      return fail(Errc::unavailable, "HTTP " + what + ": " + curl_easy_strerror(rc) +
-                                         "; check the network, proxy and TLS certificates");
+      Error e{Errc::unavailable, "HTTP " + what + ": " + curl_easy_strerror(rc) +
+                                     "; check the network, proxy and TLS certificates"};
+      // Before the request was written: no server saw it.
+      e.not_sent = rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_COULDNT_CONNECT ||
+                   rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION;
+      return std::unexpected(std::move(e));
     }
     HttpResponse resp;
     long status = 0;

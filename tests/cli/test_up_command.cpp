@@ -320,6 +320,20 @@ TEST_CASE("up: a create call whose answer was lost is settled by the provider's 
     REQUIRE(servers.size() == 1);
     CHECK(servers[0].status == gpurent::ServerStatus::failed);
   }
+  SECTION("the API was never reached: nothing was created, the record closes as failed")
+  {
+    gpurent::Error unreachable{gpurent::Errc::unavailable, "Couldn't connect to server"};
+    unreachable.not_sent = true;
+    u.http.fail_with("POST " + k_runpod + "/pods", unreachable);
+    u.http.fail_with("GET " + k_runpod + "/pods", unreachable);
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "lost", "--yes", "--no-wait"});
+    CHECK(r.code == 1);
+    CHECK(has(r.err, "not reached"));
+    CHECK(has(r.err, "is not billed"));
+    const auto servers = u.servers();
+    REQUIRE(servers.size() == 1);
+    CHECK(servers[0].status == gpurent::ServerStatus::failed);
+  }
   SECTION("the list cannot be read: the record stays open as creating")
   {
     u.http.fail_with("GET " + k_runpod + "/pods", gpurent::Error{gpurent::Errc::unavailable, "down"});

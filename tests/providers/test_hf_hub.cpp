@@ -289,3 +289,20 @@ TEST_CASE("resolve_model: the real curl client against a local Hub double", "[pr
   REQUIRE_FALSE(down);
   CHECK(down.error().code == Errc::unavailable);
 }
+
+TEST_CASE("curl client: a request that never left this machine says so", "[providers][curl]")
+{
+  std::unique_ptr<gpurent::HttpClient> curl;
+  gpurent_make_http_client(&curl);
+  REQUIRE(curl);
+  // A port nobody listens on: the connection is refused before a byte of the request is sent,
+  // so a create call there cannot have created anything (cli/up_command.cpp).
+  gpurent::HttpRequest req;
+  req.method = "POST";
+  req.url = "http://127.0.0.1:1/pods";
+  req.timeout = std::chrono::milliseconds(5'000);
+  const auto r = curl->send(req);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == gpurent::Errc::unavailable);
+  CHECK(r.error().not_sent);
+}
