@@ -47,7 +47,7 @@ class Env:
                     "LAMBDA_API_KEY": KEY, "RUNPOD_API_KEY": KEY, "VAST_API_KEY": KEY,
                     "GPURENT_LAMBDA_API_URL": base + "/lambda", "GPURENT_RUNPOD_API_URL": base + "/runpod/v1",
                     "GPURENT_RUNPOD_GRAPHQL_URL": base + "/runpod/graphql", "GPURENT_VAST_API_URL": base + "/vast/api/v0",
-                    "GPURENT_POLL_MS": "100", "GPURENT_HTTP_BACKOFF_MS": "50", "GPURENT_HTTP_TIMEOUT_S": "2",
+                    "GPURENT_POLL_MS": "100", "GPURENT_HTTP_BACKOFF_MS": "50", "GPURENT_HTTP_TIMEOUT_S": "15",
                     "GPURENT_WAIT_TIMEOUT_S": "20"}
 
     def run(self, *args, extra=None, stdin=subprocess.DEVNULL):
