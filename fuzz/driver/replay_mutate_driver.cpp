@@ -208,6 +208,13 @@ int main(int argc, char** argv)
   std::signal(SIGFPE, on_signal);
   std::signal(SIGILL, on_signal);
   for (const auto& p : paths) {
+    // A missing input is an error, not an empty corpus: the replay test must not pass silently
+    // when the corpus it was given (e.g. <build>/fuzz-corpus/<target>/) is not there.
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      std::cerr << "==fuzz driver== no such input: " << p << "\n";
+      return 1;
+    }
     load(p, corpus, names, max_len);
   }
   std::uint64_t runs = 0;
