@@ -5,8 +5,9 @@
 Sources: tests/data (OOM messages, model configs, TOML configs, provider answers, agent
 streams), the provider OpenAPI documents' response examples and the OOM reference cases under
 /work/shared/reference when present, real `tar -cf -` archives, the real doctor script run on
-this machine, and hand-written shapes of each format. scripts/fuzz.sh --seed merges these into
-fuzz/corpus/<target>/ with libFuzzer's -merge=1, keeping only inputs that add coverage.
+this machine, and hand-written shapes of each format. scripts/fuzz.sh --seed fuzzes from these
+as well as the committed corpus; with --update-corpus, libFuzzer's -merge=1 keeps only the inputs
+that add coverage and fuzz/pack_corpus.py re-packs them into fuzz/corpus/<target>_seed_corpus.zip.
 
 Usage: fuzz/make_seeds.py OUT
 """

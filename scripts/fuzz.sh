@@ -5,11 +5,12 @@
 # Builds every fuzz target (fuzz/fuzz_*.cpp) with Debian 12's clang-19 and libFuzzer
 # (-fsanitize=fuzzer,address,undefined; `scripts/deps.sh --fuzz` installs clang-19 and
 # libclang-rt-19-dev) in build-fuzz/, then runs the targets one after the other, SECONDS each
-# (default 30), on their committed corpus (fuzz/corpus/<target>/), every crash input found so
-# far (fuzz/crashes/<target>/) and their dictionary (fuzz/dict/<target>.dict). New inputs go to
-# build-fuzz/corpus/<target>/; a crashing input to build-fuzz/artifacts/<target>/. Exits non-zero
-# when a target crashes. A table of executions, exec/s, coverage and corpus size per target is
-# printed at the end and kept in build-fuzz/fuzz-results.md.
+# (default 30), on their committed corpus (fuzz/corpus/<target>_seed_corpus.zip, unpacked into
+# build-fuzz/committed/<target>/), every crash input found so far (fuzz/crashes/<target>/) and
+# their dictionary (fuzz/dict/<target>.dict). New inputs go to build-fuzz/corpus/<target>/; a
+# crashing input to build-fuzz/artifacts/<target>/. Exits non-zero when a target crashes. A table
+# of executions, exec/s, coverage and corpus size per target is printed at the end and kept in
+# build-fuzz/fuzz-results.md.
 #
 # Without clang-19 it says so and falls back to g++ and the replay+mutate driver
 # (fuzz/driver/replay_mutate_driver.cpp: ASan+UBSan, no coverage guidance).
@@ -17,12 +18,14 @@
 # Usage: scripts/fuzz.sh [SECONDS] [--seed] [--update-corpus] [TARGET...]
 #   --seed           also start from fresh seeds (fuzz/make_seeds.py: tests/data, reference shapes)
 #   --update-corpus  after each run, minimise (-merge=1) the committed corpus plus what the run
-#                    found back into fuzz/corpus/<target>/ (libFuzzer only)
+#                    found and re-pack it into fuzz/corpus/<target>_seed_corpus.zip
+#                    (fuzz/pack_corpus.py; libFuzzer only)
 #   TARGET           e.g. fuzz_tar; default: every target
 # Environment: GPURENT_JOBS (build jobs, default 2), GPURENT_FUZZ_DIR (fallback only: reuse an
 # existing g++ ASan+UBSan build such as CI's build-asan), GPURENT_FUZZ_NICE (default 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 seconds=30
 seed=0
 update=0
@@ -99,8 +102,16 @@ for name in "${targets[@]}"; do
   log=$dir/logs/$name.log
   rm -rf "$work"
   mkdir -p "$work" "$artifacts" "$(dirname "$log")"
+  # The committed corpus is one zip per target: unpacked into the build folder, never into fuzz/.
+  committed_dir=$dir/committed/$name
+  archive=fuzz/corpus/${name}_seed_corpus.zip
+  rm -rf "$committed_dir"
+  if [ -f "$archive" ]; then
+    mkdir -p "$committed_dir"
+    (cd "$committed_dir" && cmake -E tar xf "$root/$archive")
+  fi
   inputs=()
-  for d in "fuzz/corpus/$name" "fuzz/crashes/$name" "$dir/seeds/$name"; do
+  for d in "$committed_dir" "fuzz/crashes/$name" "$dir/seeds/$name"; do
     [ -d "$d" ] && inputs+=("$d")
   done
   opts=(-max_total_time="$seconds" -artifact_prefix="$artifacts/")
@@ -141,12 +152,16 @@ for name in "${targets[@]}"; do
     mkdir -p "$merged"
     nice -n "$nice_level" "$bin" -merge=1 -artifact_prefix="$artifacts/" "$merged" "$work" "${inputs[@]}" \
       >"$dir/logs/$name.merge.log" 2>&1
-    rm -rf "fuzz/corpus/$name"
-    mkdir -p "fuzz/corpus/$name"
-    cp "$merged"/* "fuzz/corpus/$name/"
+    # Re-pack the minimised set (sorted names, fixed timestamps: the same files give the same zip).
+    if [ -n "$(ls -A "$merged")" ]; then
+      python3 fuzz/pack_corpus.py pack "$merged" "$archive"
+      committed_dir=$merged
+    else
+      echo "fuzz: $name: the merge kept no input (see $dir/logs/$name.merge.log); $archive left as it was" >&2
+    fi
   fi
   committed=0
-  [ -d "fuzz/corpus/$name" ] && committed=$(find "fuzz/corpus/$name" -type f | wc -l)
+  [ -d "$committed_dir" ] && committed=$(find "$committed_dir" -type f | wc -l)
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$seconds" "${runs:-?}" "${rate:-?}" "${cov:-?}" \
     "${ft:-?}" "${corp:-?}" "$committed" "$result" >>"$results"
 done
