@@ -30,22 +30,34 @@ struct Error {
   // The request never left this machine (the host did not resolve, the connection or the TLS
   // handshake failed): whatever it asked for cannot have happened at the other end.
   bool not_sent = false;
+  // The user interrupted it (SIGINT, SIGTERM or SIGHUP) at a point where it stopped cleanly.
+  bool interrupted = false;
 };
 
 template <class T>
 using Result = std::expected<T, Error>;
+
+// What a step the user interrupted (SIGINT, SIGTERM, SIGHUP) ends with: `what` says what it was
+// doing. Exit 4 (partial): what was done so far stands, and the command says what is left.
+[[nodiscard]] inline Error interrupted_error(std::string what)
+{
+  Error e{Errc::partial, "interrupted: " + std::move(what)};
+  e.interrupted = true;
+  return e;
+}
 
 [[nodiscard]] inline std::unexpected<Error> fail(Errc code, std::string message)
 {
   return std::unexpected<Error>(Error{code, std::move(message)});
 }
 
-// Exit codes of the contract: 0 ok, 1 error, 2 usage, 3 refused/does not fit/the provider or
+// Exit codes of the contract: 0 ok, 1 error, 2 usage (and malformed input), 3 refused/does not fit/the provider or
 // card does not have that (unsupported), 4 partial.
 [[nodiscard]] constexpr int exit_code_for(Errc code) noexcept
 {
   switch (code) {
-  case Errc::usage: return 2;
+  case Errc::usage:
+  case Errc::invalid_input: return 2;  // JSON code "usage": a value, file or config the user gave is malformed
   case Errc::refused:
   case Errc::unsupported: return 3;
   case Errc::partial: return 4;

@@ -288,7 +288,8 @@ Result<OomReport> OomScanner::finish()
             : fmt::format("; line {} holds cuBLAS's CUBLAS_STATUS_ALLOC_FAILED, which gives no sizes: cuBLAS could not "
                           "allocate its workspace, usually because the GPU was already full (check `nvidia-smi`)",
                           st.cublas_line);
-    return fail(Errc::invalid_input,
+    // Not a malformed input: none in it (oom.md: exit 1, JSON code not_found).
+    return fail(Errc::not_found,
                 fmt::format("reading the out-of-memory report: no out-of-memory report found in the input ({} bytes, {} lines){}; "
                             "pass the log or the error text that holds the out-of-memory message (PyTorch, vLLM, SGLang, TGI, "
                             "llama.cpp, Ollama, JAX, TensorFlow or NCCL)",

@@ -213,7 +213,7 @@ TEST_CASE("JSON errors: a result printed before the error carries it (one docume
     box.config("budget_usd = 7\nthis is not toml\n");
     const CliRun r = box.h.run({"config", "show", "--json"});
     const Json j = check_error_document(r);
-    CHECK(r.code == 1);
+    CHECK(r.code == 2);
     CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains("config.toml:2"));
     bool budget = false;
     for (const auto& k : j["keys"]) {
@@ -299,6 +299,44 @@ TEST_CASE("Error text: the hint is what follows the first '; ' outside backticks
   CHECK(gpurent::error_code_name(Errc::unsupported) == "refused");
   CHECK(gpurent::wants_json({"plan", "--json"}));
   CHECK_FALSE(gpurent::wants_json({"ssh", "box", "--", "tool", "--json"}));
+}
+
+TEST_CASE("Error codes: every code's exit is the one the contract gives it", "[cli][errors][exit]")
+{
+  // cli.md: 2 usage, 3 refused, 4 partial, 1 every other error. A document saying "usage" with
+  // exit 1 (a malformed GGUF file did) would send a script down the wrong branch.
+  using gpurent::Errc;
+  for (const Errc c : {Errc::not_found, Errc::invalid_input, Errc::unauthorized, Errc::quota, Errc::unavailable,
+                       Errc::timeout, Errc::unsupported, Errc::usage, Errc::refused, Errc::partial, Errc::internal}) {
+    const std::string name(gpurent::error_code_name(c));
+    const int exit = gpurent::exit_code_for(c);
+    INFO(name << " exits " << exit);
+    CHECK(exit == (name == "usage" ? 2 : name == "refused" ? 3 : name == "partial" ? 4 : 1));
+  }
+}
+
+TEST_CASE("Error codes: a malformed GGUF file is a usage error; a log without an OOM is not_found", "[cli][errors][exit]")
+{
+  gpurent::test::TempDir tmp{"gpurent-error-codes"};
+  const auto gguf = tmp.path() / "broken.gguf";
+  const std::string bytes("GGUF\x03\x00\x00\x00" "garbage", 15);  // a version-3 header cut short
+  std::ofstream(gguf, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const auto log = tmp.path() / "train.log";
+  std::ofstream(log) << "epoch 1 loss 0.3\nall good\n";
+  struct Row {
+    std::vector<std::string> args;
+    int exit;
+    const char* code;
+  };
+  for (const Row& row : {Row{{"plan", gguf.string(), "--json"}, 2, "usage"}, Row{{"oom", log.string(), "--json"}, 1, "not_found"}}) {
+    INFO(row.args[0] << " " << row.args[1]);
+    const auto r = gpurent::test::run_cli(row.args);
+    CHECK(r.code == row.exit);
+    const auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    REQUIRE(doc.contains("error"));
+    CHECK(doc["error"]["code"] == row.code);
+    CHECK(doc["error"]["exit"] == row.exit);
+  }
 }
 
 TEST_CASE("Exit codes: the contract's table", "[cli][errors][exit]")

@@ -191,11 +191,11 @@ TEST_CASE("Plan hardware: a user card without a compute capability is 'unknown',
   CliHarness h;
   h.env["GPURENT_CONFIG"] = file.string();
   const auto bad = h.run({"plan", "llama-3.1-8b", "--card", "my-a40"});
-  CHECK(bad.code == 1);
+  CHECK(bad.code == 2);
   CHECK(bad.err.find("usable_gib") != std::string::npos);
   CHECK(bad.err.find("config.toml:1") != std::string::npos);
   const auto cards = h.run({"cards"});
-  CHECK(cards.code == 1);  // a broken card table stops every command, naming the line and key
+  CHECK(cards.code == 2);  // a broken card table stops every command, naming the line and key
   std::ofstream(file) << "[cards.my-a40]\nusable_gib = 44.35\ncompute_capability = 8.6\n[cards.my-a40.tflops]\nbf16 = 149.7\n";
   const auto listed = h.run({"cards", "--json"});
   REQUIRE(listed.code == 0);

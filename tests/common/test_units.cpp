@@ -41,7 +41,7 @@ TEST_CASE("parse_double: the whole string must be a finite number", "[common][te
 
 TEST_CASE("exit_code_for: the contract's exit codes", "[common][result]")
 {
-  CHECK(exit_code_for(Errc::invalid_input) == 1);
+  CHECK(exit_code_for(Errc::invalid_input) == 2);  // malformed input: JSON code "usage"
   CHECK(exit_code_for(Errc::usage) == 2);
   CHECK(exit_code_for(Errc::refused) == 3);
   CHECK(exit_code_for(Errc::partial) == 4);

@@ -84,7 +84,7 @@ expect_rc 1 "$bin" oom "$tmp/does-not-exist.log"
 head -c 200000 /dev/urandom >"$tmp/garbage.bin"
 expect_rc 1 "$bin" oom "$tmp/garbage.bin"
 printf 'CUDA out of memory. Tried to allocate 1e309 GiB. GPU 0 has a total capacity of 8 GiB' >"$tmp/inf.log"
-expect_rc 1 "$bin" oom "$tmp/inf.log"
+expect_rc 2 "$bin" oom "$tmp/inf.log"  # a malformed report: exit 2, JSON code usage
 grep -q "not a finite number" "$tmp/err" || fail "1e309 not named: $(cat "$tmp/err")"
 # Errors that only mention memory are not out-of-memory reports; cuBLAS's gets a one-line hint.
 printf 'RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported\n' >"$tmp/illegal.log"

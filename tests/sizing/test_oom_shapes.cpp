@@ -317,7 +317,7 @@ TEST_CASE("OomScanner: invalid numbers are clear errors", "[sizing][oom_parse]")
     const auto r = parse_oom("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + size +
                              ". GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.");
     REQUIRE_FALSE(r.has_value());
-    CHECK(exit_code_for(r.error().code) == 1);
+    CHECK(exit_code_for(r.error().code) == 2);  // a malformed report: a usage error
     return r.error().message;
   };
   CHECK_THAT(error_of("1e309 GiB"), Catch::Contains("'1e309GiB' is not a finite number"));
