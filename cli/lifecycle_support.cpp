@@ -152,6 +152,7 @@ WaitOptions wait_options(const Services& s)
   WaitOptions w;
   w.timeout = env_ms(s, "GPURENT_WAIT_TIMEOUT_S", 1000, 600);
   w.poll = env_ms(s, "GPURENT_POLL_MS", 1, 5000);
+  w.cancelled = [&s] { return s.signal_caught() != 0; };
   return w;
 }
 
@@ -178,12 +179,17 @@ Result<bool> adopt_reported_prices(Services& s, StateStore& store, ServerRecord&
   if (in.storage_per_hour.n > 0 && storage_stop) {
     t.stopped.fixed_per_hour = in.storage_per_hour;
   }
+  if (in.stopped_per_hour.n > 0 && storage_stop) {
+    t.stopped.fixed_per_hour = in.stopped_per_hour;  // the provider prices the stopped state apart
+  }
   if (t.price_per_hour == rec.terms.price_per_hour && t.stopped.fixed_per_hour == rec.terms.stopped.fixed_per_hour) {
     return false;
   }
   TRY(store.set_terms(rec.id, t));
   s.err << "gpurent: " << rec.provider << " reports " << per_hour(t.price_per_hour) << " for " << rec.name;
-  if (storage_stop && in.storage_per_hour.n > 0) {
+  if (storage_stop && in.stopped_per_hour.n > 0) {
+    s.err << " (stopped, its volume disk bills " << per_hour(in.stopped_per_hour) << ")";
+  } else if (storage_stop && in.storage_per_hour.n > 0) {
     s.err << " (" << per_hour(in.storage_per_hour) << " of it storage, which a stop keeps billing)";
   }
   s.err << "; the ledger uses that price\n";

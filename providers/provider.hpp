@@ -43,6 +43,9 @@ struct Instance {
   std::uint32_t gpus = 0;
   MicroUsd price_per_hour;     // 0 when not reported (running, storage included where billed with it)
   MicroUsd storage_per_hour;   // what its disk costs per hour whatever the state; 0 when not reported
+  // What it bills per hour while stopped, where the provider's document prices that state apart
+  // (RunPod: the volume disk at $0.20/GB-month); 0 when not known.
+  MicroUsd stopped_per_hour;
   std::string region;
   std::string host_key;        // when the provider reports one
   // A state that needs the user's attention, in one word ("unhealthy", "preempted", "crashed",

@@ -68,6 +68,21 @@ std::optional<MicroUsd> money(const json& j, const char* key)
   return MicroUsd{round_to_i64(v * 1e6)};
 }
 
+constexpr std::uint64_t k_max_volume_gb = 1'000'000;
+
+}  // namespace
+
+MicroUsd stopped_volume_per_hour(std::uint64_t volume_gb)
+{
+  // $0.20 per GB-month, a month being 730 h (8760 / 12; RunPod bills storage per second and
+  // does not say how a month converts), rounded up to the micro-dollar.
+  constexpr std::int64_t per_gb_month = 200'000;
+  constexpr std::int64_t month_h = 730;
+  return MicroUsd{(per_gb_month * static_cast<std::int64_t>(volume_gb) + month_h - 1) / month_h};
+}
+
+namespace {
+
 Result<Instance> pod_from(const json& j)
 {
   if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || j["id"].get_ref<const std::string&>().empty()) {
@@ -108,6 +123,14 @@ Result<Instance> pod_from(const json& j)
   in.port = port.value_or(22);
   if (auto c = money(j, "costPerHr")) {
     in.price_per_hour = *c;
+  }
+  // A stopped (EXITED) pod keeps its volume disk, billed at $0.20/GB-month; its container disk
+  // is erased and not charged (docs.runpod.io/pods/storage; docs/lifecycle.md).
+  if (j.contains("volumeInGb") && j["volumeInGb"].is_number_unsigned()) {
+    const auto gb = j["volumeInGb"].get<std::uint64_t>();
+    if (gb <= k_max_volume_gb) {
+      in.stopped_per_hour = stopped_volume_per_hour(gb);
+    }
   }
   if (j.contains("gpu") && j["gpu"].is_object() && j["gpu"].contains("count") && j["gpu"]["count"].is_number_unsigned()) {
     in.gpus = j["gpu"]["count"].get<std::uint32_t>();

@@ -26,6 +26,9 @@ namespace gpurent::runpod {
 // The exit code named in a lastStatusChange text ("... exit code 137", "exited with code: 1"),
 // nullopt when it names none. RunPod documents the field only as a description of the last event.
 [[nodiscard]] std::optional<int> exit_code_in(std::string_view text);
+// What a stopped (EXITED) pod's volume disk of `volume_gb` bills per hour: $0.20/GB-month.
+// parse_pod sets Instance::stopped_per_hour from the pod's volumeInGb.
+[[nodiscard]] MicroUsd stopped_volume_per_hour(std::uint64_t volume_gb);
 
 struct CreatePod {
   std::string name;

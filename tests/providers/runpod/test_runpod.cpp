@@ -160,3 +160,24 @@ TEST_CASE("RunPod API: EXITED with a non-zero exit code is a crash; unknown stat
   CHECK((*pods)[2].trouble == "unknown");
   CHECK((*pods)[2].trouble_detail.find("MIGRATING") != std::string::npos);
 }
+
+TEST_CASE("RunPod API: a stopped pod's volume disk bills $0.20/GB-month; the container disk nothing", "[providers][runpod]")
+{
+  // docs.runpod.io/pods/storage: volume disk $0.10/GB/month running, $0.20 stopped; the
+  // container disk is cleared on stop and paid for only while running.
+  CHECK(runpod::stopped_volume_per_hour(0) == MicroUsd{0});
+  CHECK(runpod::stopped_volume_per_hour(20) == MicroUsd{5480});        // $4.00/month over 730 h, rounded up
+  CHECK(runpod::stopped_volume_per_hour(1000) == MicroUsd{273973});    // 1 TB: $200/month
+  auto exited = runpod::parse_pod(
+      R"({"id":"p","desiredStatus":"EXITED","costPerHr":0.69,"volumeInGb":20,"containerDiskInGb":50})");
+  REQUIRE(exited);
+  CHECK(exited->stopped_per_hour == MicroUsd{5480});
+  auto no_volume = runpod::parse_pod(R"({"id":"p","desiredStatus":"EXITED","containerDiskInGb":50})");
+  REQUIRE(no_volume);
+  CHECK(no_volume->stopped_per_hour == MicroUsd{0});
+  for (const char* bad : {R"({"id":"p","volumeInGb":-5})", R"({"id":"p","volumeInGb":"20"})", R"({"id":"p","volumeInGb":1e300})"}) {
+    auto pod = runpod::parse_pod(bad);
+    REQUIRE(pod);
+    CHECK(pod->stopped_per_hour == MicroUsd{0});
+  }
+}
