@@ -190,6 +190,12 @@ ValueSet option_values(std::string_view path, std::string_view option)
   if (option == "--then") {
     return words({"backup:", "down:stop", "down:hibernate", "down:destroy"});
   }
+  // NAME, the first word, of the commands that act on a tracked server.
+  if ((option == "name" && (path == "autostop" || path == "doctor" || path == "down" || path == "jobs" || path == "run" ||
+                            path == "ssh" || path == "status")) ||
+      (option == "args" && (path == "backup" || path == "logs" || path == "push"))) {
+    return ValueSet{ValueKind::server, {}};
+  }
   if (path == "completion" && option == "shell") {
     return words({"bash", "zsh", "fish"});
   }

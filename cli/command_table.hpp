@@ -23,7 +23,8 @@ struct CommandDoc {
 // The placeholder of an option's value in help and the man page: "--card CARD", "--hours H".
 [[nodiscard]] std::string option_metavar(std::string_view option);
 
-enum class ValueKind { free, word, file, directory };
+// server: the names of the open tracked servers, which the scripts ask `gpurent completion servers` for.
+enum class ValueKind { free, word, file, directory, server };
 struct ValueSet {
   ValueKind kind = ValueKind::free;
   std::vector<std::string> words;  // ValueKind::word: what completion offers

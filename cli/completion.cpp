@@ -108,6 +108,9 @@ std::string bash_value_case(const std::vector<const CommandSpec*>& commands, std
         action = "COMPREPLY=($(compgen -f -- \"$3\"))";
       } else if (v.kind == ValueKind::directory) {
         action = "COMPREPLY=($(compgen -d -- \"$3\"))";
+      } else if (v.kind == ValueKind::server) {
+        // The first positional word only (backup, logs and push take more after NAME).
+        action = "[[ $4 == 0 ]] && COMPREPLY=($(compgen -W \"$(gpurent completion servers 2>/dev/null)\" -- \"$3\"))";
       } else {
         continue;
       }
@@ -180,7 +183,7 @@ std::string bash_completion(const CommandSpec& app)
   out += "# _gpurent_positional PATH N: the name of the command's Nth positional argument.\n"
          "_gpurent_positional()\n{\n    case \"$1:$2\" in\n" +
          positional + "    esac\n}\n\n";
-  out += "# _gpurent_value PATH NAME CUR: the values of an option or positional NAME.\n"
+  out += "# _gpurent_value PATH NAME CUR [N]: the values of an option or of the Nth positional NAME.\n"
          "_gpurent_value()\n{\n    case \"$1:$2\" in\n" +
          values + "    esac\n}\n\n";
   out += R"BASH(_gpurent()
@@ -230,7 +233,7 @@ std::string bash_completion(const CommandSpec& app)
     local name
     name=$(_gpurent_positional "$path" "$npos")
     if [[ -n $name ]]; then
-        _gpurent_value "$path" "$name" "$cur"
+        _gpurent_value "$path" "$name" "$cur" "$npos"
     fi
     return 0
 }

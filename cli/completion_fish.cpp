@@ -66,7 +66,10 @@ std::string fish_completion(const CommandSpec& app)
         values = " -x";
       }
       if (o.positional) {
-        if (v.kind == ValueKind::word) {
+        if (v.kind == ValueKind::server) {
+          out += "complete -c gpurent -n " + cond + " -a " + fish_quoted("(gpurent completion servers 2>/dev/null)") +
+                 " -d " + fish_quoted("tracked server") + "\n";
+        } else if (v.kind == ValueKind::word) {
           out += "complete -c gpurent -n " + cond + " -a " + fish_quoted(join(v.words)) + "\n";
         } else if (!values.empty() && v.kind != ValueKind::free) {
           out += "complete -c gpurent -n " + cond + " -F\n";

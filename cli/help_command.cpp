@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <ostream>
 
@@ -15,6 +16,7 @@
 #include "cli/man_page.hpp"
 #include "cli/parse_errors.hpp"
 #include "cli/services.hpp"
+#include "providers/state_store.hpp"
 
 namespace gpurent {
 namespace {
@@ -95,11 +97,38 @@ void add_help_command(CLI::App& app, Services& s)
   });
 }
 
+namespace {
+
+void print_server_names(Services& s)
+{
+  const auto dir = state_dir([&](const std::string& k) { return s.getenv(k); });
+  std::error_code ec;
+  if (!dir || !std::filesystem::exists(*dir / "state.db", ec)) {
+    return;
+  }
+  auto store = s.state();
+  if (!store) {
+    return;
+  }
+  auto servers = (*store)->list_servers(false);
+  if (!servers) {
+    return;
+  }
+  for (const auto& r : *servers) {
+    // A name a shell would split or glob is left out rather than offered wrong.
+    if (r.name.find_first_of(" \t\n*?[]'\"\\$`") == std::string::npos) {
+      s.out << r.name << '\n';
+    }
+  }
+}
+
+}  // namespace
+
 void add_completion_command(CLI::App& app, Services& s)
 {
   auto shell = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("completion", "print a shell completion script (bash, zsh or fish)");
-  sub->add_option("shell", *shell, "bash, zsh or fish")->required();
+  sub->add_option("shell", *shell, "bash, zsh or fish (servers: the tracked servers' names, which the scripts read)")->required();
   sub->callback([&s, shell] {
     std::string script;
     if (*shell == "bash") {
@@ -108,6 +137,11 @@ void add_completion_command(CLI::App& app, Services& s)
       script = zsh_completion(every_command(s));
     } else if (*shell == "fish") {
       script = fish_completion(every_command(s));
+    } else if (*shell == "servers") {
+      // For the scripts above: the open tracked servers, one name a line; nothing (and no
+      // database created) where gpurent has no state yet, and never an error on stderr.
+      print_server_names(s);
+      return;
     } else {
       s.exit_code = report_error(s, Error{Errc::usage, "completion: no script for the shell '" + shell->substr(0, 40) +
                                                            "'; give bash, zsh or fish"});

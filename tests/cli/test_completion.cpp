@@ -108,6 +108,53 @@ comp gpurent ssh box -- nvid
   CHECK(got[13].empty());  // after --: the remote command, nothing to offer
 }
 
+TEST_CASE("completion: NAME completes from the tracked servers, which the script asks gpurent for", "[cli][completion]")
+{
+  const TempDir t("gpurent-completion");
+  const auto script = t.write("gpurent.bash", generated({"completion", "bash"}));
+  // `gpurent completion servers` stands in for the state of this machine.
+  const auto driver = t.write("drive.bash", "source '" + script.string() + "'\n" + R"(
+gpurent() { [[ "$1 $2" == "completion servers" ]] && printf 'train1\ntrain2\nbox\n'; }
+comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _gpurent; echo "${COMPREPLY[*]}"; }
+comp gpurent down tr
+comp gpurent status ''
+comp gpurent backup b
+comp gpurent backup box /wor
+comp gpurent ssh --identity k tr
+comp gpurent down train1 --st
+)");
+  const auto r = sh("bash '" + driver.string() + "'");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  std::string line;
+  while (std::getline(lines, line)) {
+    got.push_back(line);
+  }
+  REQUIRE(got.size() == 6);
+  CHECK(got[0] == "train1 train2");
+  CHECK(got[1] == "train1 train2 box");
+  CHECK(got[2] == "box");
+  CHECK(got[3].empty());  // backup's REMOTE_PATHs are not server names
+  CHECK(got[4] == "train1 train2");
+  CHECK(got[5] == "--stop");
+  // zsh and fish ask the same command.
+  CHECK_THAT(generated({"completion", "zsh"}), Catch::Contains("gpurent completion servers"));
+  CHECK_THAT(generated({"completion", "fish"}), Catch::Contains("(gpurent completion servers 2>/dev/null)"));
+}
+
+TEST_CASE("completion servers: nothing, and no database created, where gpurent has no state", "[cli][completion]")
+{
+  const TempDir t("gpurent-completion-state");
+  CliHarness h;
+  h.env["GPURENT_STATE_DIR"] = (t.path() / "state").string();
+  const auto r = h.run({"completion", "servers"});
+  CHECK(r.code == 0);
+  CHECK(r.out.empty());
+  CHECK(r.err.empty());
+  CHECK_FALSE(fs::exists(t.path() / "state" / "state.db"));
+}
+
 TEST_CASE("completion: every card of the catalogue is offered for --card", "[cli][completion]")
 {
   const std::string script = generated({"completion", "bash"});
