@@ -20,7 +20,7 @@ constexpr std::array<ConfigKeyInfo, 15> k_keys{{
     {"offers_max_age_hours", ConfigType::number, "24", "GPURENT_OFFERS_MAX_AGE_HOURS", "",
      "fetched offers older than this fall back to built-in prices", false},
     {"backup_dir", ConfigType::path, "", "GPURENT_BACKUP_DIR", "",
-     "where `backup` writes (default ./gpurent-backups/NAME/)", false},
+     "where `backup`, `down --destroy` and `run --then backup` write, a directory per server (default ~/.local/share/gpurent/backups/NAME)", false},
     {"ssh_identity", ConfigType::path, "", "GPURENT_SSH_IDENTITY", "",
      "SSH private key (default: the agent, then ~/.ssh/id_ed25519, ~/.ssh/id_rsa)", false},
     {"known_hosts", ConfigType::path, "", "GPURENT_KNOWN_HOSTS", "",

@@ -78,7 +78,8 @@ Result<void> backup_step(Services& s, StateStore& store, const JobServer& server
 }  // namespace
 
 Result<std::vector<JobStep>> prepare_then_steps(const std::vector<std::string>& args, const std::string& workdir,
-                                                const std::filesystem::path& cwd, const std::string& name, bool tracked)
+                                                const std::filesystem::path& cwd, const std::filesystem::path& backups,
+                                                const std::string& name, bool tracked)
 {
   std::vector<JobStep> steps;
   for (const auto& a : args) {
@@ -86,8 +87,12 @@ Result<std::vector<JobStep>> prepare_then_steps(const std::vector<std::string>& 
       if (b->remote.empty()) {
         return fail(Errc::usage, "--then " + a + ": give the remote path to back up (backup:REMOTE[:LOCAL])");
       }
+      if (b->local.empty() && backups.empty()) {
+        return fail(Errc::usage, "--then " + a + ": no data directory for backups (neither XDG_DATA_HOME nor HOME, "
+                                 "and no backup_dir in the config file); give backup:REMOTE:LOCAL");
+      }
       const std::string remote = resolve_remote(b->remote, workdir);
-      std::filesystem::path local = b->local.empty() ? cwd / "gpurent-backups" / name / last_part(remote) : std::filesystem::path(b->local);
+      std::filesystem::path local = b->local.empty() ? backups / last_part(remote) : std::filesystem::path(b->local);
       if (local.is_relative()) {
         local = cwd / local;
       }

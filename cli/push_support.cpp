@@ -5,9 +5,12 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "cli/backup_place.hpp"
+#include "cli/config.hpp"
 #include "cli/services.hpp"
 #include "common/rounding.hpp"
 #include "common/units.hpp"
+#include "providers/state_store.hpp"
 
 namespace gpurent {
 namespace {
@@ -88,6 +91,16 @@ Result<LocalTree> walk_for_push(Services& s, const PushSettings& p)
     }
   }
   walk.allow_secrets = p.allow_secrets;
+  // gpurent's own state and backups, should they sit inside the project.
+  const auto env = [&](const std::string& k) { return s.getenv(k); };
+  if (auto dir = state_dir(env)) {
+    walk.never.push_back(*dir);
+  }
+  if (auto cfg = load_config(s)) {
+    if (auto b = default_backup_dir(s, cfg->backup_dir, "x")) {
+      walk.never.push_back(b->parent_path());
+    }
+  }
   TRY_ASSIGN(LocalTree tree, walk_local_tree(p.local, walk));
   if (tree.secrets.empty()) {
     return tree;

@@ -10,7 +10,9 @@
 #include <random>
 
 #include "cli/autostop_support.hpp"
+#include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/job_follow.hpp"
 #include "cli/job_steps.hpp"
 #include "cli/job_support.hpp"
@@ -96,7 +98,13 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   TRY_ASSIGN(const auto env, parse_env(o.env));
   const std::string remote_dir = o.to.empty() ? default_push_dir(o.workdir) : o.to;
   const bool tracked = server.record && !server.record->attached;
-  TRY_ASSIGN(auto steps, prepare_then_steps(o.then, remote_dir, std::filesystem::current_path(), server.dest.name, tracked));
+  std::filesystem::path backups;
+  if (!o.then.empty()) {
+    TRY_ASSIGN(const Config cfg, load_config(s));
+    backups = default_backup_dir(s, cfg.backup_dir, server.dest.name).value_or(std::filesystem::path{});
+  }
+  TRY_ASSIGN(auto steps, prepare_then_steps(o.then, remote_dir, std::filesystem::current_path(), backups, server.dest.name,
+                                            tracked));
   TRY_ASSIGN(StateStore * store, s.state());
   const PushSettings push{o.workdir, remote_dir, o.excludes, o.with_git, o.allow_secrets};
   std::optional<LocalTree> tree;

@@ -43,7 +43,15 @@ enum class Mode {
 
 class Walker {
 public:
-  Walker(std::filesystem::path root, const WalkOptions& o) : m_root(std::move(root)), m_opts(o) {}
+  Walker(std::filesystem::path root, const WalkOptions& o) : m_root(std::move(root)), m_opts(o)
+  {
+    for (const auto& d : o.never) {
+      struct stat st {};
+      if (::stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        m_never.insert({st.st_dev, st.st_ino});
+      }
+    }
+  }
 
   Result<LocalTree> run()
   {
@@ -225,6 +233,10 @@ private:
     }
     if (name == ".git") {
       return git_dir(dir_path, rel, name, st);
+    }
+    if (is_dir && m_never.contains({st.st_dev, st.st_ino})) {
+      skip(dir_path / name, rel, true, st, "gpurent's own state or backups directory: never pushed");
+      return {};
     }
     if (is_dir && holds_backup(dir_path / name)) {
       skip(dir_path / name, rel, true, st, "a gpurent backup (it holds .gpurent-manifest.json): never pushed back");
@@ -448,6 +460,7 @@ private:
   std::vector<std::size_t> m_git_skips;     // indexes into m_out.skipped that git left out
   std::vector<std::string> m_allowed;       // normalized --allow-secret values
   std::set<std::size_t> m_allow_used;
+  std::set<std::pair<dev_t, ino_t>> m_never;  // WalkOptions::never, by device and inode
   struct Deferred {
     std::filesystem::path dir_path;
     std::string rel;

@@ -70,6 +70,8 @@ struct WalkOptions {
   std::vector<std::string> allow_secrets;  // --allow-secret PATHs, relative to the root (files or directories)
   // Entries measured below skipped directories before giving up (sizes become lower bounds).
   std::uint64_t measure_limit = 200'000;
+  // gpurent's own directories (its state, the backups' root): never sent, wherever they sit.
+  std::vector<std::filesystem::path> never;
 };
 
 [[nodiscard]] Result<LocalTree> walk_local_tree(const std::filesystem::path& root, const WalkOptions& options);

@@ -68,8 +68,11 @@ def scenario(e):
     check(d.get("job", {}).get("state") == "succeeded", "the job succeeded", p.stdout)
     check([s["state"] for s in d.get("job", {}).get("then", [])] == ["done", "done"], "both steps done", p.stdout)
     check("trained" in p.stderr, "the job's output is shown (on stderr under --json)", p.stderr)
-    backed = os.path.join(tmp, "gpurent-backups", "train", "out", "model.txt")
-    check(os.path.exists(backed), "the output was backed up", p.stderr)
+    # Not inside the project (the next push would upload it again): the user's data directory.
+    backed = os.path.join(e.env["HOME"], ".local", "share", "gpurent", "backups", "train", "out", "model.txt")
+    check(os.path.exists(backed), "the output was backed up to ~/.local/share/gpurent/backups/train", p.stderr)
+    check(not os.path.exists(os.path.join(tmp, "gpurent-backups")) and
+          not os.path.exists(os.path.join(proj, "gpurent-backups")), "nothing was written inside the project")
     check("cost per hour" in p.stderr, "down said what it costs before destroying", p.stderr)
     check(not e.live(), "the server is gone at the provider")
     p, doc = status(e, "train")

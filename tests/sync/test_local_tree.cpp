@@ -143,6 +143,35 @@ TEST_CASE("walk_local_tree: gitignore rules, overrides, tracked files, .git and 
   std::filesystem::remove_all(root);
 }
 
+TEST_CASE("walk_local_tree: gpurent's own state and backups directories are never pushed", "[sync][push][walk]")
+{
+  const auto root = std::filesystem::temp_directory_path() / ("gpurent-walk-never-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const auto tree = root / "proj";
+  gpurent::testing::write_file(tree / "train.py", "print(1)\n");
+  // GPURENT_STATE_DIR and XDG_DATA_HOME pointed into the project.
+  gpurent::testing::write_file(tree / ".state" / "state.db", std::string(4096, 's'));
+  gpurent::testing::write_file(tree / "data" / "gpurent" / "backups" / "box" / "ckpt.pt", std::string(100, 'b'));
+  WalkOptions o;
+  o.never = {tree / ".state", root / "proj" / "data" / "gpurent" / "backups"};
+  const auto t = walk_local_tree(tree, o);
+  REQUIRE(t.has_value());
+  CHECK(files_of(*t) == std::set<std::string>{"train.py"});
+  std::set<std::string> said;
+  for (const auto& s : t->skipped) {
+    if (s.reason.find("gpurent's own state or backups") != std::string::npos) {
+      said.insert(s.path);
+    }
+  }
+  CHECK(said == std::set<std::string>{".state", "data/gpurent/backups"});
+  // A path that does not exist is no rule at all.
+  o.never = {root / "nowhere"};
+  const auto all = walk_local_tree(tree, o);
+  REQUIRE(all.has_value());
+  CHECK(files_of(*all).size() == 3);
+  std::filesystem::remove_all(root);
+}
+
 TEST_CASE("walk_local_tree: a directory gpurent backed up into is never pushed back", "[sync][push][walk]")
 {
   const auto root = std::filesystem::temp_directory_path() / ("gpurent-walk-backup-" + std::to_string(::getpid()));
