@@ -6,10 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 #include "common/rounding.hpp"
+#include "providers/ledger.hpp"
 #include "providers/state_store.hpp"
 #include "sync/backup.hpp"
 
@@ -71,6 +76,7 @@ public:
     finish();
     report_warning(m_s, message);
   }
+  [[nodiscard]] bool cancelled() const override { return m_s.signal_caught() != 0; }
   void finish()
   {
     if (m_drawn) {
@@ -136,16 +142,31 @@ void print_text(Services& s, const std::string& who, const std::filesystem::path
   }
 }
 
-std::string sanitize_dir_name(const std::string& name)
+// An interrupted backup: nothing is recorded as backed up; what was copied is kept for the
+// re-run; a tracked server's rate is said, since it bills while the backup waits.
+Error interrupted_backup(Services& s, const SshDestination& dest, const std::filesystem::path& to, const Error& why)
 {
-  std::string out;
-  for (const char c : name) {
-    out.push_back((std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_') ? c : '_');
+  std::string bills;
+  if (dest.server_id != 0 && s.state) {
+    if (auto store = s.state()) {
+      if (auto rec = (*store)->find_server(dest.name); rec && *rec) {
+        if (auto ev = (*store)->events((*rec)->id)) {
+          bills = "; " + dest.name + " is " + std::string(to_string((*rec)->status)) + " and bills " +
+                  per_hour(rate_now((*rec)->terms, *ev)) + " meanwhile (`gpurent down " + dest.name + " --stop` or " +
+                  "`--destroy` releases it)";
+        }
+      }
+    }
   }
-  return out.empty() || out == "." || out == ".." ? std::string("server") : out;
+  const int sig = s.signal_caught();
+  const std::string what = why.interrupted ? why.message.substr(13) : why.message;
+  return interrupted_error("backing up " + dest.name + " to " + to.string() + " (" +
+                           std::string(sig != 0 ? signal_name(sig) : "interrupted") + "; " + what +
+                           "): not verified and not recorded as a backup; the files copied so far are kept and the "
+                           "same `gpurent backup` resumes them" + bills);
 }
 
-Result<int> run(Services& s, BackupOptions& o)
+Result<int> run(Services& s, BackupOptions& o, InterruptWatch& watch)
 {
   TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
   std::string name;
@@ -160,13 +181,27 @@ Result<int> run(Services& s, BackupOptions& o)
   if (req.remote_paths.empty() && !dest.workspace_dir.empty()) {
     req.remote_paths.push_back(dest.workspace_dir);
   }
-  req.dest = o.to.empty() ? std::filesystem::path("gpurent-backups") / sanitize_dir_name(dest.name) : std::filesystem::path(o.to);
+  if (o.to.empty()) {
+    TRY_ASSIGN(const Config cfg, load_config(s));
+    TRY_ASSIGN(req.dest, default_backup_dir(s, cfg.backup_dir, dest.name));
+    if (!s.global.json) {
+      s.err << "gpurent: backing up " << dest.name << " to " << req.dest.string() << " (--to DIR for elsewhere)\n";
+    }
+  } else {
+    req.dest = o.to;
+  }
   req.include = o.include;
   req.exclude = o.exclude;
   TRY_ASSIGN(auto session, connect_ssh(s, dest.target, options));
   ProgressBar bar(s, s.stderr_tty && !s.global.json);
-  TRY_ASSIGN(const BackupReport report, run_backup(*session, req, bar));
+  watch.set_last_words("gpurent: the backup to " + req.dest.string() + " is incomplete and not verified; the files copied "
+                       "so far are kept, and the same command resumes it\n");
+  auto ran = run_backup(*session, req, bar);
   bar.finish();
+  if (!ran && (ran.error().interrupted || s.signal_caught() != 0)) {
+    return std::unexpected(interrupted_backup(s, dest, req.dest, ran.error()));
+  }
+  TRY_ASSIGN(const BackupReport report, std::move(ran));
   if (dest.server_id != 0 && s.state) {
     if (auto store = s.state()) {
       BackupRecord rec;
@@ -209,12 +244,13 @@ void add_backup_command(CLI::App& app, Services& s)
   auto opts = std::make_shared<BackupOptions>();
   auto* sub = app.add_subcommand("backup", "copy a server's files to this machine: incremental, verified, resumable");
   sub->add_option("args", opts->args, "NAME (a tracked server) then REMOTE_PATHs; with --host only REMOTE_PATHs (default: the workspace or home)");
-  sub->add_option("--to", opts->to, "destination directory (default ./gpurent-backups/NAME/)");
+  sub->add_option("--to", opts->to, "destination directory (default: backup_dir/NAME, else ~/.local/share/gpurent/backups/NAME)");
   sub->add_option("--include", opts->include, "copy only paths matching this glob (repeatable; * ** ? supported)");
   sub->add_option("--exclude", opts->exclude, "skip paths matching this glob (repeatable)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
-    auto r = run(s, *opts);
+    InterruptWatch watch(s);
+    auto r = run(s, *opts, watch);
     s.exit_code = r ? *r : report_error(s, r.error());
   });
 }

@@ -10,9 +10,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/down.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
@@ -35,7 +37,44 @@ struct DownOptions {
   std::string to;
   std::vector<std::string> paths;
   SshFlags ssh;
+  InterruptWatch* watch = nullptr;  // the command's own (not when run --then or autostop calls down)
 };
+
+// The backup before a destroy stops at the next block of data once a signal is caught.
+class DownBackupObserver final : public BackupObserver {
+public:
+  explicit DownBackupObserver(const Services& s) : m_s(s) {}
+  void on_progress(const BackupProgress&) override {}
+  void on_warning(std::string_view) override {}
+  [[nodiscard]] bool cancelled() const override { return m_s.signal_caught() != 0; }
+
+private:
+  const Services& m_s;
+};
+
+void last_words(const DownOptions& o, const std::string& text)
+{
+  if (o.watch != nullptr) {
+    o.watch->set_last_words(text);
+  }
+}
+
+// What an interrupted `down` leaves: `what` (it starts "interrupted: …"), then what still bills.
+Error interrupted_down(Services& s, StateStore& store, const ServerRecord& rec, const std::string& what,
+                       const std::string& next)
+{
+  MicroUsd rate = rec.terms.price_per_hour;
+  std::string state(to_string(rec.status));
+  if (auto now = store.find_server(rec.name); now && *now) {
+    state = std::string(to_string((*now)->status));
+    if (auto ev = store.events(rec.id)) {
+      rate = rate_now((*now)->terms, *ev);
+    }
+  }
+  const int sig = s.signal_caught();
+  return interrupted_error(what + " (" + std::string(sig != 0 ? signal_name(sig) : "interrupted") + "): " + rec.name +
+                           " is recorded as " + state + " and bills " + per_hour(rate) + "; " + next);
+}
 
 Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerRecord& rec, const Config& cfg,
                                 const DownOptions& o)
@@ -50,11 +89,13 @@ Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerReco
   } else if (!ws.empty() && ws != "~") {
     req.remote_paths.push_back(ws);
   }
-  req.dest = !o.to.empty() ? std::filesystem::path(o.to)
-             : cfg.backup_dir ? std::filesystem::path(*cfg.backup_dir) / rec.name
-                              : std::filesystem::path("gpurent-backups") / rec.name;
+  if (!o.to.empty()) {
+    req.dest = o.to;
+  } else {
+    TRY_ASSIGN(req.dest, default_backup_dir(s, cfg.backup_dir, rec.name));
+  }
   s.err << "gpurent: backing up " << rec.name << " to " << req.dest.string() << " before destroying it\n";
-  NullBackupObserver observer;
+  DownBackupObserver observer(s);
   TRY_ASSIGN(BackupReport report, run_backup(*session, req, observer));
   const bool verified = report.verified && report.failed.empty();
   TRY_ASSIGN(BackupRecord saved, store.add_backup(BackupRecord{0, rec.id, s.clock.now(), report.manifest.string(), verified,
@@ -209,7 +250,14 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
         return fail(Errc::refused, "cannot back up " + rec.name + " before destroying it: no SSH address is known; "
                                    "use --no-backup if nothing on it matters");
       }
+      last_words(o, "gpurent: " + rec.name + " was NOT destroyed and bills " + per_hour(now_rate) +
+                        "; its backup is incomplete: `gpurent down " + rec.name + " --destroy` resumes it\n");
       auto b = backup_now(s, *store, rec, cfg, o);
+      if (!b && (b.error().interrupted || s.signal_caught() != 0)) {
+        return std::unexpected(interrupted_down(s, *store, rec, "backing up " + rec.name + " before destroying it",
+                                                "nothing was destroyed; the files copied so far are kept, and `gpurent down " +
+                                                    rec.name + " --destroy` resumes the backup, then destroys"));
+      }
       if (!b) {
         return fail(Errc::refused, "refusing to destroy " + rec.name + ": the backup failed (" + b.error().message +
                                        "); fix it and retry, or pass --no-backup");
@@ -220,6 +268,12 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
                                    "older than the last change; run `gpurent backup " + rec.name + "` or pass --no-backup");
       }
     }
+  }
+  if (s.signal_caught() != 0) {
+    return std::unexpected(interrupted_down(s, *store, rec, "before the " + std::string(verb) + " request",
+                                            "nothing was asked of " + rec.provider + (o.destroy && !o.no_backup && !o.force ?
+                                            " (the backup stands)" : std::string{}) + "; run `gpurent down " + rec.name +
+                                            " --" + verb + "` again to " + verb + " it"));
   }
   const auto wait = wait_options(s);
   if (rec.attached && o.destroy) {
@@ -244,7 +298,15 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
         return down_view(*store, rec, ServerStatus::failed, s.clock.now(), loses);
       }
     }
+    last_words(o, "gpurent: " + rec.name + " is recorded as destroying and may bill " + per_hour(now_rate) +
+                      " until " + rec.provider + " confirms it: `gpurent status --refresh` confirms it\n");
     TRY_ASSIGN(DestroyRecord d, destroy_tracked(s, p, *store, rec, "gpurent down --destroy", destroy_again));
+    if (!d.outcome.confirmed && d.outcome.error.interrupted) {
+      return std::unexpected(interrupted_down(s, *store, rec, d.outcome.error.message.substr(13),
+                                              "`gpurent status --refresh` asks " + rec.provider + " whether it is gone, "
+                                              "and `gpurent down " + rec.name + " --destroy` sends the destroy again "
+                                              "(once: it looks first)"));
+    }
     if (!d.outcome.confirmed) {
       return fail(Errc::unavailable, rec.name + " is " + std::string(to_string(d.status)) + ", not confirmed destroyed (" +
                                          d.outcome.error.message + "); it may still bill");
@@ -254,7 +316,16 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     Provider& p = *handle->provider;
     TRY(o.stop ? p.stop(rec.provider_id) : p.hibernate(rec.provider_id));
     if (o.stop) {
-      TRY(wait_stopped(p, s.clock, rec.provider_id, wait));
+      last_words(o, "gpurent: " + rec.name + " was asked to stop; it is recorded as " + std::string(to_string(rec.status)) +
+                        " (" + per_hour(now_rate) + ") until `gpurent status --refresh` sees it stopped\n");
+      if (auto stopped = wait_stopped(p, s.clock, rec.provider_id, wait); !stopped) {
+        if (stopped.error().interrupted) {
+          return std::unexpected(interrupted_down(s, *store, rec, stopped.error().message.substr(13),
+                                                  "the stop was sent; `gpurent status --refresh` records it once " +
+                                                      rec.provider + " reports it stopped"));
+        }
+        return std::unexpected(stopped.error());
+      }
     }
     TRY(store->record_state(rec.id, target, s.clock.now(), std::string(verb) + " confirmed by the provider"));
   }
@@ -291,11 +362,14 @@ void add_down_command(CLI::App& app, Services& s)
   sub->add_flag("--released", opts->released, "an attached server was released in the provider's console: close its record");
   sub->add_flag("--no-backup", opts->no_backup, "destroy without a backup (still confirmed)");
   sub->add_flag("--force", opts->force, "destroy even when the backup is missing or stale (still confirmed)");
-  sub->add_option("--to", opts->to, "backup directory (default ./gpurent-backups/NAME/)");
+  sub->add_option("--to", opts->to, "backup directory (default: backup_dir/NAME, else ~/.local/share/gpurent/backups/NAME)");
   sub->add_option("--path", opts->paths, "remote path to back up (default: the provider's workspace dir); repeatable");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
+    InterruptWatch watch(s);
+    opts->watch = &watch;
     auto r = run_down(s, *opts);
+    opts->watch = nullptr;
     if (!r) {
       s.exit_code = report_error(s, r.error());
       return;

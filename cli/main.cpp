@@ -46,6 +46,7 @@ int main(int argc, char** argv)
   s.stdout_tty = isatty(STDOUT_FILENO) == 1;
   s.stderr_tty = isatty(STDERR_FILENO) == 1;
   s.stdin_tty = isatty(STDIN_FILENO) == 1;
+  s.handle_signals = true;  // cli/interrupt.hpp: up, down and backup watch SIGINT, SIGTERM, SIGHUP
   const std::string module_override = s.getenv("GPURENT_IO_MODULE").value_or("");
 
   std::unique_ptr<gpurent::HttpClient> http;

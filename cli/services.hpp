@@ -64,6 +64,13 @@ struct Services {
   std::function<Result<StateStore*>()> state;
   // Opens an SSH session (sync/ssh_transport.cpp in the IO module); one per call.
   std::function<Result<std::unique_ptr<SshSession>>(const SshTarget&, const SshOptions&)> ssh_connect;
+  // Signals (cli/interrupt.hpp). The binary sets handle_signals: an InterruptWatch then installs
+  // handlers for SIGINT, SIGTERM and SIGHUP and points caught_signal at what they caught. Tests
+  // leave handle_signals off and set caught_signal to make a signal "arrive".
+  bool handle_signals = false;
+  std::function<int()> caught_signal;
+  // The signal caught since the command began watching (0: none).
+  [[nodiscard]] int signal_caught() const { return caught_signal ? caught_signal() : 0; }
 
   [[nodiscard]] std::optional<std::string> getenv(const std::string& key) const
   {

@@ -13,6 +13,7 @@
 #include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/plan_options.hpp"
@@ -95,9 +96,57 @@ Error destroy_created(Services& s, Provider& p, StateStore& store, const ServerR
                                       rec.name + " --destroy` or `gpurent status --refresh`"};
 }
 
+std::optional<Error> above_ceiling(Services& s, const ServerRecord& rec, MicroUsd reported, MicroUsd quote,
+                                   std::optional<MicroUsd> max_price);
+
+// What bring_up holds a created server to, and says when interrupted.
+struct Handover {
+  MicroUsd quote;                    // the price the user confirmed
+  std::optional<MicroUsd> max_price; // --max-price: the ceiling instead of the quote
+  std::string resume;                // the `gpurent up …` that resumes this server
+};
+
+std::string signal_text(const Services& s) { return std::string(signal_name(s.signal_caught())); }
+
+// The command that resumes an interrupted `up` of `rec` (up is idempotent on --name).
+std::string resume_command(const ServerRecord& rec)
+{
+  return "gpurent up --provider " + rec.provider + " --card " + rec.card + " --gpus " + std::to_string(rec.gpus) +
+         (rec.spot ? " --spot" : "") + " --name " + rec.name;
+}
+
+// Interrupted after the create call: the server is left as it is (the user may want it), its
+// record brought up to date from one more look at the provider, and the error says what it
+// bills and the commands that release or resume it. Nothing a user did not see happens.
+Error left_billing(Services& s, Provider& p, StateStore& store, ServerRecord rec, const Error& why,
+                   const std::string& resume)
+{
+  auto look = p.get(rec.provider_id);
+  if (look && (!look->has_value() || (*look)->state == InstanceState::terminated)) {
+    (void)store.record_state(rec.id, ServerStatus::gone, s.clock.now(), "interrupted; the provider no longer has it");
+    Error e = why;
+    e.message = why.message + "; " + rec.provider + " no longer has " + rec.name + " (" + rec.provider_id +
+                "): nothing bills, and the record is closed";
+    return e;
+  }
+  if (look && !(*look)->host.empty()) {
+    (void)store.set_connection(rec.id, (*look)->user, (*look)->host, (*look)->port, rec.host_key);
+  }
+  const std::string state = look ? (*look)->raw_state : "not known (" + look.error().message + ")";
+  MicroUsd rate = rec.terms.price_per_hour;
+  if (auto ev = store.events(rec.id)) {
+    rate = rate_now(rec.terms, *ev);
+  }
+  Error e = why;
+  e.message = why.message + " (" + signal_text(s) + "): " + rec.name + " (" + rec.provider + " " + rec.provider_id +
+              ", " + state + ") was NOT destroyed and bills " + per_hour(rate) + " until released; release it with `gpurent down " +
+              rec.name + " --destroy --no-backup`, or resume with `" + resume + "`";
+  return e;
+}
+
 // After the create call answered: wait for running + SSH, else destroy what was created.
 Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, ServerRecord rec, const UpOptions& o,
-                              const std::filesystem::path& identity)
+                              const std::filesystem::path& identity, const Handover& ceiling)
 {
   const WaitOptions wait = wait_options(s);
   auto cleanup = [&](const Error& why) -> Error { return destroy_created(s, p, store, rec, why); };
@@ -107,9 +156,18 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
     }
   });
   if (!running) {
+    if (running.error().interrupted) {
+      return std::unexpected(left_billing(s, p, store, rec, running.error(), ceiling.resume));
+    }
     return std::unexpected(cleanup(running.error()));
   }
-  // The instance's own price (Vast: its dph_total with the disk it has) is the ledger's price.
+  // The instance's own price (Vast: its dph_total with the disk it has) is the ledger's price,
+  // and held to the ceiling (not a spot server's: Vast documents no instance price for a bid).
+  if (!rec.spot) {
+    if (auto above = above_ceiling(s, rec, running->price_per_hour, ceiling.quote, ceiling.max_price)) {
+      return std::unexpected(cleanup(*above));
+    }
+  }
   TRY(adopt_reported_prices(s, store, rec, *running));
   TRY(store.set_connection(rec.id, running->user, running->host, running->port, running->host_key));
   rec.user = running->user;
@@ -136,6 +194,9 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
     return session->host_key_fingerprint();
   }, s.clock, wait);
   if (!key) {
+    if (key.error().interrupted) {
+      return std::unexpected(left_billing(s, p, store, rec, key.error(), ceiling.resume));
+    }
     return std::unexpected(cleanup(key.error()));
   }
   TRY(store.set_connection(rec.id, rec.user, rec.host, rec.port, *key));
@@ -145,20 +206,75 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
   return rec;
 }
 
-Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& plan)
+// A built-in price is a guess and an unknown one no quote at all: the provider's own answer,
+// asked now, is the price the user confirms (and, unless --max-price says otherwise, the most
+// `up` keeps a server at). A provider that cannot answer leaves the guess, said so.
+void requote(Services& s, Provider& p, PricedOffer& priced, std::uint32_t gpus)
+{
+  const std::string& origin = priced.offer.price_origin;
+  if (!origin.starts_with("built-in ") && origin != "provider") {
+    return;
+  }
+  const std::string& who = priced.provider.name;
+  auto live = p.fetch_offers();
+  const Offer* now = live ? find_offer(*live, who, priced.card.id, gpus) : nullptr;
+  if (now == nullptr) {
+    const std::string why = live ? who + " does not list " + priced.card.id + " x" + std::to_string(gpus) + " right now"
+                                 : "asking " + who + " for its current price failed: " + live.error().message;
+    report_warning(s, why + ": the quote stays " +
+                          (priced.offer.price_per_hour.n > 0
+                               ? per_hour(priced.offer.price_per_hour) + " (" + priced.offer.price_origin + ")"
+                               : std::string("unknown")) +
+                          ", and a server created at a higher price is destroyed");
+    return;
+  }
+  const MicroUsd was = priced.offer.price_per_hour;
+  priced.offer = *now;
+  priced.offer.price_origin = "quoted by " + who + " now";
+  priced.origin_text = priced.offer.price_origin;
+  if (was.n > 0 && was != now->price_per_hour) {
+    s.err << "gpurent: " << who << " quotes " << per_hour(now->price_per_hour) << " for " << priced.card.id << " x" << gpus
+          << " now (the built-in price was " << per_hour(was) << ")\n";
+  }
+}
+
+// The price the server was created at against the ceiling: --max-price when given, else the
+// quote the user confirmed. Above it the server is destroyed, unless a terminal says keep it.
+// nullopt: keep it.
+std::optional<Error> above_ceiling(Services& s, const ServerRecord& rec, MicroUsd reported, MicroUsd quote,
+                                   std::optional<MicroUsd> max_price)
+{
+  const MicroUsd ceiling = max_price ? *max_price : quote;
+  if (ceiling.n <= 0 || reported <= ceiling) {
+    return std::nullopt;
+  }
+  const std::string what = rec.provider + " created " + rec.name + " at " + per_hour(reported) + ", above " +
+                           (max_price ? "--max-price " + per_hour(*max_price)
+                                      : "the " + per_hour(quote) + " you confirmed");
+  if (!max_price && !s.global.yes && s.stdin_tty) {
+    if (confirm(s, what + ". Keep it at " + per_hour(reported) + "?")) {
+      s.err << "gpurent: keeping " << rec.name << " at " << per_hour(reported) << " (confirmed)\n";
+      return std::nullopt;
+    }
+  }
+  return Error{Errc::refused, what + "; " + (max_price ? std::string("raise --max-price or try later")
+                                                        : "to rent at that price, re-run with `--max-price " +
+                                                              format_usd(reported, reported.n % 10'000 == 0 ? 2 : 4).substr(1) +
+                                                              "`, or try later")};
+}
+
+Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& plan, InterruptWatch& watch)
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(UpChoice choice, o.from_plan.empty() ? choose_given(s, cfg, o) : choose_from_plan(s, cfg, o));
   plan = std::move(choice.plan);
-  const PricedOffer& priced = choice.priced;
+  PricedOffer priced = choice.priced;
   const std::uint32_t gpus = choice.gpus;
   const ProviderInfo& info = priced.provider;
   if (!info.has_api) {
     return fail(Errc::refused, info.name + " has no public API: rent the server in its console, then track it with "
                                            "`gpurent attach --provider " + info.name + " ...`");
   }
-  const MicroUsd price = o.spot && priced.offer.spot_price_per_hour ? *priced.offer.spot_price_per_hour
-                                                                     : priced.offer.price_per_hour;
   std::optional<MicroUsd> max_price;
   if (!o.max_price.empty()) {
     const auto m = parse_usd_per_hour(o.max_price);
@@ -166,9 +282,11 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
       return fail(Errc::usage, "--max-price: " + m.error().message);
     }
     max_price = *m;
-    if (price.n > 0 && price > *m) {
+    const MicroUsd guess = o.spot && priced.offer.spot_price_per_hour ? *priced.offer.spot_price_per_hour
+                                                                       : priced.offer.price_per_hour;
+    if (guess.n > 0 && guess > *m) {
       return fail(Errc::refused, info.name + " " + priced.card.id + " x" + std::to_string(gpus) + " costs " +
-                                     per_hour(price) + " (" + priced.origin_text + "), above --max-price " +
+                                     per_hour(guess) + " (" + priced.origin_text + "), above --max-price " +
                                      per_hour(*m) + "; raise --max-price or pick a cheaper card");
     }
   }
@@ -196,6 +314,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
   // Idempotent on the name.
   TRY_ASSIGN(auto existing, store->find_server(name));
   ServerRecord rec;
+  bool inserted = false;  // by this run (a record from an earlier run may have a create call behind it)
   if (existing && !is_closed(existing->status)) {
     rec = *existing;
     if (rec.provider != info.name || rec.card != priced.card.id || rec.gpus != gpus) {
@@ -213,7 +332,6 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     }
     s.err << "gpurent: resuming " << name << " (" << to_string(rec.status) << ")\n";
   } else {
-    const BillingPolicy policy = o.spot ? info.spot_billing : info.billing;
     std::chrono::seconds hours{3600};
     if (!o.hours.empty()) {
       // Qualified: cost_command.cpp, in the same unity unit, has its own parse_hours.
@@ -223,6 +341,15 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
       }
       hours = *given;
     }
+    requote(s, p, priced, gpus);
+    const MicroUsd price = o.spot && priced.offer.spot_price_per_hour ? *priced.offer.spot_price_per_hour
+                                                                       : priced.offer.price_per_hour;
+    if (max_price && price.n > 0 && price > *max_price) {
+      return fail(Errc::refused, info.name + " " + priced.card.id + " x" + std::to_string(gpus) + " costs " +
+                                     per_hour(price) + " (" + priced.origin_text + "), above --max-price " +
+                                     per_hour(*max_price) + "; raise --max-price or pick a cheaper card");
+    }
+    const BillingPolicy policy = o.spot ? info.spot_billing : info.billing;
     TRY(check_budget(*store, cfg, policy.charge(price, hours), s.clock.now()));
     s.err << "gpurent: " << info.display << " " << priced.card.display << " x" << gpus << (o.spot ? " (spot)" : "")
           << ": " << (price.n > 0 ? per_hour(price) : std::string("price unknown until the provider answers")) << ", "
@@ -246,11 +373,31 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     rec.known_hosts_file = o.ssh.known_hosts.empty() ? std::string{}
                                                      : std::filesystem::absolute(o.ssh.known_hosts, ec).string();
     TRY_ASSIGN(rec, store->insert_server(rec));
+    inserted = true;
   }
   crash_point(s, "recorded");
-
+  const std::string resume = resume_command(rec);
   if (rec.provider_id.empty()) {
-    LaunchRequest req{name, rec.card, rec.gpus, rec.spot, o.region, max_price, public_key, o.image};
+    watch.set_last_words("gpurent: " + name + " is recorded as `creating`; whether " + info.name +
+                         " created it is not known: `gpurent status --refresh` settles it\n");
+    if (s.signal_caught() != 0) {
+      // Before the create call: nothing was asked of the provider (a record from an earlier
+      // run stays as it was: that run may have sent one).
+      if (inserted) {
+        (void)store->record_state(rec.id, ServerStatus::failed, s.clock.now(), "interrupted before the create call");
+      }
+      return std::unexpected(interrupted_error("before the create call (" + signal_text(s) + "): " + info.name +
+                                               " was not asked to create " + name + ", and nothing bills"));
+    }
+  }
+
+  // What the user confirmed (the price recorded with the server before the create call).
+  MicroUsd quote = rec.terms.price_per_hour;
+  if (rec.provider_id.empty()) {
+    // Where the provider picks among offers (Vast), none above the ceiling is taken.
+    const MicroUsd ceiling = max_price ? *max_price : quote;
+    LaunchRequest req{name, rec.card, rec.gpus, rec.spot, o.region,
+                      ceiling.n > 0 ? std::optional<MicroUsd>(ceiling) : std::nullopt, public_key, o.image};
     auto launched = p.launch(req);
     if (!launched) {
       // The create may have reached the provider whatever the error: its list by name decides.
@@ -275,9 +422,12 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
         }
         return std::unexpected(create_error);
       } else {
-        return fail(Errc::unavailable, create_error.message + "; whether " + info.name + " created " + name +
-                                           " is not known (" + found.error().message + "): it stays tracked as "
-                                           "`creating`; run `gpurent status --refresh` to settle it");
+        Error e{Errc::unavailable, create_error.message + "; whether " + info.name + " created " + name +
+                                       " is not known (" + found.error().message + "): it stays tracked as "
+                                       "`creating`; run `gpurent status --refresh` to settle it"};
+        e.interrupted = found.error().interrupted;
+        e.code = e.interrupted ? Errc::partial : e.code;
+        return std::unexpected(e);
       }
     }
     rec.provider_id = launched->id;
@@ -285,16 +435,21 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     TRY(adopt_reported_prices(s, *store, rec, *launched));
     TRY(store->record_state(rec.id, ServerStatus::provisioning, s.clock.now(), "created: " + rec.provider_id));
     rec.status = ServerStatus::provisioning;
-    if (max_price && launched->price_per_hour > *max_price) {
-      // RunPod picks the machine: its price is known only now. Give it back, confirmed.
-      return std::unexpected(destroy_created(
-          s, p, *store, rec,
-          Error{Errc::refused, info.name + " created " + name + " at " + per_hour(launched->price_per_hour) +
-                                   ", above --max-price " + per_hour(*max_price) + "; raise --max-price or try later"}));
+    watch.set_last_words("gpurent: " + name + " (" + info.name + " " + rec.provider_id + ") is recorded as provisioning and bills " +
+                         per_hour(rec.terms.price_per_hour) + ": release it with `gpurent down " + name +
+                         " --destroy --no-backup`, or resume with `" + resume + "`\n");
+    // RunPod picks the machine: its price is known only now. Above the ceiling it is given
+    // back, confirmed.
+    if (auto above = above_ceiling(s, rec, launched->price_per_hour, quote, max_price)) {
+      return std::unexpected(destroy_created(s, p, *store, rec, *above));
     }
+    quote = std::max(quote, launched->price_per_hour);  // kept at that price: not asked again
   }
   crash_point(s, "created");
-  return bring_up(s, p, *store, rec, o, identity);
+  if (s.signal_caught() != 0) {
+    return std::unexpected(left_billing(s, p, *store, rec, interrupted_error("after the create call"), resume));
+  }
+  return bring_up(s, p, *store, rec, o, identity, Handover{quote, max_price, resume});
 }
 
 }  // namespace
@@ -321,7 +476,8 @@ void add_up_command(CLI::App& app, Services& s)
   auto autostop = add_autostop_flag(*sub);
   sub->callback([&s, opts, autostop] {
     nlohmann::json plan;
-    auto r = run_up(s, *opts, plan);
+    InterruptWatch watch(s);
+    auto r = run_up(s, *opts, plan, watch);
     if (!r) {
       s.exit_code = report_error(s, r.error());
       return;

@@ -13,6 +13,11 @@ std::string seconds_text(std::chrono::milliseconds d)
 
 }  // namespace
 
+bool stop_asked(const WaitOptions& options)
+{
+  return options.cancelled && options.cancelled();
+}
+
 bool is_transient(const Error& e) noexcept
 {
   return e.code == Errc::unavailable || e.code == Errc::timeout || e.code == Errc::quota;
@@ -35,6 +40,10 @@ Result<Instance> wait_running(Provider& provider, Clock& clock, std::string_view
   const auto deadline = clock.now() + options.timeout;
   std::string last = "no answer yet";
   do {
+    if (stop_asked(options)) {
+      return std::unexpected(interrupted_error("waiting for " + std::string(provider.name()) + " server " +
+                                               std::string(id) + " to run (last state: " + last + ")"));
+    }
     auto got = provider.get(id);
     if (!got) {
       if (!is_transient(got.error())) {
@@ -75,6 +84,9 @@ Result<std::string> wait_ssh(const std::function<Result<std::string>()>& probe, 
   const auto deadline = clock.now() + options.timeout;
   std::string last;
   do {
+    if (stop_asked(options)) {
+      return std::unexpected(interrupted_error("waiting for SSH to answer" + (last.empty() ? "" : " (" + last + ")")));
+    }
     auto r = probe();
     if (r) {
       return r;
@@ -92,6 +104,10 @@ Result<void> wait_stopped(Provider& provider, Clock& clock, std::string_view id,
   const auto deadline = clock.now() + options.timeout;
   std::string last = "no answer yet";
   do {
+    if (stop_asked(options)) {
+      return std::unexpected(interrupted_error("waiting for " + std::string(provider.name()) + " server " +
+                                               std::string(id) + " to stop (last: " + last + ")"));
+    }
     auto got = provider.get(id);
     if (!got) {
       if (!is_transient(got.error())) {

@@ -17,7 +17,12 @@ namespace gpurent {
 struct WaitOptions {
   std::chrono::milliseconds timeout{10 * 60 * 1000};
   std::chrono::milliseconds poll{5'000};
+  // Asked before each poll: true ends the wait with an Error whose `interrupted` is set (the
+  // user pressed Ctrl-C); what was asked of the provider so far stands.
+  std::function<bool()> cancelled;
 };
+
+[[nodiscard]] bool stop_asked(const WaitOptions& options);
 
 using PollObserver = std::function<void(const Instance&)>;
 

@@ -42,6 +42,11 @@ DestroyOutcome destroy_confirmed(Provider& provider, Clock& clock, std::string_v
   bool already_gone = false;  // the provider answered "no such server": get() must agree
   std::string last = "no answer yet";
   do {
+    if (stop_asked(options)) {
+      return unconfirmed(out, interrupted_error(out.accepted ? who + ": the destroy was accepted but not yet confirmed gone"
+                                                : out.requests > 0 ? who + ": the destroy request may not have got through"
+                                                                   : who + ": no destroy request was sent"));
+    }
     if (!out.accepted) {
       if (out.requests > 0 || hooks.look_first) {
         // The last request failed in transit: it may have been carried out. Look before sending
@@ -123,6 +128,10 @@ Result<std::optional<Instance>> find_named(Provider& provider, Clock& clock, std
   const auto deadline = clock.now() + options.timeout;
   Error last{Errc::timeout, std::string(provider.name()) + ": could not list servers"};
   do {
+    if (stop_asked(options)) {
+      return std::unexpected(interrupted_error("looking for " + std::string(name) + " in " +
+                                               std::string(provider.name()) + "'s list"));
+    }
     auto all = provider.list();
     if (all) {
       for (const auto& in : *all) {

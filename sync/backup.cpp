@@ -224,7 +224,8 @@ Result<BackupReport> Runner::run()
     for (const auto& e : to_copy) {
       auto c = copy_one(e, allow_resume);
       if (!c) {
-        if (c.error().code == Errc::unavailable || c.error().code == Errc::timeout || c.error().code == Errc::internal) {
+        if (c.error().code == Errc::unavailable || c.error().code == Errc::timeout || c.error().code == Errc::internal ||
+            c.error().interrupted) {
           return std::unexpected(c.error());  // connection lost or disk full: stop, a re-run resumes
         }
         m_report.failed.push_back(FailedFile{e.path, c.error().message});

@@ -55,6 +55,9 @@ public:
   virtual ~BackupObserver() = default;
   virtual void on_progress(const BackupProgress& p) = 0;  // frequent; keep cheap
   virtual void on_warning(std::string_view message) = 0;
+  // Asked as data arrives: true stops the backup with an interrupted error (Ctrl-C); the
+  // previous good copy and manifest stay intact and a re-run resumes the partial files.
+  [[nodiscard]] virtual bool cancelled() const { return false; }
 };
 
 class NullBackupObserver final : public BackupObserver {

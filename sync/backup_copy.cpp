@@ -80,6 +80,11 @@ public:
     m_r.m_progress.bytes_done += n;
     m_r.m_report.bytes_copied += n;
     m_r.m_obs.on_progress(m_r.m_progress);
+    if (m_r.m_obs.cancelled()) {
+      ::close(m_fd);
+      m_fd = -1;
+      return std::unexpected(interrupted_error("copying " + m_entry->path + " (kept as a partial file: a re-run resumes it)"));
+    }
     return {};
   }
   Result<void> end_file() override
@@ -245,6 +250,9 @@ Result<Copied> Runner::copy_one(const RemoteEntry& e, bool allow_resume)
     h.update(data, n);
     m_progress.bytes_done += n;
     m_obs.on_progress(m_progress);
+    if (m_obs.cancelled()) {
+      return std::unexpected(interrupted_error("copying " + e.path + " (kept as a partial file: a re-run resumes it)"));
+    }
     return {};
   });
   ::close(fd);

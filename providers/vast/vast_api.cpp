@@ -188,7 +188,8 @@ std::vector<Offer> offers_from(const std::vector<Bundle>& bundles)
     o.card = *card;
     o.gpus = b.num_gpus;
     o.price_per_hour = b.dph_total;
-    o.spot_price_per_hour = b.min_bid;
+    // The lowest bid pays the GPU; the disk bills on top of it (dph_total includes it already).
+    o.spot_price_per_hour = b.min_bid ? std::optional<MicroUsd>(*b.min_bid + b.storage_per_hour) : std::nullopt;
     o.region = b.geolocation;
     o.price_origin = "fetched";
     best[key] = std::move(o);

@@ -56,8 +56,9 @@ Result<HttpResponse> VastProvider::call(const HttpRequest& req, std::string_view
 
 Result<std::vector<Offer>> VastProvider::fetch_offers()
 {
-  TRY_ASSIGN(HttpResponse resp, call(request("POST", "/bundles/", search_body({}, 0, false, 1000)), "search offers"));
-  TRY_ASSIGN(auto bundles, parse_bundles(resp.body));
+  // Searched with the disk `up` gives an instance, so that the listed price is the one it bills.
+  TRY_ASSIGN(HttpResponse resp, call(request("POST", "/bundles/", search_body({}, 0, false, 1000, k_disk_gb)), "search offers"));
+  TRY_ASSIGN(auto bundles, parse_bundles(resp.body, k_disk_gb));
   return offers_from(bundles);
 }
 
@@ -144,7 +145,8 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
     if (card_of(b.gpu_name, b.gpu_ram_mb) != std::optional<std::string>(canonical_card_id(req.card)) || b.num_gpus != req.gpus) {
       continue;
     }
-    const MicroUsd price = req.spot && b.min_bid ? *b.min_bid : b.dph_total;
+    // A bid pays storage on top: the price a ceiling is held to includes it.
+    const MicroUsd price = req.spot && b.min_bid ? *b.min_bid + b.storage_per_hour : b.dph_total;
     if (req.max_price_per_hour && price > *req.max_price_per_hour) {
       continue;
     }
@@ -155,7 +157,7 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
   if (pick == nullptr) {
     return fail(bundles.empty() ? Errc::quota : Errc::refused,
                 "vast: no rentable offer for " + req.card + " x" + std::to_string(req.gpus) +
-                    (bundles.empty() ? " right now; try later or another card" : " within --max-price; raise it"));
+                    (bundles.empty() ? " right now; try later or another card" : " within the price ceiling (the quote confirmed, or --max-price); raise --max-price"));
   }
   const std::optional<MicroUsd> bid = req.spot ? std::optional<MicroUsd>(pick->min_bid.value_or(pick->dph_total)) : std::nullopt;
   TRY(ensure_ssh_key(req.ssh_public_key));

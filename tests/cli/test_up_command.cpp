@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdlib.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -94,7 +96,9 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   u.config("[prices.cloudgpu]\n\"rtx-4090\" = 0.10\n");
   const std::string pod_id = "xedezhzb9la3ye";
   u.http.on("GET " + k_runpod + "/pods", 200, "[]");
-  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  Json created = Json::parse(read_fixture("runpod/pod_booting.json"));
+  created["costPerHr"] = 0.39;  // the price plan ranked it at: no more than the quote
+  u.http.on("POST " + k_runpod + "/pods", 201, created.dump());
   Json running = Json::parse(read_fixture("runpod/pod_running.json"));
   running["id"] = pod_id;
   running["name"] = "fp";
@@ -140,7 +144,7 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   CHECK(events[2].status == gpurent::ServerStatus::running);
   REQUIRE(u.http.count("POST " + k_runpod + "/pods") == 1);
   for (const auto& req : u.http.requests()) {
-    if (req.method == "POST") {
+    if (req.method == "POST" && req.url == k_runpod + "/pods") {
       CHECK(has(req.body, "RTX 3090"));
     }
   }
@@ -238,7 +242,11 @@ TEST_CASE("up --from-plan: --provider and --card restrict the choice; the usual 
     CHECK(has(r.err, "no offer matches the filters"));
   }
   CHECK(u.servers().empty());
-  CHECK(u.http.requests().empty());
+  // At most the provider was asked for its current price (read-only): nothing was created.
+  for (const auto& req : u.http.requests()) {
+    INFO(req.method << " " << req.url);
+    CHECK((has(req.url, "graphql") || has(req.url, "instance-types")));
+  }
 }
 
 TEST_CASE("up: usage errors for the options of --from-plan", "[cli][up]")
@@ -343,5 +351,150 @@ TEST_CASE("up: a create call whose answer was lost is settled by the provider's 
     const auto servers = u.servers();
     REQUIRE(servers.size() == 1);
     CHECK(servers[0].status == gpurent::ServerStatus::creating);
+  }
+}
+
+namespace {
+
+// RunPod's gpuTypes answer with one card at `price` per GPU (docs: securePrice, USD per hour).
+std::string gpu_types(double price)
+{
+  return Json{{"data", {{"gpuTypes", Json::array({{{"id", "NVIDIA GeForce RTX 4090"}, {"displayName", "RTX 4090"},
+                                                    {"memoryInGb", 24}, {"securePrice", price},
+                                                    {"secureSpotPrice", price / 2}}})}}}}
+      .dump();
+}
+
+const std::string k_graphql = "http://runpod.test/graphql";
+
+}  // namespace
+
+TEST_CASE("up: the quote is asked of the provider, and a server created above it is destroyed unless kept",
+          "[cli][up][destroy][price]")
+{
+  UpHarness u;
+  u.h.env["GPURENT_RUNPOD_GRAPHQL_URL"] = k_graphql;
+  const std::string pod_id = "xedezhzb9la3ye";  // the fixture's costPerHr: 0.74
+  u.http.on("POST " + k_graphql, 200, gpu_types(0.39));
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  SECTION("confirmed at RunPod's $0.39/h, created at $0.74/h: destroyed, confirmed, exit 3")
+  {
+    u.http.on("DELETE " + k_runpod + "/pods/" + pod_id, 204, "");
+    u.http.on("GET " + k_runpod + "/pods/" + pod_id, 404, "Pod not found.");
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "pj", "--yes"});
+    INFO(r.err);
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "$0.39/h"));
+    CHECK(has(r.err, "quoted by runpod now"));
+    CHECK(has(r.err, "above the $0.39/h you confirmed"));
+    CHECK(has(r.err, "destroyed (confirmed by runpod"));
+    CHECK(has(r.err, "--max-price 0.74"));
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == 1);
+    const auto servers = u.servers();
+    REQUIRE(servers.size() == 1);
+    CHECK(servers[0].status == gpurent::ServerStatus::destroyed);
+  }
+  SECTION("on a terminal the user is asked, and may keep it at the new price")
+  {
+    Json running = Json::parse(read_fixture("runpod/pod_running.json"));
+    running["id"] = pod_id;
+    running["costPerHr"] = 0.74;
+    u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
+    u.h.stdin_tty = true;
+    u.h.stdin_text = "y\ny\n";  // rent it; keep it at $0.74/h
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "pk", "--no-wait"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(has(r.err, "Keep it at $0.74/h?"));
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == 0);
+    REQUIRE(u.servers().size() == 1);
+    CHECK(u.servers()[0].terms.price_per_hour == gpurent::MicroUsd{740'000});
+  }
+  SECTION("on a terminal, no answer is no: destroyed")
+  {
+    u.http.on("DELETE " + k_runpod + "/pods/" + pod_id, 204, "");
+    u.http.on("GET " + k_runpod + "/pods/" + pod_id, 404, "Pod not found.");
+    u.h.stdin_tty = true;
+    u.h.stdin_text = "y\n";
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "pn", "--no-wait"});
+    CHECK(r.code == 3);
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == 1);
+  }
+  SECTION("--max-price above the created price: kept (it is the ceiling instead of the quote)")
+  {
+    Json running = Json::parse(read_fixture("runpod/pod_running.json"));
+    running["id"] = pod_id;
+    running["costPerHr"] = 0.74;
+    u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "pm", "--yes", "--no-wait",
+                         "--max-price", "0.80"});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == 0);
+  }
+}
+
+TEST_CASE("up: the provider's quote cannot be had: the built-in price is the quote, said so", "[cli][up][price]")
+{
+  UpHarness u;
+  u.h.env["GPURENT_RUNPOD_GRAPHQL_URL"] = k_graphql;
+  u.http.on("POST " + k_graphql, 500, "{}");
+  const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "pq"});  // no TTY, no --yes
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "asking runpod for its current price failed"));
+  CHECK(has(r.err, "a server created at a higher price is destroyed"));
+  CHECK(has(r.err, "the quote stays $0.60/h (built-in 2026-03-10)"));
+  CHECK(u.servers().empty());
+}
+
+TEST_CASE("up: a signal stops it at the next safe point; what bills is said, nothing is destroyed unasked",
+          "[cli][up][signal]")
+{
+  UpHarness u;
+  u.h.env["GPURENT_RUNPOD_GRAPHQL_URL"] = k_graphql;
+  const std::string pod_id = "xedezhzb9la3ye";
+  u.http.on("POST " + k_graphql, 200, gpu_types(0.74));
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  u.http.on("POST " + k_runpod + "/pods", 201, read_fixture("runpod/pod_booting.json"));
+  u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, read_fixture("runpod/pod_booting.json"));
+  const auto base_setup = u.h.setup;
+  SECTION("before the create call: nothing is asked of RunPod, the record closes, exit 4")
+  {
+    u.h.setup = [&](gpurent::Services& s) {
+      base_setup(s);
+      s.caught_signal = [] { return SIGINT; };
+    };
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "si", "--yes"});
+    INFO(r.err);
+    CHECK(r.code == 4);
+    CHECK(has(r.err, "interrupted: before the create call (SIGINT)"));
+    CHECK(has(r.err, "nothing bills"));
+    CHECK(u.http.count("POST " + k_runpod + "/pods") == 0);
+    REQUIRE(u.servers().size() == 1);
+    CHECK(u.servers()[0].status == gpurent::ServerStatus::failed);
+  }
+  SECTION("while waiting for it to run: left running, recorded as provisioning, the rate and both commands said")
+  {
+    // The signal "arrives" once the create call was answered.
+    u.h.setup = [&](gpurent::Services& s) {
+      base_setup(s);
+      s.caught_signal = [&u] { return u.http.count("POST " + k_runpod + "/pods") > 0 ? SIGTERM : 0; };
+    };
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "sw", "--yes", "--json"});
+    INFO(r.err);
+    CHECK(r.code == 4);
+    CHECK(has(r.err, "(SIGTERM)"));
+    CHECK(has(r.err, "was NOT destroyed and bills $0.74/h until released"));
+    CHECK(has(r.err, "gpurent down sw --destroy --no-backup"));
+    CHECK(has(r.err, "gpurent up --provider runpod --card rtx-4090 --gpus 1 --name sw"));
+    CHECK(u.http.count("DELETE " + k_runpod + "/pods/" + pod_id) == 0);
+    CHECK(u.http.count("GET " + k_runpod + "/pods/" + pod_id) == 1);  // asked once more
+    const Json doc = Json::parse(r.out);
+    CHECK(doc["error"]["code"] == "partial");
+    CHECK(doc["error"]["exit"] == 4);
+    REQUIRE(u.servers().size() == 1);
+    CHECK(u.servers()[0].status == gpurent::ServerStatus::provisioning);
+    CHECK(u.servers()[0].provider_id == pod_id);
   }
 }

@@ -49,6 +49,11 @@ REQUESTS = []
 ARGS = None
 BOOT_POLLS = 3
 PRICES = {}  # provider -> price per hour of the next create (RunPod picks the machine)
+# RunPod's gpuTypes as its GraphQL answers them: id -> (displayName, memoryInGb, securePrice,
+# secureSpotPrice), per GPU. A pod costs its type's securePrice unless /_control/price says more.
+RUNPOD_TYPES = {"NVIDIA GeForce RTX 4090": ("RTX 4090", 24, 0.69, 0.35),
+                "NVIDIA GeForce RTX 3090": ("RTX 3090", 24, 0.43, 0.22),
+                "NVIDIA L4": ("L4", 24, 0.43, 0.22)}
 ACCOUNT_KEYS = []  # Vast account SSH keys: {"id", "key"}
 VAST_DPH_BASE = 0.35
 VAST_STORAGE_COST = 0.15  # $/GB/month
@@ -137,6 +142,7 @@ def runpod_pod(s):
             "lastStatusChange": change,
             "gpu": {"id": s["card"], "count": s["gpus"]}, "machine": {"gpuTypeId": s["card"]},
             "publicIp": "127.0.0.1" if running else "", "portMappings": {"22": s["ssh_port"]} if running else {},
+            "volumeInGb": s.get("volume_gb", 0), "containerDiskInGb": s.get("container_gb", 0),
             "interruptible": False, "image": "runpod/pytorch"}
 
 
@@ -274,7 +280,10 @@ class Handler(BaseHTTPRequestHandler):
                     v["phase"] = req["phase"]
                 return self.reply(200 if found else 404, {"changed": len(found)})
             if path == "/_control/price":
-                PRICES[req["provider"]] = req["price"]
+                if req.get("price") is None:
+                    PRICES.pop(req["provider"], None)
+                else:
+                    PRICES[req["provider"]] = req["price"]
                 return self.reply(200, {"ok": True})
             if path == "/_control/state":
                 return self.reply(200, {k: {x: y for x, y in v.items() if x != "public_key"} for k, v in SERVERS.items()})
@@ -333,14 +342,17 @@ class Handler(BaseHTTPRequestHandler):
     def runpod_api(self, method, p, req):
         if method == "POST" and p == "/graphql":
             return self.reply(200, {"data": {"gpuTypes": [
-                {"id": "NVIDIA GeForce RTX 4090", "displayName": "RTX 4090", "memoryInGb": 24, "securePrice": 0.69,
-                 "secureSpotPrice": 0.35}]}})
+                {"id": k, "displayName": v[0], "memoryInGb": v[1], "securePrice": v[2], "secureSpotPrice": v[3]}
+                for k, v in RUNPOD_TYPES.items()]}})
         if method == "GET" and p == "/v1/pods":
             return self.reply(200, [runpod_pod(s) for s in SERVERS.values()
                                     if s["provider"] == "runpod" and s["phase"] != "gone"])
         if method == "POST" and p == "/v1/pods":
-            s = new_server("runpod", req["name"], req.get("env", {}).get("PUBLIC_KEY", ""), req["gpuTypeIds"][0],
-                           req.get("gpuCount", 1), PRICES.get("runpod", 0.69) * req.get("gpuCount", 1))
+            kind = req["gpuTypeIds"][0]
+            per_gpu = PRICES["runpod"] if "runpod" in PRICES else RUNPOD_TYPES.get(kind, ("", 0, 0.69, 0))[2]
+            s = new_server("runpod", req["name"], req.get("env", {}).get("PUBLIC_KEY", ""), kind,
+                           req.get("gpuCount", 1), round(per_gpu * req.get("gpuCount", 1), 6))
+            s["volume_gb"], s["container_gb"] = req.get("volumeInGb", 0), req.get("containerDiskInGb", 0)
             return self.reply(201, runpod_pod(s))
         parts = p.split("/")  # ['', 'v1', 'pods', id, action?]
         if len(parts) >= 4 and parts[2] == "pods":

@@ -116,6 +116,10 @@ def scenario(e):
     check(r6s.get("state") == "crashed" and r6s.get("billing_state") == "stopped" and
           "code 1" in (r6s.get("trouble") or {}).get("detail", ""), "RunPod EXITED with code 1 is a crash",
           json.dumps(r6s))
+    # An EXITED pod keeps its volume disk (up asks for 20 GB), billed at $0.20/GB-month while
+    # stopped (docs.runpod.io/pods/storage); the container disk is erased and not charged.
+    check(r6s.get("cost_per_hour_now") == -(-200000 * 20 // 730) / 1e6, "RunPod EXITED bills its volume disk, not $0.00/h",
+          json.dumps(r6s))
     # Lambda's `preempted`: the instance is gone and no longer bills: the record closes as gone.
     check(not l4s and {"name": "l4", "provider": "lambda", "state": "gone"} in doc.get("closed", []),
           "preempted closes the record as gone", json.dumps(doc.get("closed")))
@@ -156,7 +160,15 @@ def scenario(e):
     check(by_name(doc, "mp2") is None and one_state(e, "mp2").get("state") == "destroyed",
           "refresh retries and closes mp2", p.stdout + p.stderr)
     check(not any(u["name"] == "mp2" for u in doc.get("untracked", [])), "mp2 was never untracked")
-    e.control("/_control/price", {"provider": "runpod", "price": 0.69})
+    # Without --max-price the quote is the ceiling: RunPod quoted $0.69/h (its gpuTypes), the pod
+    # it picked costs $0.99/h: destroyed, confirmed, and the --max-price that would keep it said.
+    p = e.run("up", "--provider", "runpod", "--card", "rtx-4090", "--name", "pj", "--yes", "--no-wait")
+    check(p.returncode == 3 and "quoted by runpod now" in p.stderr and "above the $0.69/h you confirmed" in p.stderr
+          and "--max-price 0.99" in p.stderr and "confirmed by runpod" in p.stderr,
+          "a price above the confirmed quote destroys the pod", p.stderr)
+    check(one_state(e, "pj").get("state") == "destroyed" and not any(v["name"] == "pj" for v in e.live().values()),
+          "and nothing of it is left", json.dumps(one_state(e, "pj")))
+    e.control("/_control/price", {"provider": "runpod", "price": None})
 
     # Crash after the destroy was recorded, before it was sent: refresh sends it (once).
     p, r7 = up(e, "runpod", "rtx-4090", "r7")

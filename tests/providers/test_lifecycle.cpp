@@ -20,7 +20,7 @@ TEST_CASE("Lifecycle: wait_running polls through pending until running", "[provi
               state(InstanceState::running, "running", "10.0.0.1")};
   FakeClock clock;
   int seen = 0;
-  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s}, [&](const Instance&) { ++seen; });
+  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s, {}}, [&](const Instance&) { ++seen; });
   REQUIRE(r);
   CHECK(r->host == "10.0.0.1");
   CHECK(seen == 3);
@@ -34,7 +34,7 @@ TEST_CASE("Lifecycle: a 10-minute deadline passes in microseconds", "[providers]
   FakeClock clock;
   const auto start = clock.now();
   const auto wall = std::chrono::steady_clock::now();
-  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s});
+  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s, {}});
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::timeout);
   CHECK(r.error().message.find("booting") != std::string::npos);
@@ -50,7 +50,7 @@ TEST_CASE("Lifecycle: dead ends fail at once", "[providers][lifecycle]")
                         std::pair{InstanceState::terminated, "terminated"}}) {
     ScriptedProvider p;
     p.script = {state(InstanceState::pending, "loading"), state(s, raw)};
-    auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s});
+    auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s, {}});
     REQUIRE_FALSE(r);
     CHECK(r.error().message.find(raw) != std::string::npos);
   }
@@ -71,12 +71,32 @@ TEST_CASE("Lifecycle: wait_ssh retries unavailable, stops on unauthorized", "[pr
       return fail(Errc::unavailable, "connection refused");
     }
     return std::string("SHA256:abc");
-  }, clock, WaitOptions{1min, 3s});
+  }, clock, WaitOptions{1min, 3s, {}});
   REQUIRE(r);
   CHECK(*r == "SHA256:abc");
   CHECK(clock.slept() == 9s);
   auto denied = wait_ssh([&]() -> Result<std::string> { return fail(Errc::unauthorized, "auth"); }, clock, WaitOptions{});
   CHECK(denied.error().code == Errc::unauthorized);
-  auto never = wait_ssh([&]() -> Result<std::string> { return fail(Errc::timeout, "t"); }, clock, WaitOptions{30s, 10s});
+  auto never = wait_ssh([&]() -> Result<std::string> { return fail(Errc::timeout, "t"); }, clock, WaitOptions{30s, 10s, {}});
   CHECK(never.error().code == Errc::timeout);
+}
+
+TEST_CASE("Lifecycle waits: a cancelled wait ends at the next look with an interrupted error", "[providers][lifecycle][signal]")
+{
+  ScriptedProvider p;
+  p.script = {state(InstanceState::pending, "booting")};
+  FakeClock clock;
+  int asked = 0;
+  auto r = wait_running(p, clock, "i-1", WaitOptions{10min, 5s, [&asked] { return ++asked > 2; }});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().interrupted);
+  CHECK(r.error().code == Errc::partial);
+  CHECK(r.error().message.find("last state: booting") != std::string::npos);
+  CHECK(clock.slept() == 10s);  // two looks, then the third stops before asking
+  int probes = 0;
+  auto s = wait_ssh([&]() -> Result<std::string> { ++probes; return fail(Errc::unavailable, "refused"); }, clock,
+                    WaitOptions{10min, 5s, [&probes] { return probes >= 3; }});
+  REQUIRE_FALSE(s);
+  CHECK(s.error().interrupted);
+  CHECK(probes == 3);
 }

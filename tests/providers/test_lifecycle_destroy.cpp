@@ -29,7 +29,7 @@ TEST_CASE("destroy_confirmed: one request, then get() until gone", "[providers][
   int accepted_hooks = 0;
   DestroyHooks hooks;
   hooks.on_accepted = [&] { ++accepted_hooks; };
-  const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s}, hooks);
+  const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}}, hooks);
   CHECK(out.confirmed);
   CHECK(out.accepted);
   CHECK(out.requests == 1);
@@ -46,14 +46,14 @@ TEST_CASE("destroy_confirmed: an already-gone answer counts only when get() agre
   SECTION("get() says gone: confirmed, without a second request")
   {
     p.script = {absent()};
-    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s});
+    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}});
     CHECK(out.confirmed);
     CHECK(p.terminate_calls == 1);
   }
   SECTION("get() still shows it running: not confirmed, and not taken as accepted")
   {
     p.script = {state(InstanceState::running, "RUNNING")};
-    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s});
+    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}});
     CHECK_FALSE(out.confirmed);
     CHECK_FALSE(out.accepted);
     CHECK(p.terminate_calls == 1);
@@ -69,7 +69,7 @@ TEST_CASE("destroy_confirmed: a request lost in transit is repeated only after a
   {
     p.terminate_script = {answer(Errc::unavailable, "HTTP 500"), Result<void>{}};
     p.script = {state(InstanceState::running, "RUNNING"), absent()};
-    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s});
+    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}});
     CHECK(out.confirmed);
     CHECK(out.requests == 2);
   }
@@ -77,7 +77,7 @@ TEST_CASE("destroy_confirmed: a request lost in transit is repeated only after a
   {
     p.terminate_script = {answer(Errc::unavailable, "HTTP 500")};
     p.script = {state(InstanceState::terminating, "terminating"), absent()};
-    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s});
+    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}});
     CHECK(out.confirmed);
     CHECK(out.requests == 1);
   }
@@ -85,14 +85,14 @@ TEST_CASE("destroy_confirmed: a request lost in transit is repeated only after a
   {
     p.terminate_script = {answer(Errc::timeout, "timed out")};
     p.script = {absent()};
-    CHECK(destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s}).confirmed);
+    CHECK(destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}}).confirmed);
     CHECK(p.terminate_calls == 1);
   }
   SECTION("500 every time: at most k_max_destroy_requests, then not confirmed and not accepted")
   {
     p.terminate_script = {answer(Errc::unavailable, "HTTP 500")};
     p.script = {state(InstanceState::running, "RUNNING")};
-    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s});
+    const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}});
     CHECK_FALSE(out.confirmed);
     CHECK_FALSE(out.accepted);
     CHECK(out.requests == k_max_destroy_requests);
@@ -106,7 +106,7 @@ TEST_CASE("destroy_confirmed: a refusal is final unless the server is gone anywa
   ScriptedProvider p;
   p.terminate_script = {answer(Errc::unauthorized, "HTTP 401")};
   p.script = {state(InstanceState::running, "active")};
-  auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s});
+  auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{10min, 2s, {}});
   CHECK_FALSE(out.confirmed);
   CHECK_FALSE(out.accepted);
   CHECK(out.error.code == Errc::unauthorized);
@@ -114,7 +114,7 @@ TEST_CASE("destroy_confirmed: a refusal is final unless the server is gone anywa
   ScriptedProvider q;
   q.terminate_script = {answer(Errc::invalid_input, "HTTP 400")};
   q.script = {absent()};
-  CHECK(destroy_confirmed(q, clock, "i-1", WaitOptions{10min, 2s}).confirmed);
+  CHECK(destroy_confirmed(q, clock, "i-1", WaitOptions{10min, 2s, {}}).confirmed);
 }
 
 TEST_CASE("destroy_confirmed: accepted but never gone is a timeout, still accepted", "[providers][lifecycle][destroy]")
@@ -122,7 +122,7 @@ TEST_CASE("destroy_confirmed: accepted but never gone is a timeout, still accept
   FakeClock clock;
   ScriptedProvider p;
   p.script = {state(InstanceState::running, "running")};
-  const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{1min, 10s});
+  const auto out = destroy_confirmed(p, clock, "i-1", WaitOptions{1min, 10s, {}});
   CHECK_FALSE(out.confirmed);
   CHECK(out.accepted);
   CHECK(out.requests == 1);
@@ -137,15 +137,15 @@ TEST_CASE("destroy_confirmed: look_first sends nothing when the provider is alre
   hooks.look_first = true;
   ScriptedProvider terminating;
   terminating.script = {state(InstanceState::terminating, "terminating"), absent()};
-  auto out = destroy_confirmed(terminating, clock, "i-1", WaitOptions{10min, 2s}, hooks);
+  auto out = destroy_confirmed(terminating, clock, "i-1", WaitOptions{10min, 2s, {}}, hooks);
   CHECK(out.confirmed);
   CHECK(out.requests == 0);
   ScriptedProvider gone;
   gone.script = {absent()};
-  CHECK(destroy_confirmed(gone, clock, "i-1", WaitOptions{10min, 2s}, hooks).requests == 0);
+  CHECK(destroy_confirmed(gone, clock, "i-1", WaitOptions{10min, 2s, {}}, hooks).requests == 0);
   ScriptedProvider running;
   running.script = {state(InstanceState::running, "running"), absent()};
-  out = destroy_confirmed(running, clock, "i-1", WaitOptions{10min, 2s}, hooks);
+  out = destroy_confirmed(running, clock, "i-1", WaitOptions{10min, 2s, {}}, hooks);
   CHECK(out.confirmed);
   CHECK(out.requests == 1);
 }
@@ -162,11 +162,11 @@ TEST_CASE("find_named: the list settles a lost create answer", "[providers][life
   b.id = "b";
   b.state = InstanceState::pending;
   p.listed = {a};
-  auto none = find_named(p, clock, "train", WaitOptions{1min, 1s});
+  auto none = find_named(p, clock, "train", WaitOptions{1min, 1s, {}});
   REQUIRE(none);
   CHECK_FALSE(none->has_value());
   p.listed = {a, b};
-  auto found = find_named(p, clock, "train", WaitOptions{1min, 1s});
+  auto found = find_named(p, clock, "train", WaitOptions{1min, 1s, {}});
   REQUIRE(found);
   REQUIRE(found->has_value());
   CHECK((*found)->id == "b");
