@@ -18,8 +18,8 @@
 #include "cli/services.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
-#include "sizing/oom_diagnose.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/diagnose.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <ostream>
 
-#include "sizing/oom_diagnose.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/diagnose.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sizing/oom_diagnose.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/diagnose.hpp"
+#include "oom/parse.hpp"
 
 namespace {
 

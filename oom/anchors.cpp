@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The anchors of the OOM scanner (what starts a report, context, hints) and their one-pass finder.
-#include "sizing/oom_grammar.hpp"
+#include "oom/grammar.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "sizing/oom_context.hpp"
+#include "oom/context.hpp"
 
 #include <initializer_list>
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "sizing/oom_grammar.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/grammar.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent::oom_detail {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "sizing/oom_diagnose.hpp"
+#include "oom/diagnose.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <tuple>
 
-#include "sizing/oom_fixes.hpp"
+#include "oom/fixes.hpp"
 
 namespace gpurent {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/units.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent {
 

@@ -2,7 +2,7 @@
 // String escapes and ANSI colour codes, removed from a log line before it is matched.
 #include <cstdint>
 
-#include "sizing/oom_lines.hpp"
+#include "oom/lines.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

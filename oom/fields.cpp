@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The placeholders of the OOM message grammar (sizing/oom_grammar.hpp): numbers with and without
+// The placeholders of the OOM message grammar (oom/grammar.hpp): numbers with and without
 // units, counts, words, TensorFlow dtypes and tensor shapes, each read at one position of the text.
 #include <charconv>
 #include <system_error>
 
 #include "common/text.hpp"
-#include "sizing/oom_grammar.hpp"
+#include "oom/grammar.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

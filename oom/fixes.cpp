@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Fixes for PyTorch's allocators (CUDA, ROCm, MPS), the bare runtime errors, and the dispatch.
-#include "sizing/oom_fixes.hpp"
+#include "oom/fixes.hpp"
 
 #include <fmt/format.h>
 

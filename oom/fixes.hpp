@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sizing/oom_diagnose.hpp"
+#include "oom/diagnose.hpp"
 
 namespace gpurent::oom_detail {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "sizing/oom_fixes.hpp"
+#include "oom/fixes.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

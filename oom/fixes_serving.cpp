@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "common/rounding.hpp"
-#include "sizing/oom_fixes.hpp"
+#include "oom/fixes.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

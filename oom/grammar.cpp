@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "sizing/oom_grammar.hpp"
+#include "oom/grammar.hpp"
 
 #include <utility>
 

@@ -42,7 +42,7 @@ struct Match {
   std::string error;  // set (with status mismatch) when a number is invalid
 };
 
-// One placeholder read at text[pos] (sizing/oom_fields.cpp): `end` is where it stops; `then` is
+// One placeholder read at text[pos] (oom/fields.cpp): `end` is where it stops; `then` is
 // the literal text that follows it in the pattern ({w} reads the shortest word that text follows).
 struct Piece {
   Status status = Status::mismatch;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "sizing/oom_lines.hpp"
+#include "oom/lines.hpp"
 
 #include <array>
 

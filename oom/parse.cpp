@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-#include "sizing/oom_parse.hpp"
+#include "oom/parse.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 
-#include "sizing/oom_context.hpp"
-#include "sizing/oom_grammar.hpp"
-#include "sizing/oom_lines.hpp"
-#include "sizing/oom_shapes.hpp"
+#include "oom/context.hpp"
+#include "oom/grammar.hpp"
+#include "oom/lines.hpp"
+#include "oom/shapes.hpp"
 
 namespace gpurent {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The names of the report's enumerations, as --json prints them.
-#include "sizing/oom_parse.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The resumable parser of one report: runs the step table of the anchor's shape
-// (sizing/oom_shapes_*.cpp) and reads the sizes printed right before some anchors.
-#include "sizing/oom_shapes.hpp"
+// (oom/shapes_*.cpp) and reads the sizes printed right before some anchors.
+#include "oom/shapes.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "sizing/oom_grammar.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/grammar.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent::oom_detail {
 
@@ -51,9 +51,9 @@ constexpr Next all(std::int8_t n)
 }
 
 // The step table of each anchor's shape, nullptr for anchors without one (or not of that file).
-[[nodiscard]] const Step* pytorch_steps(Anchor a) noexcept;  // sizing/oom_shapes_pytorch.cpp
-[[nodiscard]] const Step* serving_steps(Anchor a) noexcept;  // sizing/oom_shapes_serving.cpp
-[[nodiscard]] const Step* other_steps(Anchor a) noexcept;    // sizing/oom_shapes_other.cpp
+[[nodiscard]] const Step* pytorch_steps(Anchor a) noexcept;  // oom/shapes_pytorch.cpp
+[[nodiscard]] const Step* serving_steps(Anchor a) noexcept;  // oom/shapes_serving.cpp
+[[nodiscard]] const Step* other_steps(Anchor a) noexcept;    // oom/shapes_other.cpp
 // "CUDA0", "ROCm1", "Vulkan0", "Metal", "CPU", "CUDA_Host": the device, and which memory.
 void set_backend(OomReport& r, std::string_view backend);
 

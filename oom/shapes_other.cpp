@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Message shapes of llama.cpp, Ollama, JAX/XLA, TensorFlow and NCCL, and the context lines.
-#include "sizing/oom_shapes.hpp"
+#include "oom/shapes.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Message shapes of PyTorch (CUDA, ROCm, cudaMallocAsync, CPU, MPS) and the bare runtime errors.
-#include "sizing/oom_shapes.hpp"
+#include "oom/shapes.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Message shapes of the serving engines: vLLM, SGLang, TGI.
-#include "sizing/oom_shapes.hpp"
+#include "oom/shapes.hpp"
 
 namespace gpurent::oom_detail {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
-#include "sizing/oom_diagnose.hpp"
+#include "oom/diagnose.hpp"
 
 namespace gpurent {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sizing/oom_diagnose.hpp"
+#include "oom/diagnose.hpp"
 
 namespace gpurent {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sizing/oom_parse.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sizing/oom_diagnose.hpp"
-#include "sizing/oom_parse.hpp"
+#include "oom/diagnose.hpp"
+#include "oom/parse.hpp"
 
 namespace gpurent {
 namespace {
