@@ -7,8 +7,8 @@ Usage: delay_proxy.py LISTEN_PORT TARGET_PORT RTT_MS [INFLIGHT_MIB]
 Every chunk is held RTT/2 in each direction, in order. At most INFLIGHT_MIB (default 6, the
 largest receive buffer Linux TCP autotunes to by default, net.ipv4.tcp_rmem) are in flight per
 direction: beyond it the proxy stops reading, as a real TCP connection is limited by its
-window. The kernel here has no netem qdisc (shared/reference/backup_baseline.md section 8),
-hence user space. Runs until killed.
+window. The kernel of our build machines has no netem qdisc (`tc qdisc ... netem` answers
+"Specified qdisc kind is unknown"; docs/benchmarks.md), hence user space. Runs until killed.
 """
 import asyncio
 import sys

@@ -2,7 +2,7 @@
 #pragma once
 // How an error reaches the user: one line on stderr in gpurent's words
 // (`gpurent: error: <what failed>: <why>; <what to do>`), and under --json one document on
-// stdout: {"error": {"code", "message", "exit", "hint"}} (shared/spec/cli.md, "Errors under --json").
+// stdout: {"error": {"code", "message", "exit", "hint"}} (docs/cli.md, "Errors under --json").
 #include <memory>
 #include <streambuf>
 #include <string>

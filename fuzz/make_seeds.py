@@ -3,13 +3,16 @@
 """Writes seed inputs for every fuzz target, in real shapes, into OUT/<target>/.
 
 Sources: tests/data (OOM messages, model configs, TOML configs, provider answers, agent
-streams), the provider OpenAPI documents' response examples and the OOM reference cases under
-/work/shared/reference when present, real `tar -cf -` archives, the real doctor script run on
-this machine, and hand-written shapes of each format. scripts/fuzz.sh --seed fuzzes from these
+streams), real `tar -cf -` archives, the real doctor script run on this machine, and
+hand-written shapes of each format. Optionally, with GPURENT_REFERENCE=DIR, also the response
+examples of the providers' OpenAPI documents saved as DIR/api/lambda-openapi.json (Lambda Cloud
+API v1.10.0, https://docs-api.lambda.ai/api/cloud) and DIR/api/runpod-openapi.json (RunPod API
+0.1.0, https://docs.runpod.io/api-reference/openapi.json), and the OOM cases of
+DIR/oom_public.json; files that are not there are skipped. scripts/fuzz.sh --seed fuzzes from these
 as well as the committed corpus; with --update-corpus, libFuzzer's -merge=1 keeps only the inputs
 that add coverage and fuzz/pack_corpus.py re-packs them into fuzz/corpus/<target>_seed_corpus.zip.
 
-Usage: fuzz/make_seeds.py OUT
+Usage: [GPURENT_REFERENCE=DIR] fuzz/make_seeds.py OUT
 """
 import hashlib
 import io
@@ -23,7 +26,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
-REFERENCE = os.environ.get("GPURENT_REFERENCE", "/work/shared/reference")
+# Optional directory of saved public reference documents (see the docstring); none by default.
+REFERENCE = os.environ.get("GPURENT_REFERENCE", "")
 
 
 def write(out, target, name, data):
@@ -54,7 +58,7 @@ def read(path):
 def oom(out):
     sources = files_under(os.path.join(DATA, "oom"), ".json")
     ref = os.path.join(REFERENCE, "oom_public.json")
-    if os.path.exists(ref):
+    if REFERENCE and os.path.exists(ref):
         sources.append(ref)
     n = 0
     for src in sources:
@@ -254,7 +258,7 @@ def doctor_script():
 
 def openapi_examples(path):
     """Response examples of an OpenAPI document (JSON bodies)."""
-    if not os.path.exists(path):
+    if not REFERENCE or not os.path.exists(path):
         return []
     doc = json.load(open(path))
     found = []
@@ -393,6 +397,9 @@ def autostop(out):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Providers as data. Billing facts: ../shared/spec/providers.md and the seeds, restated with
-// sources and dates in providers/<name>/README.md and docs/providers.md. Prices are never
-// invented: an offer is built in only where a dated public source gives its price.
+// Providers as data. Billing facts: the providers' public pages and the seed articles, with
+// their sources (URLs) and dates in providers/<name>/README.md and docs/providers.md. Prices
+// are never invented: an offer is built in only where a dated public source gives its price.
 #include "providers/catalog.hpp"
 
 #include <string>
@@ -99,7 +99,7 @@ ProviderInfo lambda()
   p.max_gpus = 8;
   p.has_api = true;
   p.billing_label = "per-minute";
-  p.facts_source = "https://docs.lambda.ai/public-cloud/billing and Lambda Cloud API v1.10.0 (via shared/spec/providers.md, 2026-11-30)";
+  p.facts_source = "https://docs.lambda.ai/public-cloud/billing and Lambda Cloud API v1.10.0 (https://docs-api.lambda.ai/api/cloud), 2026-11-30";
   p.default_region = "";
   p.spot_available = false;
   p.spot_note = "no spot in Lambda's API";
@@ -129,7 +129,7 @@ ProviderInfo runpod()
   p.has_api = true;
   p.per_gpu_servers = true;
   p.billing_label = "per-second";
-  p.facts_source = "https://docs.runpod.io/pods/pricing and /pods/storage (via shared/spec/providers.md, 2026-11-30)";
+  p.facts_source = "https://docs.runpod.io/pods/pricing and /pods/storage, 2026-11-30";
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible pods can be stopped at any time";
@@ -159,7 +159,7 @@ ProviderInfo vast()
   p.max_gpus = 8;
   p.has_api = true;
   p.billing_label = "per-second";
-  p.facts_source = "docs.vast.ai billing, pricing and instance docs (via shared/spec/providers.md, 2026-11-30)";
+  p.facts_source = "https://vast.ai/docs/billing/billing and /docs/renting/instance-details, 2026-11-30";
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible = a bid; outbid instances are paused and their data stays on the host";

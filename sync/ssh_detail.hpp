@@ -23,7 +23,7 @@
 
 namespace gpurent::ssh_detail {
 
-inline constexpr std::size_t k_read_chunk = 2 * 1024 * 1024;  // the libssh2 1.10 sweet spot (backup_baseline §4b)
+inline constexpr std::size_t k_read_chunk = 2 * 1024 * 1024;  // the libssh2 1.10 sweet spot (docs/benchmarks.md)
 inline constexpr unsigned k_exec_window = 16U * 1024U * 1024U;
 inline constexpr long k_op_timeout_ms = 120'000;
 

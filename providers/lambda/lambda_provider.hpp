@@ -10,7 +10,7 @@ namespace gpurent::lambda {
 
 inline constexpr const char* k_default_base_url = "https://cloud.lambda.ai";
 // "Requests to the /instance-operations/launch endpoint are limited to one request per 12
-// seconds" (Lambda Cloud API v1.10.0 description, shared/reference/api/lambda-openapi.json).
+// seconds" (Lambda Cloud API v1.10.0 description, https://docs-api.lambda.ai/api/cloud).
 inline constexpr std::chrono::seconds k_launch_interval{12};
 
 class LambdaProvider final : public Provider {

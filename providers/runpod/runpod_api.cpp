@@ -16,7 +16,8 @@ struct Row {
   const char* gpu_type_id;
   const char* card;
 };
-// From the gpuTypeIds enum of RunPod's OpenAPI document (shared/reference/api/runpod-openapi.json).
+// From the gpuTypeIds enum of RunPod's OpenAPI document ("Runpod API" 0.1.0,
+// https://docs.runpod.io/api-reference/openapi.json).
 constexpr Row k_rows[] = {
     {"NVIDIA GeForce RTX 4090", "rtx-4090"},
     {"NVIDIA GeForce RTX 5090", "rtx-5090"},

@@ -10,7 +10,9 @@ GET /{org}/{name}/resolve/main/{file}:
   acme/huge            a 17 MiB config.json (the client must refuse it)
   anything else        404
 With --files DIR, every DIR/<org>/<name>/ is a repository served as the Hub serves one
-(/work/shared/reference/hub_facts.md):
+(docs/models.md; the Hub API, https://huggingface.co/docs/hub/api; the X-Linked-* headers as
+huggingface_hub reads them,
+https://github.com/huggingface/huggingface_hub/blob/main/src/huggingface_hub/file_download.py):
   GET /api/models/<org>/<name>[?blobs=true]  {"id", "siblings": [{"rfilename", "size", "lfs"}], "gated"}
   GET|HEAD /<org>/<name>/resolve/main/<path>  small files directly (Range honoured); weights
       (.safetensors, .gguf, .bin) answer 302 to a second listener, the "CDN" on another port, with

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""One local HTTP test double of the Lambda, RunPod and Vast APIs (shapes per
-shared/spec/providers.md and the OpenAPI documents), on 127.0.0.1 and a random port written to
+"""One local HTTP test double of the Lambda, RunPod and Vast APIs (shapes per their published
+API documents: Lambda Cloud API v1.10.0, https://docs-api.lambda.ai/api/cloud; RunPod API 0.1.0,
+https://docs.runpod.io/api-reference/openapi.json; Vast, https://github.com/vast-ai/docs
+api-reference/openapi/yaml; providers/<name>/README.md), on 127.0.0.1 and a random port written to
 --port-file. Its running servers are real: each gets an OpenSSH sshd on loopback
 (tests/e2e/sshd.sh), with the public key of the create call authorized.
 
@@ -17,9 +19,9 @@ the exited/offline dead ends (names containing "deadend"/"offline"), Lambda
 insufficient-capacity (gpu_8x_h100_sxm5), 429 with Retry-After, 500s and hung connections via
 faults. A wrong or missing key is a 401 in the provider's own shape. What the documents answer
 for a server that no longer exists: RunPod DELETE/stop/start 400 "Invalid Pod ID." and GET 404
-"Pod not found." (runpod-openapi.json documents only 204/400/401 for DELETE /pods/{podId});
+"Pod not found." (RunPod's OpenAPI document has only 204/400/401 for DELETE /pods/{podId});
 Lambda 404 `global/object-does-not-exist` for GET /instances/{id} and for a terminate naming no
-instance it has (ApiErrorInstanceNotFound in lambda-openapi.json).
+instance it has (ApiErrorInstanceNotFound in Lambda's API document).
 Vast, from vast-ai/docs api-reference/openapi/yaml (search_offers, create_instance,
 show_instance(s), destroy_instance, create_ssh_key, show_ssh_keys) and billing.mdx: an offer's
 dph_total includes storage for `allocated_storage` (default 8 GB) at storage_cost $/GB/month
