@@ -6,7 +6,7 @@
 
 #include "cli/config.hpp"
 #include "common/text.hpp"
-#include "common/toml_lite.hpp"
+#include "common/toml_reader.hpp"
 #include "providers/catalog.hpp"
 
 namespace gpurent {

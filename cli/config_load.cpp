@@ -10,7 +10,7 @@
 #include "cli/config_detail.hpp"
 #include "cli/services.hpp"
 #include "common/text.hpp"
-#include "common/toml_lite.hpp"
+#include "common/toml_reader.hpp"
 #include "providers/card_data.hpp"
 #include "providers/offers.hpp"
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for the config file parser (common/toml_lite): any bytes must give a
+// libFuzzer target for the config file parser (common/toml_reader: toml++ through gpurent's wrapper): any bytes must give a
 // document or a one-line error naming the line, never a crash, hang or sanitizer report.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "common/toml_lite.hpp"
+#include "common/toml_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

@@ -199,7 +199,7 @@ TEST_CASE("Config: path honours GPURENT_CONFIG, XDG_CONFIG_HOME, HOME", "[cli][c
   t.write("nonsense here\n", k_0600);
   const auto broken = test::run_cli({"config", "show"}, t.env());
   CHECK(broken.code == 2);  // a malformed config file: a usage error, JSON code "usage"
-  CHECK_THAT(broken.err, Catch::Contains("config.toml:1: expected `=`"));
+  CHECK_THAT(broken.err, Catch::Contains("config.toml:1: expected '=', saw 'h' (column 10, in a key-value pair)"));
 }
 
 TEST_CASE("Config: the full example file in tests/data/config parses", "[cli][config]")
