@@ -133,3 +133,20 @@ TEST_CASE("TomlReader: random and mutated input never crashes and errors carry a
     }
   }
 }
+
+TEST_CASE("TomlReader: the inputs that crash toml++ 3.3 are ordinary errors", "[common][toml]")
+{
+  // marzer/tomlplusplus#301: an assertion on a table header that cannot start a key; and the hole
+  // in is_non_ascii_horizontal_whitespace (U+00A1..U+03F9 outside a string: unreachable code),
+  // found by fuzz_config (fuzz/crashes/fuzz_config/tomlpp-*).
+  for (const char* text : {"[{rices.gpucloud]\n", "[[[1]]]\n", "[[=\n", "y\xc3\x81", "a = 1 \xc3\x81\n", "[a\xc3\x81]\n"}) {
+    INFO(text);
+    const auto r = parse_toml(text);
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::StartsWith("line 1: "));
+  }
+  // Inside strings and comments such characters are plain text.
+  const auto ok = parse_toml("a = \"\xc3\x81\" # \xc3\x81\n");
+  REQUIRE(ok.has_value());
+  CHECK(ok->entries.at(0).value.text == "\xc3\x81");
+}
