@@ -44,6 +44,20 @@ Shell sh(const std::string& command)
   return r;
 }
 
+// Runs a driver script under bash: one line of completions per `comp` call.
+std::vector<std::string> completions(const std::filesystem::path& driver)
+{
+  const auto r = sh("bash '" + driver.string() + "'");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  std::string line;
+  while (std::getline(lines, line)) {
+    got.push_back(line);
+  }
+  return got;
+}
+
 bool have(const std::string& program) { return sh("command -v " + program + " >/dev/null 2>&1").status == 0; }
 
 std::string generated(const std::vector<std::string>& args)
@@ -81,14 +95,7 @@ comp gpurent plan --card = h1
 comp gpurent completion f
 comp gpurent ssh box -- nvid
 )");
-  const auto r = sh("bash '" + driver.string() + "'");
-  REQUIRE(r.status == 0);
-  std::istringstream lines(r.out);
-  std::vector<std::string> got;
-  std::string line;
-  while (std::getline(lines, line)) {
-    got.push_back(line);
-  }
+  const auto got = completions(driver);
   REQUIRE(got.size() == 14);
   CHECK(got[0] == "plan");
   for (const auto name : gpurent::command_names()) {
@@ -123,14 +130,7 @@ comp gpurent backup box /wor
 comp gpurent ssh --identity k tr
 comp gpurent down train1 --st
 )");
-  const auto r = sh("bash '" + driver.string() + "'");
-  REQUIRE(r.status == 0);
-  std::istringstream lines(r.out);
-  std::vector<std::string> got;
-  std::string line;
-  while (std::getline(lines, line)) {
-    got.push_back(line);
-  }
+  const auto got = completions(driver);
   REQUIRE(got.size() == 6);
   CHECK(got[0] == "train1 train2");
   CHECK(got[1] == "train1 train2 box");
