@@ -157,6 +157,8 @@ def scenario(e, tmp):
     sess.wait(timeout=20)
     mode("notebook")
     check(wait_for(lambda: os.path.exists(hook), 15), "--on-idle ran when the notebook sat idle")
+    # The watchdog logs the action after the hook has run: wait for the line, not only the hook.
+    wait_for(lambda: [a for a in lines(wlog, "action") if a.get("do") == "mark-idle"], 10)
     marks = [a for a in lines(wlog, "action") if a.get("do") == "mark-idle"]
     check(marks and "billing-not-stopped" in marks[-1].get("detail", ""), "marked idle, billing not stopped", str(marks))
     p, doc = status(e, "--refresh")
