@@ -156,10 +156,31 @@ Result<FollowOutcome> follow_job(Services& s, const JobServer& server, std::uniq
 Result<int> finish_followed_job(Services& s, const JobServer& server, std::unique_ptr<SshSession>& session,
                                 const std::string& job_id, const std::function<void(const JobRecord&)>& show_json)
 {
-  if (!session) {
-    TRY_ASSIGN(session, connect_job_server(s, server));
+  // The connection that followed the job may have dropped right after its end (the follow loop
+  // above reconnects; this step must too): a few fresh connections, a second apart.
+  Result<std::vector<RemoteJob>> listed_now = fail(Errc::unavailable, "not connected");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) {
+      s.clock.sleep_for(std::chrono::seconds(1));
+    }
+    if (!session) {
+      auto fresh = connect_job_server(s, server);
+      if (!fresh) {
+        listed_now = std::unexpected(fresh.error());
+        if (fresh.error().code == Errc::refused || fresh.error().code == Errc::unauthorized) {
+          break;
+        }
+        continue;
+      }
+      session = std::move(*fresh);
+    }
+    listed_now = list_server_jobs(*session);
+    if (listed_now || (listed_now.error().code != Errc::unavailable && listed_now.error().code != Errc::timeout)) {
+      break;
+    }
+    session.reset();
   }
-  TRY_ASSIGN(const auto listed, list_server_jobs(*session));
+  TRY_ASSIGN(const auto listed, std::move(listed_now));
   const auto mine = std::find_if(listed.begin(), listed.end(), [&](const RemoteJob& j) { return j.id == job_id; });
   if (mine != listed.end() && job_state(*mine) == JobState::failed && !s.global.json) {
     // Shown before the steps run: a --then down:destroy may take the server away.
