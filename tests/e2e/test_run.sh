@@ -149,7 +149,8 @@ R --json jobs box "${S[@]}"
 [ "$(jq_get "$T/o" '[j["state"] for j in d["jobs"] if j["id"] == "'"$GJOB"'"]')" = "['lost']" ] || fail "gone from the server: $(cat "$T/o")"
 
 echo "== logs -f across an sshd restart"
-R run box -d --no-push --workdir "$P" "${S[@]}" -- 'for i in $(seq 1 20); do echo "line $i"; sleep 0.1; done'
+# (10 s: the restart must come while the job still runs, even on a loaded machine)
+R run box -d --no-push --workdir "$P" "${S[@]}" -- 'for i in $(seq 1 40); do echo "line $i"; sleep 0.25; done'
 FJOB=$(cat "$T/o")
 "$GPURENT_BIN" logs box "$FJOB" -f "${S[@]}" > "$T/follow.out" 2> "$T/follow.err" &
 BG=$!
@@ -167,6 +168,6 @@ set -e
 BG=""
 [ $FRC -eq 0 ] || fail "logs -f: rc=$FRC $(cat "$T/follow.err")"
 grep -q "reconnected" "$T/follow.err" || fail "no reconnect: $(cat "$T/follow.err")"
-[ "$(cat "$T/follow.out")" = "$(for i in $(seq 1 20); do echo "line $i"; done)" ] || fail "followed output: $(cat "$T/follow.out")"
+[ "$(cat "$T/follow.out")" = "$(for i in $(seq 1 40); do echo "line $i"; done)" ] || fail "followed output: $(cat "$T/follow.out")"
 
 echo "OK"
