@@ -139,18 +139,20 @@ Result<Instance> VastProvider::launch(const LaunchRequest& req)
   TRY_ASSIGN(HttpResponse found, call(request("POST", "/bundles/", search_body(names, req.gpus, req.spot, 5, k_disk_gb)),
                                       "search offers"));
   TRY_ASSIGN(auto bundles, parse_bundles(found.body, k_disk_gb));
+  // What an offer bills: a bid pays storage on top (dph_total includes it already). The ceiling
+  // and the choice of the cheapest offer both use it.
+  const auto billed = [&](const Bundle& b) { return req.spot && b.min_bid ? *b.min_bid + b.storage_per_hour : b.dph_total; };
   const Bundle* pick = nullptr;
   for (const auto& b : bundles) {
     // Never trust the search filter alone: renting the wrong card or count costs money.
     if (card_of(b.gpu_name, b.gpu_ram_mb) != std::optional<std::string>(canonical_card_id(req.card)) || b.num_gpus != req.gpus) {
       continue;
     }
-    // A bid pays storage on top: the price a ceiling is held to includes it.
-    const MicroUsd price = req.spot && b.min_bid ? *b.min_bid + b.storage_per_hour : b.dph_total;
+    const MicroUsd price = billed(b);
     if (req.max_price_per_hour && price > *req.max_price_per_hour) {
       continue;
     }
-    if (pick == nullptr || price < (req.spot && pick->min_bid ? *pick->min_bid : pick->dph_total)) {
+    if (pick == nullptr || price < billed(*pick)) {
       pick = &b;
     }
   }
