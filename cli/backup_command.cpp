@@ -150,18 +150,14 @@ Error interrupted_backup(Services& s, const SshDestination& dest, const std::fil
   if (dest.server_id != 0 && s.state) {
     if (auto store = s.state()) {
       if (auto rec = (*store)->find_server(dest.name); rec && *rec) {
-        if (auto ev = (*store)->events((*rec)->id)) {
-          bills = "; " + dest.name + " is " + std::string(to_string((*rec)->status)) + " and bills " +
-                  per_hour(rate_now((*rec)->terms, *ev)) + " meanwhile (`gpurent down " + dest.name + " --stop` or " +
-                  "`--destroy` releases it)";
-        }
+        bills = "; " + dest.name + " is " + std::string(to_string((*rec)->status)) + " and bills " +
+                per_hour(billing_now(**store, **rec)) + " meanwhile (`gpurent down " + dest.name + " --stop` or " +
+                "`--destroy` releases it)";
       }
     }
   }
-  const int sig = s.signal_caught();
-  const std::string what = why.interrupted ? why.message.substr(13) : why.message;
-  return interrupted_error("backing up " + dest.name + " to " + to.string() + " (" +
-                           std::string(sig != 0 ? signal_name(sig) : "interrupted") + "; " + what +
+  return interrupted_error("backing up " + dest.name + " to " + to.string() + " (" + caught_signal_name(s) + "; " +
+                           interrupted_step(why) +
                            "): not verified and not recorded as a backup; the files copied so far are kept and the "
                            "same `gpurent backup` resumes them" + bills);
 }

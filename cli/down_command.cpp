@@ -59,21 +59,15 @@ void last_words(const DownOptions& o, const std::string& text)
   }
 }
 
-// What an interrupted `down` leaves: `what` (it starts "interrupted: …"), then what still bills.
+// What an interrupted `down` leaves: what it was doing, then what still bills.
 Error interrupted_down(Services& s, StateStore& store, const ServerRecord& rec, const std::string& what,
                        const std::string& next)
 {
-  MicroUsd rate = rec.terms.price_per_hour;
-  std::string state(to_string(rec.status));
-  if (auto now = store.find_server(rec.name); now && *now) {
-    state = std::string(to_string((*now)->status));
-    if (auto ev = store.events(rec.id)) {
-      rate = rate_now((*now)->terms, *ev);
-    }
-  }
-  const int sig = s.signal_caught();
-  return interrupted_error(what + " (" + std::string(sig != 0 ? signal_name(sig) : "interrupted") + "): " + rec.name +
-                           " is recorded as " + state + " and bills " + per_hour(rate) + "; " + next);
+  auto now = store.find_server(rec.name);
+  const ServerRecord& latest = now && *now ? **now : rec;  // the destroy or stop may have moved it on
+  return interrupted_error(what + " (" + caught_signal_name(s) + "): " + rec.name + " is recorded as " +
+                           std::string(to_string(latest.status)) + " and bills " + per_hour(billing_now(store, latest)) +
+                           "; " + next);
 }
 
 Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerRecord& rec, const Config& cfg,
@@ -302,7 +296,7 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
                       " until " + rec.provider + " confirms it: `gpurent status --refresh` confirms it\n");
     TRY_ASSIGN(DestroyRecord d, destroy_tracked(s, p, *store, rec, "gpurent down --destroy", destroy_again));
     if (!d.outcome.confirmed && d.outcome.error.interrupted) {
-      return std::unexpected(interrupted_down(s, *store, rec, d.outcome.error.message.substr(13),
+      return std::unexpected(interrupted_down(s, *store, rec, interrupted_step(d.outcome.error),
                                               "`gpurent status --refresh` asks " + rec.provider + " whether it is gone, "
                                               "and `gpurent down " + rec.name + " --destroy` sends the destroy again "
                                               "(once: it looks first)"));
@@ -320,7 +314,7 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
                         " (" + per_hour(now_rate) + ") until `gpurent status --refresh` sees it stopped\n");
       if (auto stopped = wait_stopped(p, s.clock, rec.provider_id, wait); !stopped) {
         if (stopped.error().interrupted) {
-          return std::unexpected(interrupted_down(s, *store, rec, stopped.error().message.substr(13),
+          return std::unexpected(interrupted_down(s, *store, rec, interrupted_step(stopped.error()),
                                                   "the stop was sent; `gpurent status --refresh` records it once " +
                                                       rec.provider + " reports it stopped"));
         }

@@ -57,6 +57,18 @@ std::string_view signal_name(int sig) noexcept
   }
 }
 
+std::string caught_signal_name(const Services& s)
+{
+  const int sig = s.signal_caught();
+  return sig != 0 ? std::string(signal_name(sig)) : std::string("interrupted");
+}
+
+std::string interrupted_step(const Error& e)
+{
+  constexpr std::string_view k_prefix = "interrupted: ";
+  return e.interrupted && e.message.starts_with(k_prefix) ? e.message.substr(k_prefix.size()) : e.message;
+}
+
 InterruptWatch::InterruptWatch(Services& s) : m_s(s)
 {
   if (!s.handle_signals) {

@@ -10,7 +10,10 @@
 #include <signal.h>
 
 #include <functional>
+#include <string>
 #include <string_view>
+
+#include "common/result.hpp"
 
 namespace gpurent {
 
@@ -35,7 +38,12 @@ private:
   struct sigaction m_old[3] {};
 };
 
-// "SIGINT", "SIGTERM", "SIGHUP" or "signal N".
+// "SIGINT", "SIGTERM", "SIGHUP" or "a signal".
 [[nodiscard]] std::string_view signal_name(int sig) noexcept;
+// The name of the signal the command caught, for its message ("interrupted" when none: a wait
+// that stopped for another reason said it was interrupted).
+[[nodiscard]] std::string caught_signal_name(const Services& s);
+// What an interrupted step was doing: its message without the leading "interrupted: ".
+[[nodiscard]] std::string interrupted_step(const Error& e);
 
 }  // namespace gpurent

@@ -11,6 +11,7 @@
 #include "cli/services.hpp"
 #include "common/clock.hpp"
 #include "common/text.hpp"
+#include "providers/ledger.hpp"
 #include "providers/offer_cache.hpp"
 #include "providers/registry.hpp"
 
@@ -211,6 +212,12 @@ std::optional<TimePoint> parse_time(std::string_view text)
     return std::nullopt;
   }
   return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+MicroUsd billing_now(StateStore& store, const ServerRecord& rec)
+{
+  auto ev = store.events(rec.id);
+  return ev ? rate_now(rec.terms, *ev) : rec.terms.price_per_hour;
 }
 
 std::string per_hour(MicroUsd m)

@@ -63,6 +63,8 @@ void crash_point(Services& s, std::string_view point);
 [[nodiscard]] std::optional<TimePoint> parse_time(std::string_view text);
 // "$1.23/h"; "$0.3542/h" when the rate is not whole cents.
 [[nodiscard]] std::string per_hour(MicroUsd m);
+// What `rec` bills per hour now, from its ledger (its price when the ledger cannot be read).
+[[nodiscard]] MicroUsd billing_now(StateStore& store, const ServerRecord& rec);
 // "$1.23"; "$0.000197" for an amount under a cent (a server that lived seconds), so it is not $0.00.
 [[nodiscard]] std::string money_text(MicroUsd m);
 

@@ -106,8 +106,6 @@ struct Handover {
   std::string resume;                // the `gpurent up …` that resumes this server
 };
 
-std::string signal_text(const Services& s) { return std::string(signal_name(s.signal_caught())); }
-
 // The command that resumes an interrupted `up` of `rec` (up is idempotent on --name).
 std::string resume_command(const ServerRecord& rec)
 {
@@ -133,12 +131,9 @@ Error left_billing(Services& s, Provider& p, StateStore& store, ServerRecord rec
     (void)store.set_connection(rec.id, (*look)->user, (*look)->host, (*look)->port, rec.host_key);
   }
   const std::string state = look ? (*look)->raw_state : "not known (" + look.error().message + ")";
-  MicroUsd rate = rec.terms.price_per_hour;
-  if (auto ev = store.events(rec.id)) {
-    rate = rate_now(rec.terms, *ev);
-  }
+  const MicroUsd rate = billing_now(store, rec);
   Error e = why;
-  e.message = why.message + " (" + signal_text(s) + "): " + rec.name + " (" + rec.provider + " " + rec.provider_id +
+  e.message = why.message + " (" + caught_signal_name(s) + "): " + rec.name + " (" + rec.provider + " " + rec.provider_id +
               ", " + state + ") was NOT destroyed and bills " + per_hour(rate) + " until released; release it with `gpurent down " +
               rec.name + " --destroy --no-backup`, or resume with `" + resume + "`";
   return e;
@@ -386,7 +381,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
       if (inserted) {
         (void)store->record_state(rec.id, ServerStatus::failed, s.clock.now(), "interrupted before the create call");
       }
-      return std::unexpected(interrupted_error("before the create call (" + signal_text(s) + "): " + info.name +
+      return std::unexpected(interrupted_error("before the create call (" + caught_signal_name(s) + "): " + info.name +
                                                " was not asked to create " + name + ", and nothing bills"));
     }
   }
