@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include "common/rounding.hpp"
 #include "providers/plan.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -75,10 +77,70 @@ std::int64_t signed_diff(Bytes a, Bytes b)
   return a >= b ? static_cast<std::int64_t>(a.n - b.n) : -static_cast<std::int64_t>(b.n - a.n);
 }
 
-bool option_before(const PlanOption& a, const PlanOption& b)
+// The figure options are ranked by (lower is better): the bill or the hours of a sized job, the
+// tokens per dollar or per second (negated) of an unsized one, the cost of --hours for `hourly`.
+// An option whose figure is unknown ranks after every known one.
+double rank_key(const PlanOption& o, RankBy by, bool sized, Task task)
 {
-  return std::tuple(!a.choosable(), run_rank(a.runs.status), a.cost, a.gpus, -a.headroom, a.price_per_hour, a.provider, a.card) <
-         std::tuple(!b.choosable(), run_rank(b.runs.status), b.cost, b.gpus, -b.headroom, b.price_per_hour, b.provider, b.card);
+  constexpr double unknown = 1e300;
+  if (by == RankBy::hourly) {
+    return static_cast<double>(o.cost.n);
+  }
+  if (sized) {
+    if (by == RankBy::cost) {
+      return o.job_cost ? static_cast<double>(o.job_cost->n) : unknown;
+    }
+    return o.hours ? static_cast<double>(o.hours->count()) : unknown;
+  }
+  if (by == RankBy::cost) {
+    return o.tokens_per_dollar ? -static_cast<double>(*o.tokens_per_dollar) : unknown;
+  }
+  const auto rate = o.speed.headline(task);
+  return rate ? -*rate : unknown;
+}
+
+struct OptionOrder {
+  RankBy by;
+  bool sized;
+  Task task;
+  bool operator()(const PlanOption& a, const PlanOption& b) const
+  {
+    const double ka = rank_key(a, by, sized, task), kb = rank_key(b, by, sized, task);
+    return std::tuple(!a.choosable(), run_rank(a.runs.status), ka, a.gpus, a.pipeline, -a.headroom, a.price_per_hour,
+                      a.provider, a.card) <
+           std::tuple(!b.choosable(), run_rank(b.runs.status), kb, b.gpus, b.pipeline, -b.headroom, b.price_per_hour,
+                      b.provider, b.card);
+  }
+};
+
+// The choice among the sorted options: the best usable one, unless another of the same run
+// status ranks within k_tie_pct of it and is comfortable where the best is tight, or needs fewer
+// GPUs or no pipeline stages. Moved to the front.
+void choose(std::vector<PlanOption>& options, const OptionOrder& order)
+{
+  if (options.empty() || !options.front().choosable()) {
+    return;
+  }
+  const PlanOption& best = options.front();
+  const double top = rank_key(best, order.by, order.sized, order.task);
+  const double within = top + std::fabs(top) * k_tie_pct / 100.0;
+  std::size_t pick = 0;
+  for (std::size_t i = 1; i < options.size(); ++i) {
+    const PlanOption& o = options[i];
+    if (!o.choosable() || o.runs.status != best.runs.status) {
+      break;
+    }
+    const double k = rank_key(o, order.by, order.sized, order.task);
+    if (k > within) {
+      break;
+    }
+    const PlanOption& p = options[pick];
+    if (std::tuple(o.tight, o.gpus, o.pipeline > 1) < std::tuple(p.tight, p.gpus, p.pipeline > 1)) {
+      pick = i;
+    }
+  }
+  std::rotate(options.begin(), options.begin() + static_cast<std::ptrdiff_t>(pick),
+              options.begin() + static_cast<std::ptrdiff_t>(pick) + 1);
 }
 
 }  // namespace
@@ -103,6 +165,45 @@ JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> 
   job.pipeline = 1;
   job.shard = shard.value_or(default_shard(base.task, base.engine, gpus));
   return job;
+}
+
+}  // namespace
+
+namespace {
+
+// The load the speed is computed for: the user's, a serving job's concurrency defaulting to the
+// full-context requests the KV pool holds on this card.
+SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request, const MemoryEstimate& memory)
+{
+  SpeedLoad load = request.size.load;
+  if (there.task == Task::serve && load.concurrency == 0) {
+    const ServePool pool = serve_pool(there, memory, card.usable);
+    load.concurrency = static_cast<std::uint32_t>(std::clamp(pool.max_concurrency, 1.0, 65536.0));
+  }
+  return load;
+}
+
+// The option's speed, whether its headroom is tight, and for a sized job its hours and bill (or,
+// unsized, the tokens a dollar buys).
+void add_speed_and_bill(PlanOption& opt, const JobSpec& on_card, const Card& card, const ProviderInfo& provider,
+                        const PlanRequest& request, const MemoryEstimate& memory)
+{
+  const JobSpec there = job_for_gpus(on_card, opt.gpus, request.shard);
+  opt.pipeline = std::max<std::uint32_t>(there.pipeline, 1);
+  opt.speed = estimate_speed(there, card, speed_load(there, card, request, memory));
+  opt.tight = opt.fits && static_cast<double>(opt.headroom) <
+                              static_cast<double>(opt.total.n) * memory_error_pct(there) / 100.0;
+  if (request.size.sized()) {
+    if (const auto work = work_seconds(there, opt.speed, request.size)) {
+      const StartupTime st = startup_time(there);
+      opt.startup = st.total();
+      opt.hours = std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::min(*work, 1e12)))} + st.total();
+      opt.job_cost = (opt.spot ? provider.spot_billing : provider.billing).charge(opt.price_per_hour, *opt.hours);
+    }
+  } else {
+    opt.tokens_per_dollar = tokens_per_dollar(there, opt.speed, opt.price_per_hour.n);
+  }
+  opt.late = request.deadline && (!opt.hours || *opt.hours > *request.deadline);
 }
 
 }  // namespace
@@ -218,9 +319,13 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     opt.cost = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
     opt.billing = p.billing_label;
     opt.price_origin = o.price_origin;
+    add_speed_and_bill(opt, run.job, c, p, request, estimates.at(run.job, o.gpus));
     result.options.push_back(std::move(opt));
   }
-  std::sort(result.options.begin(), result.options.end(), option_before);
+  const OptionOrder order{request.ranking(), request.size.sized(), job.task};
+  result.ranked_by = order.by;
+  std::sort(result.options.begin(), result.options.end(), order);
+  choose(result.options, order);
 
   if (!result.options.empty() && result.options.front().choosable()) {
     result.choice = result.options.front();
@@ -256,6 +361,11 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   result.layout_ok = gpus_feasible(*there, gpus, request.shard);
   result.card_fits = given_card != nullptr && result.layout_ok &&
                      result.memory.total() <= fit_limit_for(result.job, given_card->usable);
+  if (result.choice) {
+    result.speed = result.choice->speed;
+  } else if (result.card) {
+    result.speed = estimate_speed(result.job, *result.card, speed_load(result.job, *result.card, request, result.memory));
+  }
   return result;
 }
 

@@ -15,6 +15,8 @@
 #include "common/units.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/job_time.hpp"
+#include "providers/speed.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/job.hpp"
 
@@ -30,7 +32,15 @@ struct PlanRequest {
   bool spot = false;                    // --spot: use the spot price where an offer has one
   std::optional<MicroUsd> max_price;    // --max-price, whole server per hour
   std::optional<std::string> card;      // --card, as a Card::id
+  JobSize size;                         // --tokens/--epochs, --requests, lengths, --concurrency
+  std::optional<RankBy> rank_by;        // --rank-by; nullopt: cost for a sized job, else hourly
+  std::optional<std::chrono::seconds> deadline;  // --deadline: options that finish later are not chosen
+  [[nodiscard]] RankBy ranking() const noexcept { return rank_by.value_or(size.sized() ? RankBy::cost : RankBy::hourly); }
 };
+
+// Two options whose ranking figures differ by at most this (per cent of the better one) tie: the
+// choice then goes to a comfortable option over a tight one, fewer GPUs, no pipeline stages.
+inline constexpr double k_tie_pct = 5.0;
 
 // One way to run the job: a provider's server with `gpus` cards of one kind.
 struct PlanOption {
@@ -49,8 +59,21 @@ struct PlanOption {
   std::string billing;       // the provider's billing label ("hourly", "per-minute", ...)
   std::string price_origin;  // "built-in 2026-11-30", "config", "derived: 4 x 1-GPU price (...)"
   RunVerdict runs;           // whether the engine's kernels run the job on this card (hardware_rules.hpp)
-  // Fits and the engine runs it (natively, by a fallback, or unknown): an option plan may choose.
-  [[nodiscard]] bool choosable() const noexcept { return fits && runs.status != RunStatus::refused; }
+  std::uint32_t pipeline = 1;  // vLLM pipeline stages at this GPU count
+  Speed speed;               // at this card and GPU count (providers/speed.hpp)
+  // Headroom within the memory estimate's own measured error for the job type
+  // (memory_error_pct): it may not fit on the real machine.
+  bool tight = false;
+  // A sized job (PlanRequest::size): start-up plus work, and its bill under the provider's
+  // billing; nullopt when a figure the speed needs is unknown.
+  std::optional<std::chrono::seconds> hours;
+  std::chrono::seconds startup{0};
+  std::optional<MicroUsd> job_cost;
+  std::optional<std::uint64_t> tokens_per_dollar;  // an unsized job: tokens one dollar buys
+  bool late = false;         // --deadline: does not finish in time (or its time is unknown)
+  // Fits, the engine runs it (natively, by a fallback, or unknown) and it meets the deadline: an
+  // option plan may choose.
+  [[nodiscard]] bool choosable() const noexcept { return fits && runs.status != RunStatus::refused && !late; }
 };
 
 struct PlanResult {
@@ -61,7 +84,9 @@ struct PlanResult {
   bool card_fits = false;     // --card: the job fits that card at job.gpus (even if nobody offers it)
   RunVerdict runs;            // how the engine runs the job on `card` (native when there is no card)
   bool layout_ok = true;      // the engine can run the model on job.gpus GPUs (sizing/layout.hpp)
-  std::vector<PlanOption> options;   // every priced option: fits first, then by cost
+  std::vector<PlanOption> options;   // every priced option: the choice first, then usable ones by the ranking
+  Speed speed;                // for `job` on `card` (empty without a card)
+  RankBy ranked_by = RankBy::hourly;
 };
 
 using Estimator = std::function<MemoryEstimate(const JobSpec&)>;

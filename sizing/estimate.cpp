@@ -172,6 +172,20 @@ Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept
   return Bytes{margin};
 }
 
+std::uint32_t memory_error_pct(const JobSpec& job) noexcept
+{
+  if (is_training(job.task)) {
+    return 16;
+  }
+  switch (job.engine) {
+  case Engine::vllm:
+  case Engine::sglang: return 4;
+  case Engine::llama_cpp:
+  case Engine::ollama: return 2;
+  default: return 13;
+  }
+}
+
 std::uint32_t sglang_mem_fraction_permille(const JobSpec& job, Bytes card_usable) noexcept
 {
   if (job.gpu_util_given) {

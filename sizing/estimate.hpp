@@ -57,6 +57,11 @@ struct WeightSplit {
 // minus a 5% margin). vLLM refuses to start unless its requirement fits util x usable, so for
 // engine vllm the limit is the smaller of the two.
 [[nodiscard]] Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept;
+// The memory estimate's own measured error for the job type, in per cent: the largest |error| of
+// docs/sizing.md §7's measured cases for that kind of peak (training peaks 16: +15.9% torchtune
+// QLoRA; transformers inference 13: -12.9% GPTQ generate; vLLM/SGLang 4: the pool +3.69%;
+// llama.cpp/Ollama 2: weights and context +1.17%). A total closer than this to the limit is tight.
+[[nodiscard]] std::uint32_t memory_error_pct(const JobSpec& job) noexcept;
 // SGLang's mem_fraction_static x 1000 on a card: --gpu-util when given, else its own default
 // (server_args.py _handle_gpu_memory_settings, sglang PR #10975): reserve 512 MiB + 1.5 x
 // max(chunked_prefill_size, 2048) MiB + 2 x cuda_graph_max_bs MiB + tp x pp / 8 GiB (at least 10

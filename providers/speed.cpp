@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+#include "common/rounding.hpp"
+#include "providers/speed.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sizing/estimate.hpp"
+#include "sizing/param_count.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+
+SpeedEngine speed_engine(Engine e) noexcept
+{
+  switch (e) {
+  case Engine::llama_cpp:
+  case Engine::ollama: return SpeedEngine::llama_cpp;
+  case Engine::vllm: return SpeedEngine::vllm;
+  case Engine::sglang: return SpeedEngine::sglang;
+  case Engine::transformers: return SpeedEngine::transformers;
+  case Engine::torchtune:
+  case Engine::deepspeed: return SpeedEngine::trainer;
+  }
+  return SpeedEngine::transformers;
+}
+
+std::optional<double> Speed::headline(Task t) const noexcept
+{
+  switch (t) {
+  case Task::serve: return serve_output_tokens_per_s;
+  case Task::train:
+  case Task::lora:
+  case Task::qlora: return train_tokens_per_s;
+  case Task::infer: return decode_tokens_per_s;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The shapes and sizes the formulas read, for the whole model (all GPUs together).
+struct ModelFigures {
+  double weight_bytes = 0;     // every weight at the format the engine holds it in
+  double expert_bytes = 0;     // of which routed experts
+  double skipped_bytes = 0;    // never read by a step: the input embedding (only its rows are)
+  double active_params = 0;    // parameters used per token (matrix multiplies)
+  double train_params = 0;     // every parameter (training)
+  double layers = 0;
+  double hidden = 0;
+  double attn_width = 0;       // heads x head_dim
+  double global_layers = 0;    // layers attending over the whole context
+  double window = 0;           // sliding window of the other layers (0: none)
+  double experts = 0, experts_active = 0;
+  double kv_bytes_per_token = 0;  // every layer, whole model
+};
+
+double bits_of(std::uint32_t per_10k) { return static_cast<double>(per_10k) / 10000.0; }
+
+ModelFigures figures(const JobSpec& job)
+{
+  ModelFigures f;
+  const ModelArch& m = job.model;
+  const ParamBreakdown pb = count_params(m);
+  JobSpec one = job;
+  one.gpus = 1;
+  one.pipeline = 1;
+  one.shard = Shard::none;
+  one.offload_bytes = 0;
+  const WeightSplit ws = weight_split(one, pb);
+  f.weight_bytes = static_cast<double>(ws.total.n);
+  f.expert_bytes = static_cast<double>(ws.experts.n);
+  const WeightBits wb = weight_bits(job.weights, job.engine);
+  if (!m.tied_embeddings && !wb.whole_file) {
+    f.skipped_bytes = static_cast<double>(pb.embedding) * bits_of(wb.embedding) / 8.0;
+  }
+  f.active_params = static_cast<double>(pb.active) - (m.tied_embeddings ? 0.0 : static_cast<double>(pb.embedding));
+  f.train_params = static_cast<double>(pb.active);
+  f.layers = m.layers;
+  f.hidden = m.hidden;
+  const double head_dim = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? static_cast<double>(m.hidden) / m.heads : 0);
+  f.attn_width = m.heads * head_dim;
+  f.global_layers = m.attention() == AttentionKind::sliding_hybrid ? m.global_layers : m.layers;
+  f.window = m.attention() == AttentionKind::sliding_hybrid ? m.sliding_window : 0;
+  f.experts = m.experts;
+  f.experts_active = m.experts_active;
+  f.kv_bytes_per_token = static_cast<double>(kv_bytes_per_token(one).n);
+  return f;
+}
+
+// base^n for a whole n >= 0 (binary exponentiation: the executable links no libm).
+double power(double base, double n)
+{
+  auto e = static_cast<std::uint64_t>(std::min(n, 1e9));
+  double result = 1.0;
+  while (e > 0) {
+    if ((e & 1U) != 0U) {
+      result *= base;
+    }
+    base *= base;
+    e >>= 1U;
+  }
+  return result;
+}
+
+// Weight bytes one step reads when it carries `tokens` tokens: every weight except the input
+// embedding; of the routed experts, the share the tokens pick (1 - (1 - k/E)^tokens, the expected
+// share of experts at least one token routes to).
+double read_bytes(const ModelFigures& f, double tokens)
+{
+  double experts = f.expert_bytes;
+  if (f.experts > 1 && f.experts_active > 0) {
+    experts *= 1.0 - power(1.0 - f.experts_active / f.experts, std::max(tokens, 1.0));
+  }
+  return std::max(0.0, f.weight_bytes - f.expert_bytes - f.skipped_bytes) + experts;
+}
+
+// KV bytes of one sequence whose tokens attend over `len` earlier tokens (sliding-window layers
+// over at most their window).
+double kv_bytes(const ModelFigures& f, double len)
+{
+  if (f.layers <= 0) {
+    return 0;
+  }
+  const double per_layer = f.kv_bytes_per_token / f.layers;
+  const double windowed = f.window > 0 ? std::min(len, f.window) : len;
+  return per_layer * (f.global_layers * len + (f.layers - f.global_layers) * windowed);
+}
+
+// Matrix-multiply FLOPs for one token attending over `len` earlier tokens: 2 per active weight,
+// plus QK^T and AV (2 x 2 x width per attended token per layer).
+double flops_per_token(const ModelFigures& f, double len)
+{
+  const double windowed = f.window > 0 ? std::min(len, f.window) : len;
+  return 2.0 * f.active_params +
+         4.0 * f.attn_width * (f.global_layers * len + (f.layers - f.global_layers) * windowed);
+}
+
+// Unidirectional GB/s between two GPUs of the card in one server: NVLink (half its both-ways
+// figure) when the board has it built in, else the PCIe x16 link. A bridged NVLink only when the
+// provider says the box has the bridge, which no catalogue does: PCIe.
+std::optional<double> link_bytes_per_s(const Card& c, std::string* label)
+{
+  if (c.link.nvlink_gb_per_s && !c.link.nvlink_bridge) {
+    *label = fmt::format("NVLink {} GB/s", *c.link.nvlink_gb_per_s / 2);
+    return *c.link.nvlink_gb_per_s / 2.0 * 1e9;
+  }
+  if (c.link.pcie_gen) {
+    // PCIe x16 per direction: 3.0 15.75 GB/s, 4.0 31.5, 5.0 63 (8/16/32 GT/s x 16 lanes, 128b/130b).
+    const double gt = *c.link.pcie_gen >= 5 ? 32 : *c.link.pcie_gen == 4 ? 16 : *c.link.pcie_gen == 3 ? 8 : 4;
+    const double gbs = gt * 16.0 / 8.0 * 128.0 / 130.0;
+    *label = fmt::format("PCIe {} {:.0f} GB/s", *c.link.pcie_gen, gbs);
+    return gbs * 1e9;
+  }
+  return std::nullopt;
+}
+
+// PCIe x16 to the host for offloaded weights and optimizer states; gen 4 when the card's is unknown
+// is not assumed: nullopt.
+std::optional<double> host_bytes_per_s(const Card& c)
+{
+  if (!c.link.pcie_gen) {
+    return std::nullopt;
+  }
+  const double gt = *c.link.pcie_gen >= 5 ? 32 : *c.link.pcie_gen == 4 ? 16 : *c.link.pcie_gen == 3 ? 8 : 4;
+  return gt * 16.0 / 8.0 * 128.0 / 130.0 * 1e9;
+}
+
+struct Precision {
+  std::optional<double> tflops;
+  std::string name;
+};
+
+// The tensor-core precision the job's matrix multiplies run in on this card: FP8 for FP8 weights
+// where the card has FP8 and the engine runs them natively (W8A8), FP4 for NVFP4 on FP4 cards,
+// else 16-bit (weight-only formats dequantize to 16-bit: AWQ, GPTQ, GGUF, NF4, MXFP4 outside
+// Blackwell, Marlin fallbacks), fp16 where the card has no bf16.
+Precision compute_precision(const JobSpec& job, const Card& c, SpeedEngine e)
+{
+  const bool training = is_training(job.task);
+  const bool batched = e == SpeedEngine::vllm || e == SpeedEngine::sglang || e == SpeedEngine::tensorrt_llm ||
+                       e == SpeedEngine::transformers;
+  if (!training && batched && job.weights == WeightFormat::fp8 && !job.moe_marlin && c.tflops.fp8) {
+    return {c.tflops.fp8, "fp8"};
+  }
+  if (training && job.weights == WeightFormat::fp8 && c.tflops.fp8) {
+    return {c.tflops.fp8, "fp8"};  // FP8 mixed precision (Transformer Engine): the measured NeMo runs
+  }
+  if (!training && job.weights == WeightFormat::nvfp4 && c.tflops.fp4) {
+    return {c.tflops.fp4, "fp4"};
+  }
+  if (job.fp16_compute || job.weights == WeightFormat::fp16 || !c.tflops.bf16) {
+    if (c.tflops.fp16) {
+      return {c.tflops.fp16, "fp16"};
+    }
+  }
+  if (job.weights == WeightFormat::fp32) {
+    return {std::nullopt, "fp32"};
+  }
+  if (c.tflops.bf16) {
+    return {c.tflops.bf16, "bf16"};
+  }
+  return {std::nullopt, "bf16"};
+}
+
+struct Layout {
+  double tp = 1;        // tensor-parallel ranks working on one step together
+  double stages = 1;    // GPUs (or pipeline stages) a token passes through one after the other
+  bool pipelined = false;  // vLLM pipeline parallel: stages work on different requests at once
+};
+
+Layout layout_of(const JobSpec& job)
+{
+  Layout l;
+  const double g = std::max<std::uint32_t>(job.gpus, 1);
+  l.tp = std::max<std::uint32_t>(tp_degree(job), 1);
+  if (job.engine == Engine::vllm && job.pipeline > 1 && l.tp * job.pipeline == g) {
+    l.stages = job.pipeline;
+    l.pipelined = true;
+  } else if (l.tp == 1 && g > 1) {
+    l.stages = g;  // llama.cpp --split-mode layer, transformers device_map="auto"
+  }
+  return l;
+}
+
+struct StepTerms {
+  double memory = 0, compute = 0, link = 0, fixed = 0, offload = 0;
+  [[nodiscard]] double total() const { return std::max(memory, compute) + link + fixed + offload; }
+  [[nodiscard]] std::string bound() const
+  {
+    const double core = std::max(memory, compute);
+    if (offload > core && offload > link) {
+      return "offload";
+    }
+    if (link > core) {
+      return "interconnect";
+    }
+    return compute > memory ? "compute" : "memory";
+  }
+};
+
+struct Inputs {
+  const JobSpec& job;
+  const Card& card;
+  const SpeedConstants& k;
+  ModelFigures f;
+  Layout l;
+  std::optional<double> bw;      // bytes/s of memory bandwidth x the engine's fraction
+  std::optional<double> flops;   // FLOP/s x the engine's fraction
+  std::optional<double> link;    // bytes/s between GPUs
+  std::optional<double> host;    // bytes/s to the host
+};
+
+// Tensor-parallel all-reduce cost for `tokens` tokens over `layers` layers: two all-reduces per
+// layer (after attention and after the MLP) of tokens x hidden 16-bit values, ring: 2 (tp-1)/tp of
+// the data over the link, plus the engine's latency per all-reduce.
+double allreduce_s(const Inputs& in, double tokens, double layers)
+{
+  if (in.l.tp <= 1) {
+    return 0;
+  }
+  const double bytes = tokens * in.f.hidden * 2.0 * 2.0 * (in.l.tp - 1) / in.l.tp;
+  return 2.0 * layers * (in.k.allreduce_s + (in.link ? bytes / *in.link : 0.0));
+}
+
+// Weights kept in host memory (JobSpec::offload_bytes per GPU) cross the PCIe link once per step.
+double offload_s(const Inputs& in)
+{
+  if (in.job.offload_bytes == 0 || !in.host) {
+    return 0;
+  }
+  return static_cast<double>(in.job.offload_bytes) / *in.host;
+}
+
+// One decode step of `seqs` sequences, each attending over `len` tokens, on one stage of the
+// model (a stage holds 1/stages of the layers, split over tp ranks).
+StepTerms decode_step(const Inputs& in, double seqs, double len)
+{
+  StepTerms t;
+  const double share = in.l.tp * in.l.stages;
+  t.memory = (read_bytes(in.f, seqs) + seqs * kv_bytes(in.f, len)) / share / *in.bw;
+  if (in.flops) {
+    t.compute = seqs * flops_per_token(in.f, len) / share / *in.flops;
+  }
+  t.link = allreduce_s(in, seqs, in.f.layers / in.l.stages);
+  t.fixed = in.f.layers / in.l.stages * in.k.layer_s + in.k.step_s / in.l.stages;
+  t.offload = offload_s(in);
+  return t;
+}
+
+// Prefill chunk size: llama.cpp's n_ubatch (512), the batched engines' chunked prefill (8192).
+double chunk_tokens(SpeedEngine e) { return e == SpeedEngine::llama_cpp ? 512.0 : 8192.0; }
+
+// One request's prompt of `len` tokens: compute over every chunk, the weights read once per
+// chunk, the stages one after another.
+StepTerms prefill_terms(const Inputs& in, double len, SpeedEngine e)
+{
+  StepTerms t;
+  const double chunks = ceil_up(len / chunk_tokens(e));
+  const double causal = len / 2.0;  // a token attends over the tokens before it: len / 2 on average
+  t.memory = chunks * read_bytes(in.f, std::min(len, chunk_tokens(e))) / in.l.tp / *in.bw;
+  t.compute = len * flops_per_token(in.f, causal) / in.l.tp / *in.flops;
+  t.link = allreduce_s(in, len, in.f.layers);
+  t.fixed = chunks * (in.f.layers * in.k.layer_s + in.k.step_s);
+  t.offload = chunks * offload_s(in) * in.l.stages;
+  return t;
+}
+
+void training_speed(const Inputs& in, Speed& s)
+{
+  const JobSpec& job = in.job;
+  const ModelFigures& f = in.f;
+  const double gpus = std::max<std::uint32_t>(job.gpus, 1);
+  const double seq = std::max<std::uint32_t>(job.context, 1);
+  // FLOPs per token (PaLM appendix B): 6N + 12 L w s for full training; LoRA skips the weights'
+  // gradients (4N, 2/3 of the attention); recomputation adds one more forward (2N, 1/3).
+  const double attn = 12.0 * f.attn_width * (f.global_layers * seq + (f.layers - f.global_layers) *
+                                                                          (f.window > 0 ? std::min(seq, f.window) : seq));
+  const bool adapters = job.task == Task::lora || job.task == Task::qlora;
+  double per_token = adapters ? 4.0 * f.train_params + attn * 2.0 / 3.0 : 6.0 * f.train_params + attn;
+  if (job.grad_checkpointing) {
+    per_token += 2.0 * f.train_params + attn / 3.0;
+  }
+  const double tokens_per_gpu_step = std::max<std::uint32_t>(job.batch, 1) * seq;
+  const double compute = tokens_per_gpu_step * per_token / *in.flops;
+  // Communication per micro-step per GPU: FSDP / ZeRO-3 gather the 16-bit weights for the forward
+  // and the backward and scatter the gradients (3 x, 2 x when only adapters train); DDP / ZeRO-1/2
+  // all-reduce the gradients once per optimizer step (2 x the trainable 16-bit bytes).
+  double comm = 0;
+  const double w16 = f.train_params * 2.0;
+  const double ring = gpus > 1 ? (gpus - 1) / gpus : 0;
+  if (gpus > 1) {
+    if (!in.link) {
+      s.unknown.push_back(fmt::format("the link between {} GPUs is unknown: the gradient and weight traffic is not "
+                                      "counted",
+                                      job.gpus));
+    } else if (job.shard == Shard::fsdp || job.shard == Shard::zero3) {
+      comm = (adapters ? 2.0 : 3.0) * w16 * ring / *in.link;
+    } else if (!adapters) {
+      comm = 2.0 * w16 * ring / *in.link / std::max<std::uint32_t>(job.grad_accumulation, 1);
+    }
+  }
+  double offload = 0;
+  if (job.offload_optimizer && in.host) {
+    // Gradients down and updated weights up, 16-bit, the GPU's share, once per optimizer step.
+    offload = (adapters ? 0.0 : 2.0 * w16 / std::max(1.0, gpus)) / *in.host /
+              std::max<std::uint32_t>(job.grad_accumulation, 1);
+  }
+  const double step = std::max(compute, comm) + offload;
+  s.train_tokens_per_s = gpus * tokens_per_gpu_step / step;
+  s.bound = offload > std::max(compute, comm) ? "offload" : comm > compute ? "interconnect" : "compute";
+}
+
+}  // namespace
+
+Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load, const SpeedConstants& k,
+                     SpeedEngine engine)
+{
+  Speed s;
+  Inputs in{job, card, k, figures(job), layout_of(job), {}, {}, {}, {}};
+  const Precision prec = compute_precision(job, card, engine);
+  if (card.mem_bw_gbs) {
+    in.bw = *card.mem_bw_gbs * 1e9 * k.bandwidth;
+  }
+  const bool training = is_training(job.task);
+  if (prec.tflops) {
+    if (training) {
+      in.flops = *prec.tflops * 1e12 * (prec.name == "fp8" ? k.mfu_fp8 : k.mfu);
+    } else {
+      const double reach = *prec.tflops * k.compute;
+      in.flops = (k.compute_cap_tflops > 0 ? std::min(reach, k.compute_cap_tflops) : reach) * 1e12;
+    }
+  }
+  std::string link_label;
+  in.link = link_bytes_per_s(card, &link_label);
+  in.host = host_bytes_per_s(card);
+  const bool training_task = is_training(job.task);
+  s.range_pct = speed_range_pct(engine, training_task             ? SpeedKind::train
+                                        : job.task == Task::serve ? SpeedKind::serve
+                                                                  : SpeedKind::decode);
+  if (in.f.weight_bytes <= 0 || in.f.layers <= 0) {
+    s.unknown.push_back("the model's architecture is unknown (--params gives only a parameter count): no speed");
+    return s;
+  }
+  if (!in.flops) {
+    s.unknown.push_back(fmt::format("{} TFLOPS of {} unknown: compute-bound figures not computed", prec.name,
+                                    card.display));
+  }
+  if (!in.bw && !training) {
+    s.unknown.push_back(fmt::format("memory bandwidth of {} unknown: decode and serving speed not computed",
+                                    card.display));
+  }
+  if (in.l.tp > 1 && !in.link) {
+    s.unknown.push_back(fmt::format("the link between {}'s GPUs is unknown: tensor-parallel traffic is not counted",
+                                    card.display));
+  }
+  if (job.offload_bytes > 0 && !in.host) {
+    s.unknown.push_back(fmt::format("{}'s PCIe generation is unknown: offloaded weights' traffic is not counted",
+                                    card.display));
+  }
+  s.basis = fmt::format("{} GB/s x {:.2f}, {} TFLOPS {} x {:.2f}{}", card.mem_bw_gbs ? std::to_string(*card.mem_bw_gbs) : "?",
+                        k.bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
+                        training ? (prec.name == "fp8" ? k.mfu_fp8 : k.mfu) : k.compute,
+                        job.gpus > 1 && !link_label.empty() ? ", " + link_label : std::string());
+  if (training) {
+    if (in.flops) {
+      training_speed(in, s);
+    }
+    return s;
+  }
+
+  const double context = std::max<std::uint32_t>(job.context, 1);
+  if (in.bw) {
+    const StepTerms d = decode_step(in, 1, context / 2.0);
+    s.decode_tokens_per_s = 1.0 / (d.total() * in.l.stages);
+    s.bound = d.bound();
+  }
+  const double prompt = load.input_len > 0 ? load.input_len : context;
+  if (in.bw && in.flops) {
+    const StepTerms p = prefill_terms(in, prompt, engine);
+    s.prefill_tokens_per_s = prompt / p.total();
+  }
+  if (job.task != Task::serve) {
+    return s;
+  }
+  // Serving C requests of I prompt and O output tokens: O decode rounds over the C requests (each
+  // attending over I + O/2 tokens on average) plus the C prompts' prefill.
+  const double out = load.output_len > 0 ? load.output_len
+                                         : std::max(1.0, std::min<double>(k_default_output_len, context / 2.0));
+  const double in_len = load.input_len > 0 ? load.input_len : std::max(1.0, context - out);
+  const double c = std::max<std::uint32_t>(load.concurrency, 1);
+  s.concurrency = static_cast<std::uint32_t>(c);
+  s.input_len = static_cast<std::uint32_t>(in_len);
+  s.output_len = static_cast<std::uint32_t>(out);
+  if (!in.bw || !in.flops) {
+    return s;
+  }
+  // A pipelined stage works on ceil(C / stages) requests at a time; a layer split runs all C
+  // through each GPU in turn. Either way one round takes `stages` stage steps and yields C tokens.
+  const double per_stage = in.l.pipelined ? ceil_up(c / in.l.stages) : c;
+  const StepTerms step = decode_step(in, per_stage, in_len + out / 2.0);
+  const double round = step.total() * in.l.stages;
+  const double prefill = c * in_len * flops_per_token(in.f, in_len / 2.0) / (in.l.tp * in.l.stages) / *in.flops;
+  s.serve_output_tokens_per_s = c * out / (out * round + prefill);
+  s.bound = out * round >= prefill ? step.bound() : "compute";
+  return s;
+}
+
+Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load)
+{
+  const SpeedEngine e = is_training(job.task) ? SpeedEngine::trainer : speed_engine(job.engine);
+  return estimate_speed(job, card, load, speed_constants(e), e);
+}
+
+}  // namespace gpurent

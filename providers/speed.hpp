@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// How fast a job runs on a card: a roofline over the card's figures (memory bandwidth, dense
+// tensor TFLOPS, the link between its GPUs) with efficiency constants that belong to the engine,
+// fitted on public measurements (tests/data/speed/measurements.json). Every formula, constant and
+// source is in docs/speed.md. Pure: data in, data out.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "providers/card.hpp"
+#include "sizing/job.hpp"
+
+namespace gpurent {
+
+// The engines whose efficiency the model knows. TensorRT-LLM is not a plan engine; its constants
+// exist so that its public measurements check the formulas too.
+enum class SpeedEngine { llama_cpp, vllm, sglang, tensorrt_llm, transformers, trainer };
+[[nodiscard]] SpeedEngine speed_engine(Engine e) noexcept;
+
+// An engine's efficiency constants (docs/speed.md "Constants").
+struct SpeedConstants {
+  double bandwidth = 0.8;    // fraction of the card's memory bandwidth a decode step reaches
+  double layer_s = 20e-6;    // fixed cost per layer per step (kernel launches), seconds
+  double step_s = 0;         // fixed cost per step (scheduling, sampling, detokenizing), seconds
+  double compute = 0.5;      // fraction of the dense TFLOPS prefill and batched steps reach
+  double compute_cap_tflops = 0;  // the most the engine's kernels reach on any card (0: no ceiling)
+  double allreduce_s = 10e-6;  // latency of one tensor-parallel all-reduce, seconds
+  double mfu = 0.4;          // training: FLOPs utilisation in 16-bit mixed precision
+  double mfu_fp8 = 0.3;      // training in FP8 mixed precision (Transformer Engine), of the FP8 TFLOPS
+};
+[[nodiscard]] const SpeedConstants& speed_constants(SpeedEngine e) noexcept;
+
+enum class SpeedKind { decode, prefill, serve, train };
+// The model's measured spread for an engine's figure of a kind: the 80th percentile of
+// |predicted / measured - 1| over the check half of the measurements, in per cent
+// (tests/providers/test_speed_measured.cpp recomputes it; docs/speed.md says where an engine has no
+// measurement of its own and which spread stands in).
+[[nodiscard]] std::uint32_t speed_range_pct(SpeedEngine e, SpeedKind k) noexcept;
+
+// What the job asks of the server, besides the JobSpec.
+struct SpeedLoad {
+  std::uint32_t input_len = 0;    // prompt tokens per request; 0: the context (prefill), context - output (serve)
+  std::uint32_t output_len = 0;   // generated tokens per request; 0: k_default_output_len (capped at half the context)
+  std::uint32_t concurrency = 0;  // requests in flight when serving; 0: 1
+};
+inline constexpr std::uint32_t k_default_output_len = 256;
+
+// tokens per second; absent when the task has no such figure or a card figure it needs is unknown.
+struct Speed {
+  std::optional<double> prefill_tokens_per_s;
+  std::optional<double> decode_tokens_per_s;
+  std::optional<double> serve_output_tokens_per_s;
+  std::optional<double> train_tokens_per_s;
+  std::string bound;           // memory | compute | interconnect | offload: what limits the headline figure
+  std::uint32_t range_pct = 0; // the measured spread of the headline figure's kind
+  std::string basis;           // one line: the formula's inputs
+  std::vector<std::string> unknown;  // terms that could not be computed, and why
+  std::uint32_t concurrency = 0;     // serving: the requests in flight the figure is for
+  std::uint32_t input_len = 0, output_len = 0;
+  // The figure the job's time is computed from (serve for serving, train for training, else the
+  // decode of one request), absent when unknown.
+  [[nodiscard]] std::optional<double> headline(Task t) const noexcept;
+};
+
+// The speed of `job` (gpus, shard and pipeline as planned, the weights as the engine holds them on
+// `card`) on `card`, under `load`.
+[[nodiscard]] Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load);
+// The same with explicit constants (the fitter and the measured-case test).
+[[nodiscard]] Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load,
+                                   const SpeedConstants& k, SpeedEngine engine);
+
+}  // namespace gpurent

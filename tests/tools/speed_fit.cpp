@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+// Fits the speed model's efficiency constants per engine on the fit half of
+// tests/data/speed/measurements.json and prints them with the spread on the check half
+// (docs/speed.md). Not a test: run it after the data or the formulas change, then copy the
+// constants into providers/speed_constants.cpp and the spread into speed_range_pct().
+//   build/speed_fit [tests/data/speed/measurements.json]
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "providers/speed_cases.hpp"
+
+using namespace gpurent;
+using namespace gpurent::test;
+
+namespace {
+
+const char* name(SpeedEngine e)
+{
+  switch (e) {
+  case SpeedEngine::llama_cpp: return "llama.cpp";
+  case SpeedEngine::vllm: return "vllm";
+  case SpeedEngine::sglang: return "sglang";
+  case SpeedEngine::tensorrt_llm: return "tensorrt-llm";
+  case SpeedEngine::transformers: return "transformers";
+  case SpeedEngine::trainer: return "trainer";
+  }
+  return "?";
+}
+
+double score(const std::vector<const SpeedCase*>& cases, const SpeedConstants& k)
+{
+  // Cases the model cannot predict (a card figure unknown) are left out, not scored.
+  double sum = 0;
+  std::size_t n = 0;
+  for (const auto* c : cases) {
+    if (const double p = predict(*c, k); p > 0) {
+      sum += std::fabs(std::log(p / c->measured));
+      ++n;
+    }
+  }
+  return n == 0 ? 0 : sum / static_cast<double>(n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  const std::string path = argc > 1 ? argv[1] : GPURENT_TEST_DATA "/speed/measurements.json";
+  std::vector<std::string> skipped;
+  const auto cases = load_speed_cases(path, &skipped);
+  for (const auto& s : skipped) {
+    fmt::print("skipped {}\n", s);
+  }
+  std::map<SpeedEngine, std::vector<const SpeedCase*>> fit;
+  // SGLang has too few measurements to fit its own constants: it runs on vLLM's (speed_constants.cpp),
+  // and all its cases check them.
+  for (const auto& c : cases) {
+    if (c.fit && c.engine != SpeedEngine::sglang) {
+      fit[c.engine].push_back(&c);
+    }
+  }
+  std::map<SpeedEngine, SpeedConstants> best;
+  for (const auto& [engine, rows] : fit) {
+    SpeedConstants top{};  // a fixed start: the fit does not depend on the constants it replaces
+    double top_score = score(rows, top);
+    if (engine == SpeedEngine::trainer) {
+      // 16-bit and FP8 runs each fit their own utilisation.
+      for (const bool fp8 : {false, true}) {
+        std::vector<const SpeedCase*> v;
+        for (const auto* c : rows) {
+          if ((c->job.weights == WeightFormat::fp8) == fp8) {
+            v.push_back(c);
+          }
+        }
+        double best_score = score(v, top);
+        for (int m = 5; m <= 90; ++m) {
+          SpeedConstants k = top;
+          (fp8 ? k.mfu_fp8 : k.mfu) = m / 100.0;
+          if (const double sc = score(v, k); sc < best_score) {
+            best_score = sc;
+            top = k;
+          }
+        }
+      }
+      top_score = score(rows, top);
+    } else {
+      // In turn: bandwidth and the per-layer cost on the decode cases, the compute fraction on
+      // the prefill cases, the all-reduce latency on the serving cases (each when it has cases).
+      const auto only = [&](const char* kind) {
+        std::vector<const SpeedCase*> v;
+        for (const auto* c : rows) {
+          if (c->kind == kind) {
+            v.push_back(c);
+          }
+        }
+        return v;
+      };
+      const auto decode = only("decode"), prefill = only("prefill"), serve = only("serve");
+      const auto sweep = [&](const std::vector<const SpeedCase*>& v, auto&& vary) {
+        if (v.empty()) {
+          return;
+        }
+        double best_score = score(v, top);
+        SpeedConstants found = top;
+        vary([&](const SpeedConstants& k) {
+          if (const double sc = score(v, k); sc < best_score) {
+            best_score = sc;
+            found = k;
+          }
+        });
+        top = found;
+      };
+      sweep(decode, [&](auto&& try_k) {
+        for (int bw = 30; bw <= 95; bw += 1) {
+          for (int layer = 0; layer <= 200; layer += 4) {
+            for (int step = 0; step <= 6000; step += 250) {
+              SpeedConstants k = top;
+              k.bandwidth = bw / 100.0;
+              k.layer_s = layer * 1e-6;
+              k.step_s = step * 1e-6;
+              try_k(k);
+            }
+          }
+        }
+      });
+      sweep(prefill, [&](auto&& try_k) {
+        for (int pf = 5; pf <= 100; pf += 1) {
+          // A ceiling only for llama.cpp, whose kernels reach ~100 TFLOPS on any card (docs/speed.md).
+          for (int cap = 0; cap <= (engine == SpeedEngine::llama_cpp ? 400 : 0); cap += 10) {
+            SpeedConstants k = top;
+            k.compute = pf / 100.0;
+            k.compute_cap_tflops = cap;
+            try_k(k);
+          }
+        }
+      });
+      sweep(serve, [&](auto&& try_k) {
+        for (int ar = 0; ar <= 100; ar += 2) {
+          SpeedConstants k = top;
+          k.allreduce_s = ar * 1e-6;
+          try_k(k);
+        }
+      });
+      top_score = score(rows, top);
+    }
+    best[engine] = top;
+    fmt::print("{:<13} fit n={:<3} bandwidth {:.2f} layer_s {:.0f}e-6 step_s {:.0f}e-6 compute {:.2f} cap {:.0f} allreduce_s {:.0f}e-6 mfu {:.2f} mfu_fp8 {:.2f} "
+               "(mean |log| {:.3f})\n",
+               name(engine), rows.size(), top.bandwidth, top.layer_s * 1e6, top.step_s * 1e6, top.compute, top.compute_cap_tflops, top.allreduce_s * 1e6, top.mfu, top.mfu_fp8,
+               top_score);
+  }
+  std::map<std::string, std::vector<double>> check_by_kind;
+  std::map<std::string, std::vector<double>> check_by_engine_kind;
+  for (const auto& c : cases) {
+    const SpeedEngine own = c.engine == SpeedEngine::sglang ? SpeedEngine::vllm : c.engine;
+    const auto it = best.find(own);
+    const SpeedConstants k = it != best.end() ? it->second : speed_constants(own);
+    const double p = predict(c, k);
+    const double r = p / c.measured;
+    const bool check = !c.fit || c.engine == SpeedEngine::sglang;
+    if (check && p > 0) {
+      check_by_kind[c.kind].push_back(r);
+      check_by_engine_kind[fmt::format("{} {}", c.kind, name(c.engine))].push_back(r);
+    }
+    fmt::print("{} {:<6} {:<60} predicted {:>10.1f} measured {:>10.1f} ratio {:.2f}\n", check ? "check" : "fit  ",
+               c.kind, c.id, p, c.measured, r);
+  }
+  for (const auto& [k, v] : check_by_engine_kind) {
+    const Spread s = spread_of(v);
+    fmt::print("check {:<24} n={:<3} median {:>4.0f}% p80 {:>4.0f}%\n", k, s.n, s.median, s.p80);
+  }
+  for (const auto& [k, v] : check_by_kind) {
+    const Spread s = spread_of(v);
+    fmt::print("CHECK {:<24} n={:<3} median {:>4.0f}% p80 {:>4.0f}%\n", k, s.n, s.median, s.p80);
+  }
+}
