@@ -168,11 +168,19 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
   TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, o));
   PlanReport r;
   TRY_ASSIGN(const JobSpec job, make_job(o, model.arch, &r.defaults));
+  const SpeedLoad& load = o.request.size.load;
+  if (std::uint64_t{load.input_len} + load.output_len > job.context) {
+    return fail(Errc::usage, fmt::format("--input-len {} + --output-len {} exceed the context of {} tokens; raise "
+                                         "--context (the KV cache is sized for it)",
+                                         load.input_len, load.output_len, job.context));
+  }
   const std::vector<Offer> offers = current_offers(s, cfg);
 
   r.model_source = model.source;
   r.launch_id = model.hf_id;
   r.runtime = o.request.runtime;
+  r.size = o.request.size;
+  r.deadline = o.request.deadline;
   r.card_given = o.request.card.has_value();
   r.result = rank(job, offers, providers, card_catalog(), o.request, [](const JobSpec& j) { return estimate(j); });
   add_layout_defaults(r, o.request);
@@ -198,6 +206,13 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
   if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
     r.launch = launch_commands(r.result.job, model.hf_id,
                                r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
+  }
+  if (const auto& c = r.result.choice; c && c->hours) {
+    const StartupTime st = startup_time(r.result.job);
+    r.startup_basis = fmt::format("download {:.1f} GB at {:.0f} MB/s (assumed: no provider publishes a rate) {} s, "
+                                  "load at {:.2f} GiB/s {} s, engine warm-up {} s (median of 17 vLLM logs)",
+                                  st.download_bytes / 1e9, k_download_bytes_per_s / 1e6, st.download.count(),
+                                  k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(), st.warmup.count());
   }
   r.notes = model_notes(r.result.job);
   for (auto& n : price_notes(r, cfg, offers, o, providers)) {

@@ -68,6 +68,19 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
   sub.add_option("--gguf", args.gguf, "size this GGUF file: a path, an https:// URL, or a file of the Hub MODEL");
 }
 
+void add_plan_job_options(CLI::App& sub, PlanArgs& args)
+{
+  sub.add_option("--tokens", args.tokens, "training: tokens per epoch (50M, 1.2B): plan gives hours and the bill");
+  sub.add_option("--epochs", args.epochs, "training: epochs over --tokens (default 1)");
+  sub.add_option("--requests", args.requests, "inference: a batch job of N requests: plan gives hours and the bill");
+  sub.add_option("--input-len", args.input_len, "prompt tokens per request (default: the context less the output)");
+  sub.add_option("--output-len", args.output_len, "generated tokens per request (default 256)");
+  sub.add_option("--concurrency", args.concurrency,
+                 "serve: requests in flight (default: the full-context requests the KV pool holds)");
+  sub.add_option("--rank-by", args.rank_by, "cost | time | hourly (default cost with --tokens/--requests, else hourly)");
+  sub.add_option("--deadline", args.deadline, "keep options that finish within this (6h, 90m, 2d)");
+}
+
 void add_plan_command(CLI::App& app, Services& s)
 {
   auto args = std::make_shared<PlanArgs>();
@@ -75,6 +88,7 @@ void add_plan_command(CLI::App& app, Services& s)
   sub->add_option("model", args->model, "catalogue name, Hugging Face id, checkpoint or adapter directory, .gguf or "
                                         "config.json path");
   add_plan_sizing_options(*sub, *args);
+  add_plan_job_options(*sub, *args);
   sub->add_option("--gpus", args->gpus, "GPUs per server, 1-8 (default: the cheapest count that fits)");
   sub->add_option("--card", args->card, "check the job against this card (\"RTX 4090\", A100-80GB, ...)");
   sub->add_option("--provider", args->provider, "only this provider");

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "common/rounding.hpp"
 #include "cli/plan_json.hpp"
 
 #include <map>
@@ -124,6 +125,60 @@ Json runs_json(const RunVerdict& v)
   return Json{{"status", str(to_string(v.status))}, {"why", v.why}, {"flags", string_map(v.flags)}};
 }
 
+double rate(double tokens_per_s) { return round_to_places(tokens_per_s, 1); }
+
+// cli.md plan v3 `speed`: the figures that apply to the task, the binding term, the measured spread.
+Json speed_json(const Speed& sp, const std::optional<std::uint64_t>& per_dollar)
+{
+  Json j = Json::object();
+  if (sp.prefill_tokens_per_s) {
+    j["prefill_tokens_per_s"] = rate(*sp.prefill_tokens_per_s);
+  }
+  if (sp.decode_tokens_per_s) {
+    j["decode_tokens_per_s"] = rate(*sp.decode_tokens_per_s);
+  }
+  if (sp.serve_output_tokens_per_s) {
+    j["serve_output_tokens_per_s"] = rate(*sp.serve_output_tokens_per_s);
+  }
+  if (sp.concurrency > 0) {
+    j["concurrency"] = sp.concurrency;
+    j["input_len"] = sp.input_len;
+    j["output_len"] = sp.output_len;
+  }
+  if (sp.train_tokens_per_s) {
+    j["train_tokens_per_s"] = rate(*sp.train_tokens_per_s);
+  }
+  if (per_dollar) {
+    j["tokens_per_dollar"] = *per_dollar;
+  }
+  j["bound"] = sp.bound.empty() ? Json(nullptr) : Json(sp.bound);
+  j["range_pct"] = sp.range_pct;
+  j["basis"] = sp.basis;
+  if (!sp.unknown.empty()) {
+    j["unknown"] = sp.unknown;
+  }
+  return j;
+}
+
+double hours_of(std::chrono::seconds s) { return round_to_places(static_cast<double>(s.count()) / 3600.0, 2); }
+
+// The option's speed, risk and, for a sized job, hours and bill.
+void add_speed_fields(Json& j, const PlanOption& o)
+{
+  j["speed"] = speed_json(o.speed, o.tokens_per_dollar);
+  j["risk"] = o.tight ? "tight" : "comfortable";
+  if (o.hours) {
+    j["hours"] = hours_of(*o.hours);
+    j["startup_hours"] = hours_of(o.startup);
+  }
+  if (o.job_cost) {
+    j["job_cost"] = usd(*o.job_cost);
+  }
+  if (o.late) {
+    j["late"] = true;
+  }
+}
+
 Json choice_json(const PlanOption& c)
 {
   return Json{{"provider", c.provider},
@@ -138,16 +193,58 @@ Json choice_json(const PlanOption& c)
               {"runs", runs_json(c.runs)}};
 }
 
+Json choice_with_speed(const PlanOption& c)
+{
+  Json j = choice_json(c);
+  add_speed_fields(j, c);
+  return j;
+}
+
 Json option_json(const PlanOption& o)
 {
-  return Json{{"provider", o.provider},
-              {"card", o.card},
-              {"gpus", o.gpus},
-              {"fits", o.fits},
-              {"headroom_gib", gib_signed(o.headroom)},
-              {"price_per_hour", usd(o.price_per_hour)},
-              {"cost", usd(o.cost)},
-              {"runs", runs_json(o.runs)}};
+  Json j{{"provider", o.provider},
+         {"card", o.card},
+         {"gpus", o.gpus},
+         {"fits", o.fits},
+         {"headroom_gib", gib_signed(o.headroom)},
+         {"price_per_hour", usd(o.price_per_hour)},
+         {"cost", usd(o.cost)},
+         {"runs", runs_json(o.runs)}};
+  add_speed_fields(j, o);
+  return j;
+}
+
+std::string_view rank_name(RankBy r)
+{
+  switch (r) {
+  case RankBy::cost: return "cost";
+  case RankBy::time: return "time";
+  case RankBy::hourly: return "hourly";
+  }
+  return "hourly";
+}
+
+// cli.md plan v3 "The whole job": the size given, the ranking, and the choice's hours and bill.
+void add_job_size(Json& job, const PlanReport& r)
+{
+  const JobSize& size = r.size;
+  if (size.tokens) {
+    job["tokens"] = *size.tokens;
+    job["epochs"] = size.epochs;
+  }
+  if (size.requests) {
+    job["requests"] = *size.requests;
+  }
+  job["rank_by"] = str(rank_name(r.result.ranked_by));
+  if (r.deadline) {
+    job["deadline_hours"] = hours_of(*r.deadline);
+  }
+  const auto& c = r.result.choice;
+  job["hours"] = c && c->hours ? Json(hours_of(*c->hours)) : Json(nullptr);
+  job["job_cost"] = c && c->job_cost ? Json(usd(*c->job_cost)) : Json(nullptr);
+  if (c && c->hours) {
+    job["startup"] = Json{{"hours", hours_of(c->startup)}, {"basis", r.startup_basis}};
+  }
 }
 
 Json string_map(const std::map<std::string, std::string>& m)
@@ -194,13 +291,17 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   out["model"] = model_json(r);
   out["job"] = job_json(r.result.job);
   out["job"]["defaults"] = defaults_json(r.defaults);
+  add_job_size(out["job"], r);
   out["memory"] = memory_json(r.result.memory);
   if (r.serve) {
     out["serve"] = Json{{"kv_pool_gib", gib(r.serve->kv_pool)},
                         {"kv_pool_tokens", r.serve->kv_pool_tokens},
                         {"max_concurrency", round2(r.serve->max_concurrency)}};
   }
-  out["choice"] = r.result.choice ? choice_json(*r.result.choice) : Json(nullptr);
+  out["choice"] = r.result.choice ? choice_with_speed(*r.result.choice) : Json(nullptr);
+  if (!r.result.choice && r.result.card) {
+    out["speed"] = speed_json(r.result.speed, std::nullopt);  // the given or closest card
+  }
   if (r.card_given && r.result.card) {
     // --card: how the engine runs the job on that card, even when nobody offers it or it is refused.
     out["card"] = Json{{"card", r.result.card->id}, {"compute_capability", compute_capability_text(*r.result.card)},

@@ -90,6 +90,67 @@ Result<void> check_shard(Task task, std::optional<Shard> shard)
   return {};
 }
 
+// --tokens/--epochs (training), --requests/--input-len/--output-len/--concurrency (inference),
+// --rank-by, --deadline.
+Result<void> validate_job_size(const PlanArgs& a, PlanOptions& o)
+{
+  const bool training = o.task == Task::train || o.task == Task::lora || o.task == Task::qlora;
+  JobSize& size = o.request.size;
+  if (!a.tokens.empty()) {
+    if (!training) {
+      return fail(Errc::usage, fmt::format("--tokens sizes a training job; for --task {} give --requests N (with "
+                                           "--input-len and --output-len)",
+                                           to_string(o.task)));
+    }
+    TRY_ASSIGN(size.tokens, parse_token_count(a.tokens, "--tokens"));
+  }
+  if (!a.epochs.empty()) {
+    if (a.tokens.empty()) {
+      return fail(Errc::usage, "--epochs multiplies --tokens; give --tokens N (the tokens of one epoch)");
+    }
+    TRY_ASSIGN(size.epochs, parse_count(a.epochs, "--epochs", 1, 10000));
+  }
+  if (!a.requests.empty()) {
+    if (training) {
+      return fail(Errc::usage, fmt::format("--requests sizes an inference job; for --task {} give --tokens N",
+                                           to_string(o.task)));
+    }
+    TRY_ASSIGN(size.requests, parse_token_count(a.requests, "--requests"));
+  }
+  const bool lengths = !a.input_len.empty() || !a.output_len.empty() || !a.concurrency.empty();
+  if (lengths && training) {
+    return fail(Errc::usage, fmt::format("--input-len, --output-len and --concurrency describe inference requests, "
+                                         "not --task {}; use --context and --batch",
+                                         to_string(o.task)));
+  }
+  if (!a.input_len.empty()) {
+    TRY_ASSIGN(size.load.input_len, for_flag("--input-len", parse_context(a.input_len)));
+  }
+  if (!a.output_len.empty()) {
+    TRY_ASSIGN(size.load.output_len, for_flag("--output-len", parse_context(a.output_len)));
+  }
+  if (!a.concurrency.empty()) {
+    if (o.task != Task::serve) {
+      return fail(Errc::usage, "--concurrency is the requests a server runs at once: use it with --task serve "
+                               "(other inference runs one request at a time; --batch sets its batch)");
+    }
+    TRY_ASSIGN(size.load.concurrency, parse_count(a.concurrency, "--concurrency", 1, 65536));
+  } else if (o.task == Task::serve && o.batch_given) {
+    size.load.concurrency = o.batch;  // --batch is the launch line's --max-num-seqs
+  }
+  if (!a.rank_by.empty()) {
+    TRY_ASSIGN(o.request.rank_by, parse_rank_by(a.rank_by));
+  }
+  if (!a.deadline.empty()) {
+    if (!size.sized()) {
+      return fail(Errc::usage, "--deadline needs the job's size to know its hours: give --tokens N (training) or "
+                               "--requests N (inference)");
+    }
+    TRY_ASSIGN(o.request.deadline, parse_deadline(a.deadline));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<PlanOptions> validate_plan_args(const PlanArgs& a)
@@ -196,6 +257,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   if (!a.max_price.empty()) {
     TRY_ASSIGN(o.request.max_price, for_flag("--max-price", parse_usd_per_hour(a.max_price)));
   }
+  TRY(validate_job_size(a, o));
   return o;
 }
 

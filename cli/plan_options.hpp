@@ -45,6 +45,15 @@ struct PlanArgs {
   std::string params;
   bool offline = false;
   std::string gguf;  // --gguf FILE|URL
+  // The job's size and the ranking (plan and up --from-plan: add_plan_job_options).
+  std::string tokens;
+  std::string epochs;
+  std::string requests;
+  std::string input_len;
+  std::string output_len;
+  std::string concurrency;
+  std::string rank_by;
+  std::string deadline;
 };
 
 // Registers the options that size the job (--task, --engine, --weights, --kv-cache, --context,
@@ -52,6 +61,10 @@ struct PlanArgs {
 // --gpu-util, --offline) on `sub`: `plan`, `fits` and `up --from-plan` share them. Defined in
 // plan_command.cpp (the CLI11 unit).
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);
+
+// Registers --tokens, --epochs, --requests, --input-len, --output-len, --concurrency, --rank-by and
+// --deadline (plan and up --from-plan).
+void add_plan_job_options(CLI::App& sub, PlanArgs& args);
 
 inline constexpr std::uint32_t k_default_context = 4096;
 
@@ -113,6 +126,12 @@ struct JobDefault {
 // ---- Value parsers (each rejects anything but the whole string as a valid value) ----
 // "7B", "70e9", "8.03B", "350M", "1.5T", "7000000000": 1e6 ..= 1e14 parameters.
 [[nodiscard]] Result<std::uint64_t> parse_param_count(std::string_view s);
+// "50M", "1.2B", "2e9", "500k", "1000": a count of tokens or requests, 1 ..= 1e15; `flag` names it.
+[[nodiscard]] Result<std::uint64_t> parse_token_count(std::string_view s, std::string_view flag);
+// "cost", "time", "hourly".
+[[nodiscard]] Result<RankBy> parse_rank_by(std::string_view s);
+// "6h", "90m", "1h30m", "45s", or a bare number of hours ("6", "0.5"): > 0 and at most 87600 h.
+[[nodiscard]] Result<std::chrono::seconds> parse_deadline(std::string_view s);
 // "1", "0.5", "36", "1.25": hours, > 0 and <= 87600 (ten years), to whole seconds rounded up.
 [[nodiscard]] Result<std::chrono::seconds> parse_hours(std::string_view s);
 // "0.9": vLLM gpu_memory_utilization in (0, 1], as permille (nearest).

@@ -38,6 +38,9 @@ struct PlanReport {
   std::chrono::seconds runtime{3600};  // --hours
   bool card_given = false;             // --card
   std::vector<std::string> notes;      // for the text view (prices, unpriced providers)
+  JobSize size;                        // --tokens/--requests and the load
+  std::optional<std::chrono::seconds> deadline;
+  std::string startup_basis;           // how the choice's start-up time is made up
   // --card whose engine refuses the job: the cheapest option elsewhere that runs it natively (or
   // by a fallback when nothing runs it natively), if any.
   std::optional<PlanOption> runs_elsewhere;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/plan_shell.hpp"
+#include "cli/plan_speed_text.hpp"
 #include "common/text.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
@@ -165,6 +166,24 @@ void render_serve(std::string& out, const PlanReport& r)
   }
 }
 
+// The Speed line under the memory chart: the figures for the card shown (the choice's, or the
+// given or closest card's).
+void render_speed(std::string& out, const PlanReport& r, const Style& st)
+{
+  const Speed& sp = r.result.choice ? r.result.choice->speed : r.result.speed;
+  const std::string line = speed_line(sp, r.result.job.task);
+  if (!line.empty()) {
+    for (const auto& l : wrap_words(st.bold("Speed") + ": " + line, k_width, "", "  ")) {
+      out += l + "\n";
+    }
+  }
+  for (const auto& u : sp.unknown) {
+    for (const auto& l : wrap_words("Unknown: " + u, k_width, "", "  ")) {
+      out += st.dim(l) + "\n";
+    }
+  }
+}
+
 // How the engine runs the job on the card shown: always said unless it is native.
 void render_runs(std::string& out, const PlanReport& r, const Style& st)
 {
@@ -195,11 +214,24 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     const PlanOption& c = *res.choice;
     out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
                                            format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
-    for (const auto& line :
-         wrap_words(fmt::format("{} for {} under {} billing; {} spare per GPU; price {}", format_usd(c.cost),
-                                hours_label(r.runtime), c.billing, gib_signed(c.headroom), c.price_origin),
-                    k_width, "  ", "  ")) {
+    std::string detail = job_line(c);
+    if (detail.empty()) {
+      detail = fmt::format("{} for {} under {} billing", format_usd(c.cost), hours_label(r.runtime), c.billing);
+    }
+    detail += fmt::format("; {} spare per GPU; price {}", gib_signed(c.headroom), c.price_origin);
+    if (c.tokens_per_dollar) {
+      detail += fmt::format("; {} tokens per dollar", grouped(*c.tokens_per_dollar));
+    }
+    for (const auto& line : wrap_words(detail, k_width, "  ", "  ")) {
       out += line + "\n";
+    }
+    if (c.tight) {
+      for (const auto& line : wrap_words(fmt::format("tight: {} spare is inside the memory estimate's measured error "
+                                                     "for this job ({}%): it may not fit on the real machine",
+                                                     gib_signed(c.headroom), memory_error_pct(r.result.job)),
+                                         k_width, "  ", "  ")) {
+        out += st.warn(line) + "\n";
+      }
     }
     return;
   }
@@ -241,21 +273,33 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
     return;
   }
   out += "\n" + st.bold("Options") + "\n";
+  const bool sized = r.size.sized();
   out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad("provider", 9), pad("card", 17), pad("GPUs", 4, true),
                      pad("fits", 4), pad("runs", 8), pad("headroom", 11, true), pad("$/h", 8, true),
-                     pad("cost " + hours_label(r.runtime), 10, true));
+                     sized ? pad("hours", 8, true) + " " + pad("job cost", 9, true)
+                           : pad("cost " + hours_label(r.runtime), 10, true));
   for (std::size_t i = 0; i < opts.size() && i < k_max_rows; ++i) {
     const PlanOption& o = opts[i];
-    const std::string fits = o.fits ? st.good(pad("yes", 4)) : st.bad(pad("no", 4));
+    const std::string fits = o.fits ? st.good(pad(o.tight ? "yes!" : "yes", 4)) : st.bad(pad("no", 4));
     const std::string runs = o.runs.status == RunStatus::native    ? pad(runs_cell(o.runs.status), 8)
                              : o.runs.status == RunStatus::refused ? st.bad(pad(runs_cell(o.runs.status), 8))
                                                                    : st.warn(pad(runs_cell(o.runs.status), 8));
+    const std::string bill =
+        sized ? pad(o.hours ? duration_label(*o.hours) : "?", 8, true) + " " +
+                    pad(o.job_cost ? format_usd(*o.job_cost) : "?", 9, true)
+              : pad(format_usd(o.cost), 10, true);
     out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 17),
                        pad(std::to_string(o.gpus), 4, true), fits, runs, pad(gib_signed(o.headroom), 11, true),
-                       pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 8, true), pad(format_usd(o.cost), 10, true));
+                       pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 8, true), bill);
   }
   if (opts.size() > k_max_rows) {
     out += st.dim(fmt::format("  ... and {} more (--json lists them all)", opts.size() - k_max_rows)) + "\n";
+  }
+  if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.tight; })) {
+    out += st.dim("  yes! tight: the headroom is inside the memory estimate's measured error") + "\n";
+  }
+  if (sized && std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return !o.hours; })) {
+    out += st.dim("  ? a card figure the speed needs is unknown (gpurent cards): ranked last") + "\n";
   }
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.spot; })) {
     out += st.dim("  * spot price: the server can be interrupted") + "\n";
@@ -426,6 +470,7 @@ std::string render_plan_text(const PlanReport& r, bool color, bool utf8)
   out += "\n";
   render_memory(out, r, st);
   render_serve(out, r);
+  render_speed(out, r, st);
   out += "\n";
   render_choice(out, r, st);
   render_options(out, r, st);

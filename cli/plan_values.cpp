@@ -113,14 +113,20 @@ std::string quoted(std::string_view s) { return fmt::format("'{}'", s); }
 
 }  // namespace
 
-Result<std::uint64_t> parse_param_count(std::string_view s)
+namespace {
+
+// A decimal count with an optional k/M/B/T suffix ("7B", "1.2B", "350M", "70e9"), rounded to the
+// nearest whole; nullopt when it is not one; `huge` when it overflows.
+struct ScaledCount {
+  std::optional<std::uint64_t> value;
+  bool huge = false;
+};
+
+ScaledCount read_scaled_count(std::string_view s)
 {
   const std::string_view t = trim(s);
-  const auto bad = [&] {
-    return fail(Errc::usage, fmt::format("bad parameter count {}; write e.g. 7B, 8.03B, 350M, 1.5T or 70e9", quoted(s)));
-  };
   if (t.empty()) {
-    return bad();
+    return {};
   }
   int suffix = 0;
   std::string_view number = t;
@@ -136,17 +142,98 @@ Result<std::uint64_t> parse_param_count(std::string_view s)
   }
   const auto d = read_decimal(number);
   if (!d) {
-    return bad();
+    return {};
   }
   const auto v = scale(*d, suffix);
   if (!v) {
+    return {std::nullopt, true};
+  }
+  return {v->value + (v->half_or_more && !v->exact ? 1 : 0), false};
+}
+
+}  // namespace
+
+Result<std::uint64_t> parse_param_count(std::string_view s)
+{
+  const ScaledCount c = read_scaled_count(s);
+  if (c.huge) {
     return fail(Errc::usage, fmt::format("parameter count {} is absurdly large; the limit is 100T", quoted(s)));
   }
-  const std::uint64_t n = v->value + (v->half_or_more && !v->exact ? 1 : 0);
+  if (!c.value) {
+    return fail(Errc::usage, fmt::format("bad parameter count {}; write e.g. 7B, 8.03B, 350M, 1.5T or 70e9", quoted(s)));
+  }
+  const std::uint64_t n = *c.value;
   if (n < 1'000'000ULL || n > 100'000'000'000'000ULL) {
     return fail(Errc::usage, fmt::format("parameter count {} is out of range; give 1M to 100T (e.g. 7B)", quoted(s)));
   }
   return n;
+}
+
+Result<std::uint64_t> parse_token_count(std::string_view s, std::string_view flag)
+{
+  const ScaledCount c = read_scaled_count(s);
+  if (!c.value || c.huge || *c.value == 0 || *c.value > 1'000'000'000'000'000ULL) {
+    return fail(Errc::usage, fmt::format("{}: bad count {}; give 1 to 1000T, e.g. 50M, 1.2B or 10000", flag, quoted(s)));
+  }
+  return *c.value;
+}
+
+Result<RankBy> parse_rank_by(std::string_view s)
+{
+  const std::string v = to_lower(trim(s));
+  if (v == "cost") {
+    return RankBy::cost;
+  }
+  if (v == "time") {
+    return RankBy::time;
+  }
+  if (v == "hourly") {
+    return RankBy::hourly;
+  }
+  return fail(Errc::usage, fmt::format("--rank-by: {} is not a ranking; use cost, time or hourly", quoted(s)));
+}
+
+Result<std::chrono::seconds> parse_deadline(std::string_view s)
+{
+  const std::string_view t = trim(s);
+  if (read_decimal(t)) {
+    auto h = parse_hours(t);
+    if (!h) {
+      return fail(Errc::usage, "--deadline: " + h.error().message);
+    }
+    return *h;
+  }
+  // 1h30m, 90m, 45s, 2d: whole numbers with units, largest first.
+  std::uint64_t total = 0;
+  std::uint64_t number = 0;
+  bool digits = false;
+  bool any = false;
+  for (const char ch : t) {
+    if (ch >= '0' && ch <= '9') {
+      number = number * 10 + static_cast<std::uint64_t>(ch - '0');
+      digits = true;
+      if (number > 1'000'000'000ULL) {
+        break;
+      }
+      continue;
+    }
+    const std::uint64_t unit = ch == 'd' ? 86400 : ch == 'h' ? 3600 : ch == 'm' ? 60 : ch == 's' ? 1 : 0;
+    if (unit == 0 || !digits) {
+      any = false;
+      total = 0;
+      break;
+    }
+    total += number * unit;
+    number = 0;
+    digits = false;
+    any = true;
+  }
+  if (!any || digits || total == 0 || total > 87'600ULL * 3600ULL) {
+    return fail(Errc::usage, fmt::format("--deadline: bad duration {}; write e.g. 6h, 90m, 1h30m or 2d (at most "
+                                         "87600 h)",
+                                         quoted(s)));
+  }
+  return std::chrono::seconds{static_cast<std::int64_t>(total)};
 }
 
 Result<std::chrono::seconds> parse_hours(std::string_view s)

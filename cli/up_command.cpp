@@ -458,6 +458,7 @@ void add_up_command(CLI::App& app, Services& s)
   sub->add_option("--gpus", opts->gpus, "GPUs in the server, 1-8 (default 1; with --from-plan the cheapest count that fits)");
   sub->add_option("--from-plan", opts->from_plan, "MODEL: let `plan` choose provider, card and GPUs for this job");
   add_plan_sizing_options(*sub, opts->sizing);
+  add_plan_job_options(*sub, opts->sizing);
   sub->add_flag("--spot", opts->spot, "an interruptible/spot server");
   sub->add_option("--name", opts->name, "name to track it by (idempotent: an existing one is resumed)");
   sub->add_option("--ssh-key", opts->ssh_key, "OpenSSH public key to install (default ~/.ssh/id_ed25519.pub)");

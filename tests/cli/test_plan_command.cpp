@@ -28,18 +28,47 @@ std::set<std::string> keys(const Json& j)
 const std::set<std::string> k_top = {"model", "job", "memory", "choice", "options", "fixes", "launch"};
 const std::set<std::string> k_model = {"name", "source", "params", "layers", "hidden", "heads", "kv_heads",
                                        "head_dim", "vocab", "intermediate", "experts", "experts_active", "max_context"};
+// plan v3 "The whole job": the ranking, and the choice's hours and bill (null for an unsized job).
 const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "context", "batch",
-                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard", "defaults"};
+                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard", "defaults",
+                                     "rank_by", "hours", "job_cost"};
+// Present only when given: the job's size, the deadline, the choice's start-up.
+const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup"};
 const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memory", "limit_gib", "job",
                                         "price_per_hour", "flags", "launch"};
 const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activations_gib", "gradients_gib",
                                         "optimizer_gib", "adapters_gib", "overhead_gib", "peak_allocated_gib",
                                         "total_gib"};
 // plan v3 adds `runs` ({status, why, flags}) to the choice and to every option.
+// plan v3 "How fast": `speed` and `risk` on the choice and every option; a sized job adds hours,
+// start-up and the bill, a deadline `late`.
 const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", "headroom_gib",
-                                        "price_per_hour", "currency", "billing", "cost", "runs"};
+                                        "price_per_hour", "currency", "billing", "cost", "runs", "speed", "risk"};
 const std::set<std::string> k_option = {"provider", "card",  "gpus", "fits", "headroom_gib",
-                                        "price_per_hour", "cost", "runs"};
+                                        "price_per_hour", "cost", "runs", "speed", "risk"};
+const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late"};
+const std::set<std::string> k_speed = {"prefill_tokens_per_s", "decode_tokens_per_s", "serve_output_tokens_per_s",
+                                       "train_tokens_per_s", "tokens_per_dollar", "concurrency", "input_len",
+                                       "output_len", "bound", "range_pct", "basis", "unknown"};
+
+// `keys` is `required` plus any of `optional`.
+void check_keys(const Json& j, const std::set<std::string>& required, const std::set<std::string>& optional)
+{
+  for (const auto& k : required) {
+    INFO("missing key " << k);
+    CHECK(j.contains(k));
+  }
+  for (const auto& [k, v] : j.items()) {
+    INFO("unexpected key " << k);
+    CHECK((required.count(k) + optional.count(k)) >= 1);
+  }
+}
+
+void check_speed(const Json& s)
+{
+  check_keys(s, {"bound", "range_pct", "basis"}, k_speed);
+  CHECK(s["range_pct"].get<int>() > 0);
+}
 const std::set<std::string> k_fix = {"id", "description", "saves_gib", "flags"};
 
 Json parse_one(const std::string& out)
@@ -80,19 +109,25 @@ void check_contract(const Json& j)
     CHECK(r["flags"].is_object());
     CHECK(r["launch"].is_object());
   }
+  if (j.contains("speed")) {  // no choice: the speed on the given or closest card
+    top.insert("speed");
+    check_speed(j["speed"]);
+  }
   CHECK(keys(j) == top);
   CHECK(keys(j["model"]) == k_model);
-  CHECK(keys(j["job"]) == k_job);
+  check_keys(j["job"], k_job, k_job_sized);
   for (const auto& d : j["job"]["defaults"]) {
     CHECK(keys(d) == std::set<std::string>{"key", "value", "why"});
     CHECK_FALSE(d["why"].get<std::string>().empty());
   }
   CHECK(keys(j["memory"]) == k_memory);
   if (!j["choice"].is_null()) {
-    CHECK(keys(j["choice"]) == k_choice);
+    check_keys(j["choice"], k_choice, k_option_sized);
+    check_speed(j["choice"]["speed"]);
   }
   for (const auto& o : j["options"]) {
-    CHECK(keys(o) == k_option);
+    check_keys(o, k_option, k_option_sized);
+    check_speed(o["speed"]);
     CHECK(keys(o["runs"]) == std::set<std::string>{"status", "why", "flags"});
   }
   for (const auto& f : j["fixes"]) {

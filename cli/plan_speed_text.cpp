@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include "common/rounding.hpp"
+#include "cli/plan_speed_text.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "common/units.hpp"
+
+namespace gpurent {
+namespace {
+
+std::string rate(double tokens_per_s)
+{
+  if (tokens_per_s >= 100) {
+    return grouped(static_cast<std::uint64_t>(round_to_i64(tokens_per_s))) + " tok/s";
+  }
+  return fmt::format("{:.1f} tok/s", tokens_per_s);
+}
+
+}  // namespace
+
+std::string grouped(std::uint64_t n)
+{
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string duration_label(std::chrono::seconds s)
+{
+  const auto n = s.count();
+  if (n < 120) {
+    return fmt::format("{} s", n);
+  }
+  if (n < 2 * 3600) {
+    return fmt::format("{} min", (n + 59) / 60);
+  }
+  if (n < 100 * 3600) {
+    return fmt::format("{:.1f} h", static_cast<double>(n) / 3600.0);
+  }
+  return fmt::format("{} h", (n + 3599) / 3600);
+}
+
+std::string speed_line(const Speed& sp, Task task)
+{
+  std::vector<std::string> parts;
+  if (task == Task::train || task == Task::lora || task == Task::qlora) {
+    if (sp.train_tokens_per_s) {
+      parts.push_back("train " + rate(*sp.train_tokens_per_s) + " over all GPUs");
+    }
+  } else {
+    if (sp.serve_output_tokens_per_s) {
+      parts.push_back(fmt::format("serve {} output at {} request{} ({} in, {} out)", rate(*sp.serve_output_tokens_per_s),
+                                  sp.concurrency, sp.concurrency == 1 ? "" : "s", sp.input_len, sp.output_len));
+    }
+    if (sp.decode_tokens_per_s) {
+      parts.push_back("decode " + rate(*sp.decode_tokens_per_s) + " alone");
+    }
+    if (sp.prefill_tokens_per_s) {
+      parts.push_back("prefill " + rate(*sp.prefill_tokens_per_s));
+    }
+  }
+  if (parts.empty()) {
+    return "";
+  }
+  std::string line;
+  for (const auto& p : parts) {
+    line += (line.empty() ? "" : ", ") + p;
+  }
+  if (!sp.bound.empty()) {
+    line += fmt::format("; {}-bound", sp.bound);
+  }
+  line += fmt::format("; measured spread {}%", sp.range_pct);
+  return line;
+}
+
+std::string job_line(const PlanOption& c)
+{
+  if (!c.hours || !c.job_cost) {
+    return "";
+  }
+  return fmt::format("job: {} (start-up {}) = {} under {} billing", duration_label(*c.hours),
+                     duration_label(c.startup), format_usd(*c.job_cost), c.billing);
+}
+
+}  // namespace gpurent
