@@ -160,6 +160,30 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, con
   return notes;
 }
 
+// Ranked by the hourly price: an option that delivers at least 20% more tokens per dollar than the
+// choice is worth saying (plan v3: speed shows what each option delivers per dollar).
+std::optional<std::string> per_dollar_hint(const PlanResult& res)
+{
+  if (res.ranked_by != RankBy::hourly || !res.choice || !res.choice->tokens_per_dollar) {
+    return std::nullopt;
+  }
+  const PlanOption* best = nullptr;
+  for (const auto& o : res.options) {
+    if (o.choosable() && o.runs.status == res.choice->runs.status && o.tokens_per_dollar &&
+        (best == nullptr || *o.tokens_per_dollar > *best->tokens_per_dollar)) {
+      best = &o;
+    }
+  }
+  const double mine = static_cast<double>(*res.choice->tokens_per_dollar);
+  if (best == nullptr || mine <= 0 || static_cast<double>(*best->tokens_per_dollar) < mine * 1.2) {
+    return std::nullopt;
+  }
+  return fmt::format("{} x {} on {} ({}/h) delivers {:.0f}% more tokens per dollar than the choice: rank by the "
+                     "bill with --rank-by cost, or give the job's size (--requests, --tokens)",
+                     best->gpus, best->card_display, best->provider, format_usd(best->price_per_hour),
+                     (static_cast<double>(*best->tokens_per_dollar) / mine - 1.0) * 100.0);
+}
+
 }  // namespace
 
 Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::span<const ProviderInfo> providers)
@@ -215,6 +239,9 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
                                   k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(), st.warmup.count());
   }
   r.notes = model_notes(r.result.job);
+  if (auto hint = per_dollar_hint(r.result)) {
+    r.notes.push_back(std::move(*hint));
+  }
   for (auto& n : price_notes(r, cfg, offers, o, providers)) {
     r.notes.push_back(std::move(n));
   }

@@ -271,7 +271,8 @@ Json recipe_json(const PlanRecipe& p)
               {"job", job_json(p.recipe.job)},
               {"price_per_hour", p.price_per_hour ? Json(usd(*p.price_per_hour)) : Json(nullptr)},
               {"flags", string_map(p.recipe.flags)},
-              {"launch", string_map(p.launch)}};
+              {"launch", string_map(p.launch)},
+              {"speed", speed_json(p.speed, std::nullopt)}};
 }
 
 Json fix_json(const Fix& f)

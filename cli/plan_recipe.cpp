@@ -45,7 +45,7 @@ std::optional<MicroUsd> cheapest(const PlanResult& result, const std::string& ca
 }
 
 PlanRecipe recipe_on(const JobSpec& start, const Card& card, const std::vector<std::uint32_t>& counts,
-                     const PlanResult& result, const std::string& launch_id)
+                     const PlanResult& result, const std::string& launch_id, const PlanRequest& request)
 {
   PlanRecipe p;
   // The recipe starts from the job as the engine runs it on this card, and its result must run
@@ -61,6 +61,11 @@ PlanRecipe recipe_on(const JobSpec& start, const Card& card, const std::vector<s
   p.card = card.id;
   p.card_display = card.display;
   p.price_per_hour = cheapest(result, card.id, p.recipe.job.gpus);
+  const SpeedLoad load = speed_load(p.recipe.job, card, request, p.recipe.memory);
+  p.speed = estimate_speed(p.recipe.job, card, load);
+  if (p.recipe.job.task == Task::serve && request.size.load.concurrency == 0) {
+    p.recipe.job.max_seqs = load.concurrency;  // the launch line serves what the pool holds (no --batch given)
+  }
   if (!launch_id.empty()) {
     p.launch = launch_commands(p.recipe.job, launch_id, card.usable);
   }
@@ -105,7 +110,7 @@ void add_fixes_and_recipe(PlanReport& r, const JobSpec& asked, const PlanRequest
   r.fix_limit = fit_limit_for(res.job, target.usable);
   r.fixes = suggest_fixes(res.job, r.fix_limit, counts);
   if (r.card_given || res.options.empty()) {
-    PlanRecipe p = recipe_on(res.job, target, counts, res, r.launch_id);
+    PlanRecipe p = recipe_on(res.job, target, counts, res, r.launch_id, request);
     if (!(p.recipe.fits && p.recipe.changes.empty())) {  // fits as asked: the filters are the problem
       r.recipe = std::move(p);
     }
@@ -126,7 +131,7 @@ void add_fixes_and_recipe(PlanReport& r, const JobSpec& asked, const PlanRequest
     if (!gpus_feasible(asked, first, request.shard)) {
       continue;
     }
-    PlanRecipe candidate = recipe_on(job_for_gpus(asked, first, request.shard), *card, sold, res, r.launch_id);
+    PlanRecipe candidate = recipe_on(job_for_gpus(asked, first, request.shard), *card, sold, res, r.launch_id, request);
     if (!r.recipe || better(candidate, *r.recipe)) {
       r.recipe = std::move(candidate);
     }

@@ -23,6 +23,7 @@ struct PlanRecipe {
   std::string card_display;
   std::optional<MicroUsd> price_per_hour;  // the cheapest offer of that card and GPU count, if any
   std::map<std::string, std::string> launch;
+  Speed speed;  // the recipe's job on the card (an offload recipe pays for its PCIe traffic here)
 };
 
 struct PlanReport {

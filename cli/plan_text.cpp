@@ -378,7 +378,8 @@ void render_recipe(std::string& out, const PlanReport& r, const Style& st)
                           : st.bad(fmt::format("No recipe fits {}; the nearest", where)))
          + "\n";
   for (const auto& c : rec.changes) {
-    const std::string text = fmt::format("{} -> {} (saves {})", c.from, c.to, gib(c.saves));
+    const std::string text = c.id == "gpu-util" ? fmt::format("{} -> {} (the engine may use more of the card)", c.from, c.to)
+                                                : fmt::format("{} -> {} (saves {})", c.from, c.to, gib(c.saves));
     for (const auto& line : wrap_words(text, k_width, "  " + pad(c.id, 19) + " ", std::string(22, ' '))) {
       out += line + "\n";
     }
@@ -387,6 +388,11 @@ void render_recipe(std::string& out, const PlanReport& r, const Style& st)
   out += fmt::format("  total {} per GPU, limit {}: {}\n", gib(rec.memory.total()), gib(rec.limit),
                      headroom >= 0 ? st.good(fmt::format("{} spare", gib_signed(headroom)))
                                    : st.bad(fmt::format("over by {}", gib_signed(-headroom))));
+  if (const std::string speed = speed_line(p.speed, rec.job.task); !speed.empty()) {
+    for (const auto& line : wrap_words("speed: " + speed, k_width, "  ", "    ")) {
+      out += line + "\n";
+    }
+  }
   for (const auto& [engine, flags] : rec.flags) {
     for (const auto& line : wrap_words(flags, k_width, "  " + engine + ": ", "    ")) {
       out += st.dim(line) + "\n";

@@ -169,10 +169,6 @@ JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> 
 
 }  // namespace
 
-namespace {
-
-// The load the speed is computed for: the user's, a serving job's concurrency defaulting to the
-// full-context requests the KV pool holds on this card.
 SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request, const MemoryEstimate& memory)
 {
   SpeedLoad load = request.size.load;
@@ -182,6 +178,8 @@ SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& 
   }
   return load;
 }
+
+namespace {
 
 // The option's speed, whether its headroom is tight, and for a sized job its hours and bill (or,
 // unsized, the tokens a dollar buys).

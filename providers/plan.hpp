@@ -101,6 +101,11 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // Whether the engine can run `base` on `gpus` GPUs at all (feasible_layout).
 [[nodiscard]] bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
 
+// The load a speed is computed for: the request's, a serving job's concurrency defaulting to the
+// full-context requests the KV pool (`memory` on `card`) holds.
+[[nodiscard]] SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request,
+                                   const MemoryEstimate& memory);
+
 // The server configurations each provider sells: the explicit offers, plus, for a provider that
 // sells servers of any size at a per-GPU price (ProviderInfo::per_gpu_servers) and lists a card
 // with one GPU only, servers of 2 .. max_gpus GPUs at n x that price. Other providers sell only

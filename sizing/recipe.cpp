@@ -66,6 +66,10 @@ struct Outcome {
   Bytes over;  // total - limit when it does not fit (nearest = smallest)
 };
 
+// vLLM/SGLang: the memory fraction the engine may take, raised from its default to 0.95 (the fit
+// limit's own 5% margin), when the user did not set it: one point, no speed lost.
+constexpr std::uint32_t k_util_lever_permille = 950;
+
 // Applies the continuous levers to a combination that does not fit yet.
 Outcome finish(JobSpec j, std::uint32_t points, Bytes usable)
 {
@@ -73,6 +77,19 @@ Outcome finish(JobSpec j, std::uint32_t points, Bytes usable)
     return {j, points, true, {}};
   }
   const bool training = is_training(j.task);
+  if (!training && (j.engine == Engine::vllm || j.engine == Engine::sglang) && !j.gpu_util_given &&
+      j.gpu_util_permille < k_util_lever_permille) {
+    JobSpec t = j;
+    t.gpu_util_permille = k_util_lever_permille;
+    t.gpu_util_given = true;
+    if (fit_limit_for(t, usable) > fit_limit_for(j, usable)) {  // kept for the levers below too
+      j = t;
+      points += 1;
+      if (fits(j, usable)) {
+        return {j, points, true, {}};
+      }
+    }
+  }
   if (j.batch > 1) {
     const std::uint32_t asked = j.batch;
     const auto b = largest(1, asked, [&](std::uint32_t v) {
@@ -125,6 +142,9 @@ Outcome finish(JobSpec j, std::uint32_t points, Bytes usable)
   return {nearest, points + (nearest.offload_bytes > 0 ? 8 : 0), t <= limit, t > limit ? t - limit : Bytes{}};
 }
 
+// Fitting first; then a recipe that keeps every weight on the GPUs over one that streams some
+// over PCIe on every step (docs/speed.md: offload is the slowest lever by far), and between two
+// offloading recipes the one that moves fewer bytes; then the fewest points.
 bool better(const Outcome& a, const Outcome& b)
 {
   if (a.fits != b.fits) {
@@ -133,7 +153,8 @@ bool better(const Outcome& a, const Outcome& b)
   if (!a.fits) {
     return a.over < b.over;
   }
-  return std::tuple(a.points, a.job.gpus, total(a.job)) < std::tuple(b.points, b.job.gpus, total(b.job));
+  return std::tuple(a.job.offload_bytes, a.points, a.job.gpus, total(a.job)) <
+         std::tuple(b.job.offload_bytes, b.points, b.job.gpus, total(b.job));
 }
 
 }  // namespace
@@ -145,8 +166,8 @@ Recipe find_recipe(const JobSpec& job, Bytes card_usable, std::span<const std::u
                    [](const Choice& a, const Choice& b) { return a.points < b.points; });
   std::optional<Outcome> best;
   for (const Choice& c : choices) {
-    if (best && best->fits && c.points >= best->points) {
-      break;  // every later combination costs at least as much
+    if (best && best->fits && best->job.offload_bytes == 0 && c.points >= best->points) {
+      break;  // every later combination costs at least as much (an offloading best keeps looking)
     }
     const auto laid = feasible_layout(recipe_detail::apply(job, c));
     if (!laid) {

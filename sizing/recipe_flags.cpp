@@ -102,6 +102,21 @@ std::vector<std::string> serving_flags(const JobSpec& a, const JobSpec& d)
     }
     f.push_back(d.batch != a.batch ? fmt::format("--max-num-seqs {}", d.batch) : "");
     f.push_back(d.context != a.context ? fmt::format("--max-model-len {}", d.context) : "");
+    f.push_back(d.gpu_util_permille != a.gpu_util_permille
+                    ? fmt::format("--gpu-memory-utilization {:.2f}", d.gpu_util_permille / 1000.0)
+                    : "");
+    f.push_back(d.offload_bytes > 0 ? fmt::format("--cpu-offload-gb {}", d.offload_bytes / k_gib) : "");
+    break;
+  case Engine::sglang:
+    f.push_back(d.weights != a.weights ? fmt::format("--quantization {}", d.weights == WeightFormat::fp8 ? "fp8" : "bitsandbytes")
+                                       : "");
+    f.push_back(d.kv_cache != a.kv_cache ? "--kv-cache-dtype fp8_e5m2" : "");
+    f.push_back(d.gpus != a.gpus ? fmt::format("--tp {}", tp_degree(d)) : "");
+    f.push_back(d.batch != a.batch ? fmt::format("--max-running-requests {}", d.batch) : "");
+    f.push_back(d.context != a.context ? fmt::format("--context-length {}", d.context) : "");
+    f.push_back(d.gpu_util_permille != a.gpu_util_permille
+                    ? fmt::format("--mem-fraction-static {:.2f}", d.gpu_util_permille / 1000.0)
+                    : "");
     f.push_back(d.offload_bytes > 0 ? fmt::format("--cpu-offload-gb {}", d.offload_bytes / k_gib) : "");
     break;
   case Engine::llama_cpp:

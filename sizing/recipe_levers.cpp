@@ -225,6 +225,13 @@ std::vector<RecipeChange> describe(const JobSpec& asked, const JobSpec& done)
     step("reduce-context", fmt::format("{} tokens", asked.context), fmt::format("{} tokens", done.context),
          [&](JobSpec& j) { j.context = done.context; });
   }
+  if (done.gpu_util_permille != asked.gpu_util_permille) {
+    step("gpu-util", fmt::format("{:.2f}", asked.gpu_util_permille / 1000.0),
+         fmt::format("{:.2f}", done.gpu_util_permille / 1000.0), [&](JobSpec& j) {
+           j.gpu_util_permille = done.gpu_util_permille;
+           j.gpu_util_given = done.gpu_util_given;
+         });
+  }
   if (done.offload_optimizer) {
     const bool grads = done.engine != Engine::deepspeed;
     step("cpu-offload", "none", grads ? "optimizer states and gradients in CPU RAM" : "optimizer states in CPU RAM",

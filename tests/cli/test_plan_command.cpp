@@ -35,7 +35,7 @@ const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "c
 // Present only when given: the job's size, the deadline, the choice's start-up.
 const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup"};
 const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memory", "limit_gib", "job",
-                                        "price_per_hour", "flags", "launch"};
+                                        "price_per_hour", "flags", "launch", "speed"};
 const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activations_gib", "gradients_gib",
                                         "optimizer_gib", "adapters_gib", "overhead_gib", "peak_allocated_gib",
                                         "total_gib"};
