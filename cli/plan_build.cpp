@@ -9,6 +9,7 @@
 #include "cli/config.hpp"
 #include "cli/model_options.hpp"
 #include "cli/plan_recipe.hpp"
+#include "cli/plan_speed_text.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
@@ -224,7 +225,7 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
       r.result.job.max_seqs = std::max<std::uint32_t>({held, r.result.job.batch, 1});
     }
   }
-  if (!r.fits() && !r.refused()) {
+  if (!r.fits() && !r.refused() && !r.missed_deadline()) {
     add_fixes_and_recipe(r, job, o.request);
   }
   if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
@@ -263,6 +264,25 @@ std::string plan_misfit_reason(const PlanReport& report)
     }
     return fmt::format("{} does not run this job on {}: {}; {}", to_string(res.job.engine), res.card->display,
                        res.runs.why, where);
+  }
+  if (report.missed_deadline()) {
+    const PlanOption* fastest = nullptr;
+    for (const auto& o : res.options) {
+      if (o.fits && o.runs.status != RunStatus::refused && o.hours && (fastest == nullptr || *o.hours < *fastest->hours)) {
+        fastest = &o;
+      }
+    }
+    const std::string deadline = duration_label(*report.deadline);
+    if (fastest == nullptr) {
+      return fmt::format("no option's time is known (a card figure the speed needs is missing), so none is known to "
+                         "finish within {}",
+                         deadline);
+    }
+    return fmt::format("no option finishes within {}; the fastest: {} x {} on {} in {} for {} (--deadline {:.1f}h or "
+                       "more)",
+                       deadline, fastest->gpus, fastest->card_display, fastest->provider, duration_label(*fastest->hours),
+                       fastest->job_cost ? format_usd(*fastest->job_cost) : std::string("?"),
+                       static_cast<double>(fastest->hours->count()) / 3600.0 + 0.05);
   }
   if (report.card_given && !res.card_fits) {
     return fmt::format("the job needs {:.2f} GiB per GPU on {} x {}, over the {:.2f} GiB limit",

@@ -40,6 +40,7 @@ void run_plan(Services& s, const PlanArgs& args)
     s.exit_code = report_error(
         s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
                                             recipe                ? "the recipe above makes it fit"
+                                            : report->missed_deadline() ? "allow more time, or more GPUs"
                                             : report->refused()   ? "pick a card that runs it"
                                             : report->fixes.empty() ? "relax the filters"
                                                                     : "see the fixes above")});

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // What `gpurent plan` found: the data both views (text and --json) render.
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -46,9 +47,17 @@ struct PlanReport {
   // by a fallback when nothing runs it natively), if any.
   std::optional<PlanOption> runs_elsewhere;
   [[nodiscard]] bool refused() const { return card_given && result.runs.status == RunStatus::refused; }
+  // --deadline: options fit and run the job, but none finishes in time.
+  [[nodiscard]] bool missed_deadline() const
+  {
+    return deadline.has_value() && !result.choice &&
+           std::any_of(result.options.begin(), result.options.end(), [](const PlanOption& o) {
+             return o.fits && o.runs.status != RunStatus::refused;
+           });
+  }
   [[nodiscard]] bool fits() const
   {
-    return card_given ? result.card_fits && !refused() : result.choice.has_value();
+    return (card_given ? result.card_fits && !refused() : result.choice.has_value()) && !missed_deadline();
   }
 };
 

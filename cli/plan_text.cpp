@@ -245,6 +245,10 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     }
     return;
   }
+  if (r.missed_deadline()) {
+    out += st.bad(fmt::format("No option finishes within the deadline of {}", duration_label(*r.deadline))) + "\n";
+    return;
+  }
   out += st.bad(res.options.empty() ? "No offer matches the filters" : "Nothing fits within 8 GPUs of one server") + "\n";
 }
 

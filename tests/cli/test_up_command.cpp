@@ -498,3 +498,40 @@ TEST_CASE("up: a signal stops it at the next safe point; what bills is said, not
     CHECK(u.servers()[0].provider_id == pod_id);
   }
 }
+
+TEST_CASE("up --from-plan with a job size rents what plan ranks first by the bill (the comfortable box, not the tight one)", "[cli][up]")
+{
+  const std::vector<std::string> job = {"llama-3.1-8b", "--task", "lora", "--tokens", "50M", "--provider", "runpod"};
+  std::vector<std::string> plan_args = {"plan"};
+  plan_args.insert(plan_args.end(), job.begin(), job.end());
+  plan_args.push_back("--json");
+  const auto planned = gpurent::test::run_cli(plan_args);
+  REQUIRE(planned.code == 0);
+  const Json p = Json::parse(planned.out);
+  REQUIRE(p["choice"].is_object());
+  CHECK(p["choice"]["risk"] == "comfortable");
+
+  UpHarness u;
+  const std::string pod_id = "xedezhzb9la3ye";
+  u.http.on("GET " + k_runpod + "/pods", 200, "[]");
+  Json created = Json::parse(read_fixture("runpod/pod_booting.json"));
+  created["costPerHr"] = p["choice"]["price_per_hour"];
+  u.http.on("POST " + k_runpod + "/pods", 201, created.dump());
+  Json running = Json::parse(read_fixture("runpod/pod_running.json"));
+  running["id"] = pod_id;
+  running["name"] = "ft";
+  running["costPerHr"] = p["choice"]["price_per_hour"];
+  u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
+  std::vector<std::string> up_args = {"--from-plan"};
+  up_args.insert(up_args.end(), job.begin(), job.end());
+  for (const char* a : {"--name", "ft", "--yes", "--no-wait", "--json"}) {
+    up_args.emplace_back(a);
+  }
+  const auto r = u.up(up_args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(j["card"] == p["choice"]["card"]);
+  CHECK(j["gpus"] == p["choice"]["gpus"]);
+  CHECK(j["plan"]["price_per_hour"] == p["choice"]["price_per_hour"]);
+}

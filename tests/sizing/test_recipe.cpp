@@ -179,3 +179,46 @@ TEST_CASE("Recipe: the least invasive combination, in points", "[sizing][recipe]
   CHECK_FALSE(none.fits);
   CHECK(none.memory.total() > none.limit);
 }
+
+TEST_CASE("Recipe: vLLM's --gpu-memory-utilization is a lever, raised to 0.95 before anything slower", "[sizing][recipe]")
+{
+  // Llama 3.1 8B in bf16 on one card just too small for vLLM's default 0.90 share.
+  JobSpec j;
+  j.model = *find_model("llama-3.1-8b");
+  j.task = Task::serve;
+  j.engine = Engine::vllm;
+  j.context = 4096;
+  const Bytes usable = gib_to_bytes(18.2);  // 17.08 GiB needed: over 0.90 x 18.2 + 0.5, under 0.95 x 18.2
+  const Recipe r = find_recipe(j, usable, std::vector<std::uint32_t>{1});
+  REQUIRE(r.fits);
+  CHECK(r.job.offload_bytes == 0);
+  CHECK(std::any_of(r.changes.begin(), r.changes.end(), [](const RecipeChange& c) { return c.id == "gpu-util"; }));
+  CHECK(r.job.gpu_util_permille == 950);
+  CHECK(r.flags.at("vllm").find("--gpu-memory-utilization 0.95") != std::string::npos);
+  // The user's own --gpu-util is theirs: never raised.
+  JobSpec given = j;
+  given.gpu_util_given = true;
+  const Recipe g = find_recipe(given, usable, std::vector<std::uint32_t>{1});
+  CHECK(g.job.gpu_util_permille == 900);
+}
+
+TEST_CASE("Recipe: weights offloaded to the CPU only when nothing without offload fits, and then as few as possible", "[sizing][recipe]")
+{
+  // 70B served on 2 x 24 GB: FP8 plus 17 GiB offloaded fits, NF4 plus 2 GiB too; the second moves less.
+  JobSpec j;
+  j.model = *find_model("llama-3.1-70b");
+  j.task = Task::serve;
+  j.engine = Engine::vllm;
+  j.context = 4096;
+  j.gpus = 2;
+  j.shard = Shard::tp;
+  const Recipe r = find_recipe(j, gib_to_bytes(23.65), std::vector<std::uint32_t>{2});
+  REQUIRE(r.fits);
+  CHECK(r.job.offload_bytes > 0);
+  CHECK(r.job.offload_bytes <= 4 * k_gib);
+  CHECK(r.job.weights == WeightFormat::nf4);
+  // With four cards allowed, the job fits without offload: that wins despite more points.
+  const Recipe four = find_recipe(j, gib_to_bytes(23.65), std::vector<std::uint32_t>{2, 4});
+  REQUIRE(four.fits);
+  CHECK(four.job.offload_bytes == 0);
+}
