@@ -18,7 +18,10 @@
 
 #include "cli/plan_options.hpp"
 #include "common/text.hpp"
+#include "providers/card.hpp"
+#include "providers/plan.hpp"
 #include "providers/provider.hpp"
+#include "providers/speed.hpp"
 #include "providers/state_store.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
@@ -86,6 +89,16 @@ void check_plan_values(std::string_view s)
   if (const auto v = gpurent::parse_count(s, "--batch", 1, 4096); v && (*v < 1 || *v > 4096)) {
     std::abort();
   }
+  // The job's size and ranking (plan v3): counts 1 ..= 1e15, deadlines > 0 and at most 87600 h.
+  if (const auto v = gpurent::parse_token_count(s, "--tokens"); v && (*v == 0 || *v > 1'000'000'000'000'000ULL)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_deadline(s); v && (v->count() <= 0 || v->count() > 87'600LL * 3600)) {
+    std::abort();
+  }
+  if (const auto v = gpurent::parse_rank_by(s); v && gpurent::parse_rank_by(std::string(s) + "x")) {
+    std::abort();  // the whole word, never a prefix
+  }
 }
 
 }  // namespace
@@ -118,11 +131,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // The plan options, as `gpurent plan` validates them, then the job and its estimate.
-  lines.resize(17);
+  lines.resize(25);
   gpurent::PlanArgs a;
   std::string* const fields[] = {&a.model,     &a.task,      &a.engine, &a.weights,  &a.kv_cache, &a.context,
                                  &a.batch,     &a.optimizer, &a.lora_rank, &a.gpus,  &a.shard,    &a.gpu_util,
-                                 &a.card,      &a.provider,  &a.hours,  &a.max_price, &a.params};
+                                 &a.card,      &a.provider,  &a.hours,  &a.max_price, &a.params,
+                                 &a.tokens,    &a.epochs,    &a.requests, &a.input_len, &a.output_len,
+                                 &a.concurrency, &a.rank_by, &a.deadline};
   for (std::size_t i = 0; i < std::size(fields); ++i) {
     *fields[i] = lines[i];
   }
@@ -166,6 +181,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (est.weights.n == 0) {
     std::abort();
+  }
+  // Its speed on a card: every figure absent or a positive finite rate.
+  const auto card = gpurent::find_card(o->request.card.value_or("h100-sxm"));
+  if (card) {
+    gpurent::JobSpec there = gpurent::job_for_gpus(*job, o->request.gpus.value_or(1), o->request.shard);
+    const auto sp = gpurent::estimate_speed(there, *card, o->request.size.load);
+    for (const auto& v : {sp.prefill_tokens_per_s, sp.decode_tokens_per_s, sp.serve_output_tokens_per_s,
+                          sp.train_tokens_per_s}) {
+      if (v && !(*v > 0.0 && *v < 1e15)) {
+        std::abort();
+      }
+    }
   }
   return 0;
 }

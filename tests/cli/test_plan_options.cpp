@@ -49,6 +49,39 @@ TEST_CASE("parse_param_count: random counts round-trip through every spelling", 
   }
 }
 
+TEST_CASE("parse_token_count, parse_deadline, parse_rank_by: the job's size and ranking", "[cli][plan_options]")
+{
+  using std::chrono::seconds;
+  CHECK(*parse_token_count("50M", "--tokens") == 50'000'000ULL);
+  CHECK(*parse_token_count("1.2B", "--tokens") == 1'200'000'000ULL);
+  CHECK(*parse_token_count("500k", "--tokens") == 500'000ULL);
+  CHECK(*parse_token_count("1", "--requests") == 1ULL);
+  CHECK(*parse_token_count("2e9", "--tokens") == 2'000'000'000ULL);
+  for (const char* bad : {"", "0", "-1", "0.4", "1e16", "1001T", "lots", "5MM", "nan"}) {
+    INFO(bad);
+    const auto r = parse_token_count(bad, "--tokens");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::usage);
+    CHECK(r.error().message.starts_with("--tokens: "));
+  }
+  CHECK(*parse_deadline("6h") == seconds{21600});
+  CHECK(*parse_deadline("90m") == seconds{5400});
+  CHECK(*parse_deadline("1h30m") == seconds{5400});
+  CHECK(*parse_deadline("2d") == seconds{172800});
+  CHECK(*parse_deadline("45s") == seconds{45});
+  CHECK(*parse_deadline("6") == seconds{21600});  // a bare number is hours, as --hours
+  CHECK(*parse_deadline("0.5") == seconds{1800});
+  for (const char* bad : {"", "0", "0h", "h", "6x", "6h30", "-1h", "1h-5m", "3651d", "99999999999h", "soon"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_deadline(bad));
+  }
+  CHECK(*parse_rank_by("cost") == RankBy::cost);
+  CHECK(*parse_rank_by(" Time ") == RankBy::time);
+  CHECK(*parse_rank_by("hourly") == RankBy::hourly);
+  CHECK_FALSE(parse_rank_by("cheapest"));
+  CHECK_FALSE(parse_rank_by(""));
+}
+
 TEST_CASE("parse_hours: decimal hours to whole seconds, rounded up", "[cli][plan_options]")
 {
   using std::chrono::seconds;
