@@ -183,19 +183,39 @@ namespace {
 
 // The option's speed, whether its headroom is tight, and for a sized job its hours and bill (or,
 // unsized, the tokens a dollar buys).
-void add_speed_and_bill(PlanOption& opt, const JobSpec& on_card, const Card& card, const ProviderInfo& provider,
-                        const PlanRequest& request, const MemoryEstimate& memory)
+// What the speed and the start-up read from a card's job, computed once per card (they depend on
+// the weights as the engine holds them there, not on the GPU count).
+struct JobShape {
+  SpeedFigures figures;
+  StartupTime startup;
+};
+
+class JobShapes {
+public:
+  const JobShape& on(const std::string& card, const JobSpec& job)
+  {
+    auto it = m_shapes.find(card);
+    if (it == m_shapes.end()) {
+      it = m_shapes.emplace(card, JobShape{speed_figures(job), startup_time(job)}).first;
+    }
+    return it->second;
+  }
+
+private:
+  std::map<std::string, JobShape> m_shapes;
+};
+
+void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& shape, const Card& card,
+                        const ProviderInfo& provider, const PlanRequest& request, const MemoryEstimate& memory)
 {
-  const JobSpec there = job_for_gpus(on_card, opt.gpus, request.shard);
   opt.pipeline = std::max<std::uint32_t>(there.pipeline, 1);
-  opt.speed = estimate_speed(there, card, speed_load(there, card, request, memory));
+  opt.speed = estimate_speed(there, card, speed_load(there, card, request, memory), shape.figures);
   opt.tight = opt.fits && static_cast<double>(opt.headroom) <
                               static_cast<double>(opt.total.n) * memory_error_pct(there) / 100.0;
   if (request.size.sized()) {
     if (const auto work = work_seconds(there, opt.speed, request.size)) {
-      const StartupTime st = startup_time(there);
-      opt.startup = st.total();
-      opt.hours = std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::min(*work, 1e12)))} + st.total();
+      opt.startup = shape.startup.total();
+      opt.hours = std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::min(*work, 1e12)))} + opt.startup;
       opt.job_cost = (opt.spot ? provider.spot_billing : provider.billing).charge(opt.price_per_hour, *opt.hours);
     }
   } else {
@@ -256,6 +276,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
 {
   EstimateCache estimates(request.shard, estimator);
   CardRuns runs(job);
+  JobShapes shapes;
   PlanResult result;
 
   const std::vector<Offer> sold = expand_offers(offers, providers, cards);
@@ -308,7 +329,8 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     opt.card_display = c.display;
     opt.gpus = o.gpus;
     opt.usable = c.usable;
-    opt.limit = fit_limit_for(job_for_gpus(run.job, o.gpus, request.shard), c.usable);
+    const JobSpec there = job_for_gpus(run.job, o.gpus, request.shard);
+    opt.limit = fit_limit_for(there, c.usable);
     opt.total = estimates.at(run.job, o.gpus).total();
     opt.fits = opt.total <= opt.limit;
     opt.headroom = signed_diff(opt.limit, opt.total);
@@ -317,7 +339,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     opt.cost = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
     opt.billing = p.billing_label;
     opt.price_origin = o.price_origin;
-    add_speed_and_bill(opt, run.job, c, p, request, estimates.at(run.job, o.gpus));
+    add_speed_and_bill(opt, there, shapes.on(c.id, run.job), c, p, request, estimates.at(run.job, o.gpus));
     result.options.push_back(std::move(opt));
   }
   const OptionOrder order{request.ranking(), request.size.sized(), job.task};

@@ -41,27 +41,13 @@ std::optional<double> Speed::headline(Task t) const noexcept
 
 namespace {
 
-// The shapes and sizes the formulas read, for the whole model (all GPUs together).
-struct ModelFigures {
-  double weight_bytes = 0;     // every weight at the format the engine holds it in
-  double expert_bytes = 0;     // of which routed experts
-  double skipped_bytes = 0;    // never read by a step: the input embedding (only its rows are)
-  double active_params = 0;    // parameters used per token (matrix multiplies)
-  double train_params = 0;     // every parameter (training)
-  double layers = 0;
-  double hidden = 0;
-  double attn_width = 0;       // heads x head_dim
-  double global_layers = 0;    // layers attending over the whole context
-  double window = 0;           // sliding window of the other layers (0: none)
-  double experts = 0, experts_active = 0;
-  double kv_bytes_per_token = 0;  // every layer, whole model
-};
-
 double bits_of(std::uint32_t per_10k) { return static_cast<double>(per_10k) / 10000.0; }
 
-ModelFigures figures(const JobSpec& job)
+}  // namespace
+
+SpeedFigures speed_figures(const JobSpec& job)
 {
-  ModelFigures f;
+  SpeedFigures f;
   const ModelArch& m = job.model;
   const ParamBreakdown pb = count_params(m);
   JobSpec one = job;
@@ -90,6 +76,8 @@ ModelFigures figures(const JobSpec& job)
   return f;
 }
 
+namespace {
+
 // base^n for a whole n >= 0 (binary exponentiation: the executable links no libm).
 double power(double base, double n)
 {
@@ -108,7 +96,7 @@ double power(double base, double n)
 // Weight bytes one step reads when it carries `tokens` tokens: every weight except the input
 // embedding; of the routed experts, the share the tokens pick (1 - (1 - k/E)^tokens, the expected
 // share of experts at least one token routes to).
-double read_bytes(const ModelFigures& f, double tokens)
+double read_bytes(const SpeedFigures& f, double tokens)
 {
   double experts = f.expert_bytes;
   if (f.experts > 1 && f.experts_active > 0) {
@@ -119,7 +107,7 @@ double read_bytes(const ModelFigures& f, double tokens)
 
 // KV bytes of one sequence whose tokens attend over `len` earlier tokens (sliding-window layers
 // over at most their window).
-double kv_bytes(const ModelFigures& f, double len)
+double kv_bytes(const SpeedFigures& f, double len)
 {
   if (f.layers <= 0) {
     return 0;
@@ -131,7 +119,7 @@ double kv_bytes(const ModelFigures& f, double len)
 
 // Matrix-multiply FLOPs for one token attending over `len` earlier tokens: 2 per active weight,
 // plus QK^T and AV (2 x 2 x width per attended token per layer).
-double flops_per_token(const ModelFigures& f, double len)
+double flops_per_token(const SpeedFigures& f, double len)
 {
   const double windowed = f.window > 0 ? std::min(len, f.window) : len;
   return 2.0 * f.active_params +
@@ -245,7 +233,7 @@ struct Inputs {
   const JobSpec& job;
   const Card& card;
   const SpeedConstants& k;
-  ModelFigures f;
+  const SpeedFigures& f;
   Layout l;
   std::optional<double> bw;      // bytes/s of memory bandwidth x the engine's fraction
   std::optional<double> flops;   // FLOP/s x the engine's fraction
@@ -311,7 +299,7 @@ StepTerms prefill_terms(const Inputs& in, double len, SpeedEngine e)
 void training_speed(const Inputs& in, Speed& s)
 {
   const JobSpec& job = in.job;
-  const ModelFigures& f = in.f;
+  const SpeedFigures& f = in.f;
   const double gpus = std::max<std::uint32_t>(job.gpus, 1);
   const double seq = std::max<std::uint32_t>(job.context, 1);
   // FLOPs per token (PaLM appendix B): 6N + 12 L w s for full training; LoRA skips the weights'
@@ -358,8 +346,14 @@ void training_speed(const Inputs& in, Speed& s)
 Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load, const SpeedConstants& k,
                      SpeedEngine engine)
 {
+  return estimate_speed(job, card, load, k, engine, speed_figures(job));
+}
+
+Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load, const SpeedConstants& k,
+                     SpeedEngine engine, const SpeedFigures& figures)
+{
   Speed s;
-  Inputs in{job, card, k, figures(job), layout_of(job), {}, {}, {}, {}};
+  Inputs in{job, card, k, figures, layout_of(job), {}, {}, {}, {}};
   const Precision prec = compute_precision(job, card, engine);
   if (card.mem_bw_gbs) {
     in.bw = *card.mem_bw_gbs * 1e9 * k.bandwidth;
@@ -450,8 +444,13 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
 
 Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load)
 {
+  return estimate_speed(job, card, load, speed_figures(job));
+}
+
+Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load, const SpeedFigures& figures)
+{
   const SpeedEngine e = is_training(job.task) ? SpeedEngine::trainer : speed_engine(job.engine);
-  return estimate_speed(job, card, load, speed_constants(e), e);
+  return estimate_speed(job, card, load, speed_constants(e), e, figures);
 }
 
 }  // namespace gpurent

@@ -64,11 +64,34 @@ struct Speed {
   [[nodiscard]] std::optional<double> headline(Task t) const noexcept;
 };
 
+// The shapes and sizes the formulas read, for the whole model (all GPUs together) at the format the
+// engine holds it in. They depend on neither the card nor the GPU count: plan computes them once
+// per job shape and reuses them for every option.
+struct SpeedFigures {
+  double weight_bytes = 0;     // every weight at the format the engine holds it in
+  double expert_bytes = 0;     // of which routed experts
+  double skipped_bytes = 0;    // never read by a step: the input embedding (only its rows are)
+  double active_params = 0;    // parameters used per token (matrix multiplies)
+  double train_params = 0;     // every parameter (training)
+  double layers = 0;
+  double hidden = 0;
+  double attn_width = 0;       // heads x head_dim
+  double global_layers = 0;    // layers attending over the whole context
+  double window = 0;           // sliding window of the other layers (0: none)
+  double experts = 0, experts_active = 0;
+  double kv_bytes_per_token = 0;  // every layer, whole model
+};
+[[nodiscard]] SpeedFigures speed_figures(const JobSpec& job);
+
 // The speed of `job` (gpus, shard and pipeline as planned, the weights as the engine holds them on
 // `card`) on `card`, under `load`.
 [[nodiscard]] Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load);
+[[nodiscard]] Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load,
+                                   const SpeedFigures& figures);
 // The same with explicit constants (the fitter and the measured-case test).
 [[nodiscard]] Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load,
                                    const SpeedConstants& k, SpeedEngine engine);
+[[nodiscard]] Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load,
+                                   const SpeedConstants& k, SpeedEngine engine, const SpeedFigures& figures);
 
 }  // namespace gpurent
