@@ -214,7 +214,9 @@ Result<CardData> card_data_from_json(std::string_view text)
   if (!doc.is_object() || !doc.contains("cards") || !doc["cards"].is_array()) {
     return fail(Errc::invalid_input, "card data: expected an object with a \"cards\" list");
   }
-  const json sources = doc.contains("sources") && doc["sources"].is_object() ? doc["sources"] : json::object();
+  static const json k_no_sources = json::object();
+  const auto found = doc.find("sources");
+  const json& sources = found != doc.end() && found->is_object() ? *found : k_no_sources;  // not copied
   CardData out;
   std::set<std::string> ids;
   const auto& cards = doc["cards"];
