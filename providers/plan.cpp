@@ -172,7 +172,10 @@ JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> 
 SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request, const MemoryEstimate& memory)
 {
   SpeedLoad load = request.size.load;
-  if (there.task == Task::serve && load.concurrency == 0) {
+  if (there.task == Task::serve && load.concurrency == 0 && there.engine != Engine::vllm &&
+      there.engine != Engine::sglang) {
+    load.concurrency = std::max<std::uint32_t>(there.batch, 1);  // llama.cpp / Ollama: the slots (-np) planned
+  } else if (there.task == Task::serve && load.concurrency == 0) {
     const ServePool pool = serve_pool(there, memory, card.usable);
     load.concurrency = static_cast<std::uint32_t>(std::clamp(pool.max_concurrency, 1.0, 65536.0));
   }

@@ -102,7 +102,8 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 [[nodiscard]] bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
 
 // The load a speed is computed for: the request's, a serving job's concurrency defaulting to the
-// full-context requests the KV pool (`memory` on `card`) holds.
+// full-context requests the KV pool (`memory` on `card`) holds (vLLM, SGLang) or the slots planned
+// (llama.cpp, Ollama: --batch).
 [[nodiscard]] SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request,
                                    const MemoryEstimate& memory);
 
