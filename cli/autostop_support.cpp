@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "cli/config.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
@@ -147,34 +148,18 @@ std::string autostop_duration_text(std::int64_t s)
 
 Result<std::int64_t> parse_autostop_duration(std::string_view text, std::string_view flag)
 {
-  std::int64_t total = 0;
-  std::int64_t cur = -1;
-  bool any_unit = false;
-  for (const char c : text) {
-    if (c >= '0' && c <= '9') {
-      cur = (cur < 0 ? 0 : cur) * 10 + (c - '0');
-      if (cur > 10'000'000) {
-        return fail(Errc::usage, std::string(flag) + " " + std::string(text) + ": too long");
-      }
-      continue;
-    }
-    const std::int64_t unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : c == 'd' ? 86400 : 0;
-    if (unit == 0 || cur < 0) {
-      return fail(Errc::usage, std::string(flag) + " " + std::string(text) + ": write a duration like 30m, 2h, 1h30m or 90s");
-    }
-    total += cur * unit;
-    cur = -1;
-    any_unit = true;
+  const auto d = read_duration(text, 60, true);  // a bare number is minutes
+  if (d) {
+    return *d;
   }
-  if (cur >= 0) {
-    total += any_unit ? cur : cur * 60;  // a bare number is minutes
-  } else if (!any_unit) {
-    return fail(Errc::usage, std::string(flag) + ": give a duration like 30m");
+  switch (d.error()) {
+  case DurationError::too_long: return fail(Errc::usage, std::string(flag) + " " + std::string(text) + ": too long");
+  case DurationError::malformed:
+    return fail(Errc::usage, std::string(flag) + " " + std::string(text) + ": write a duration like 30m, 2h, 1h30m or 90s");
+  case DurationError::empty: return fail(Errc::usage, std::string(flag) + ": give a duration like 30m");
+  case DurationError::zero: break;
   }
-  if (total <= 0) {
-    return fail(Errc::usage, std::string(flag) + " " + std::string(text) + ": must be longer than 0");
-  }
-  return total;
+  return fail(Errc::usage, std::string(flag) + " " + std::string(text) + ": must be longer than 0");
 }
 
 Result<AutostopRequest> parse_autostop_flag(std::string_view value)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "common/rounding.hpp"
 #include "cli/plan_json.hpp"
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "common/rounding.hpp"
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/precision.hpp"
 

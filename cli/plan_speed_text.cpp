@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "common/rounding.hpp"
 #include "cli/plan_speed_text.hpp"
 
 #include <fmt/format.h>
 
 #include <vector>
 
+#include "common/rounding.hpp"
 #include "common/units.hpp"
 
 namespace gpurent {

@@ -203,37 +203,14 @@ Result<std::chrono::seconds> parse_deadline(std::string_view s)
     }
     return *h;
   }
-  // 1h30m, 90m, 45s, 2d: whole numbers with units, largest first.
-  std::uint64_t total = 0;
-  std::uint64_t number = 0;
-  bool digits = false;
-  bool any = false;
-  for (const char ch : t) {
-    if (ch >= '0' && ch <= '9') {
-      number = number * 10 + static_cast<std::uint64_t>(ch - '0');
-      digits = true;
-      if (number > 1'000'000'000ULL) {
-        break;
-      }
-      continue;
-    }
-    const std::uint64_t unit = ch == 'd' ? 86400 : ch == 'h' ? 3600 : ch == 'm' ? 60 : ch == 's' ? 1 : 0;
-    if (unit == 0 || !digits) {
-      any = false;
-      total = 0;
-      break;
-    }
-    total += number * unit;
-    number = 0;
-    digits = false;
-    any = true;
-  }
-  if (!any || digits || total == 0 || total > 87'600ULL * 3600ULL) {
+  // 1h30m, 90m, 45s, 2d: whole numbers with units (a number after a unit is an error).
+  const auto total = read_duration(t, 3600, false);
+  if (!total || *total > 87'600LL * 3600LL) {
     return fail(Errc::usage, fmt::format("--deadline: bad duration {}; write e.g. 6h, 90m, 1h30m or 2d (at most "
                                          "87600 h)",
                                          quoted(s)));
   }
-  return std::chrono::seconds{static_cast<std::int64_t>(total)};
+  return std::chrono::seconds{*total};
 }
 
 Result<std::chrono::seconds> parse_hours(std::string_view s)

@@ -185,3 +185,43 @@ bool locale_is_utf8(std::string_view lc_all, std::string_view lc_ctype, std::str
 }
 
 }  // namespace gpurent
+
+namespace gpurent {
+
+std::expected<std::int64_t, DurationError> read_duration(std::string_view text, std::int64_t bare_unit,
+                                                         bool trailing_seconds) noexcept
+{
+  std::int64_t total = 0;
+  std::int64_t cur = -1;
+  bool any_unit = false;
+  for (const char c : text) {
+    if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur) * 10 + (c - '0');
+      if (cur > 10'000'000) {
+        return std::unexpected(DurationError::too_long);
+      }
+      continue;
+    }
+    const std::int64_t unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : c == 'd' ? 86400 : 0;
+    if (unit == 0 || cur < 0) {
+      return std::unexpected(DurationError::malformed);
+    }
+    total += cur * unit;
+    cur = -1;
+    any_unit = true;
+  }
+  if (cur >= 0) {
+    if (any_unit && !trailing_seconds) {
+      return std::unexpected(DurationError::malformed);
+    }
+    total += any_unit ? cur : cur * bare_unit;
+  } else if (!any_unit) {
+    return std::unexpected(DurationError::empty);
+  }
+  if (total <= 0) {
+    return std::unexpected(DurationError::zero);
+  }
+  return total;
+}
+
+}  // namespace gpurent

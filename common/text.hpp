@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Small pure string helpers shared by parsers.
+#include <cstdint>
+#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,13 @@ struct Decimal {
 };
 [[nodiscard]] std::optional<Decimal> parse_decimal(std::string_view s) noexcept;
 [[nodiscard]] std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept;
+
+// Durations as the flags take them: "1h30m", "90s", "2d" (whole numbers, each followed by s, m, h
+// or d). A number with no unit is `bare_unit` seconds when it is the whole text, and seconds after
+// a unit ("1h30") when `trailing_seconds`; otherwise malformed. A part above 10,000,000 is too long.
+enum class DurationError { empty, malformed, too_long, zero };
+[[nodiscard]] std::expected<std::int64_t, DurationError> read_duration(std::string_view text, std::int64_t bare_unit,
+                                                                       bool trailing_seconds) noexcept;
 
 // Whether text may use UTF-8 glyphs: the first set of LC_ALL, LC_CTYPE, LANG (as POSIX orders
 // them) names a UTF-8 codeset ("en_US.UTF-8", "C.utf8"). None set is the "C" locale: ASCII.

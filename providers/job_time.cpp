@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "common/rounding.hpp"
 #include "providers/job_time.hpp"
 
-#include <cmath>
+#include <algorithm>
 
+#include "common/rounding.hpp"
 #include "sizing/estimate.hpp"
-#include "sizing/param_count.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -16,23 +15,14 @@ std::chrono::seconds whole_seconds(double s)
   return std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::max(0.0, std::min(s, 1e12))))};
 }
 
-// Bytes of the weights as held on the GPUs, all GPUs together.
-double held_bytes(const JobSpec& job)
-{
-  JobSpec one = job;
-  one.gpus = 1;
-  one.pipeline = 1;
-  one.shard = Shard::none;
-  one.offload_bytes = 0;
-  return static_cast<double>(weight_split(one, count_params(job.model)).total.n);
-}
-
 }  // namespace
 
-StartupTime startup_time(const JobSpec& job)
+StartupTime startup_time(const JobSpec& job) { return startup_time(job, speed_figures(job)); }
+
+StartupTime startup_time(const JobSpec& job, const SpeedFigures& figures)
 {
   StartupTime t;
-  const double held = held_bytes(job);
+  const double held = figures.weight_bytes;
   // What is downloaded: the checkpoint's files when read from them; a 16-bit checkpoint the engine
   // quantizes as it loads (vLLM --quantization fp8, bitsandbytes) at 2 bytes per parameter;
   // otherwise the weights as held.

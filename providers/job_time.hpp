@@ -41,6 +41,8 @@ struct StartupTime {
   [[nodiscard]] std::chrono::seconds total() const noexcept { return download + load + warmup; }
 };
 [[nodiscard]] StartupTime startup_time(const JobSpec& job);
+// The same from the job's speed figures (their weight bytes are the weights as held).
+[[nodiscard]] StartupTime startup_time(const JobSpec& job, const SpeedFigures& figures);
 
 // Seconds of work at `speed` (training: tokens x epochs / train rate; serving: the requests'
 // output at the serving rate; other inference: each request's prefill and decode one after

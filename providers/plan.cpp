@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-#include "common/rounding.hpp"
 #include "providers/plan.hpp"
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/rounding.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 
@@ -199,7 +199,8 @@ public:
   {
     auto it = m_shapes.find(card);
     if (it == m_shapes.end()) {
-      it = m_shapes.emplace(card, JobShape{speed_figures(job), startup_time(job)}).first;
+      const SpeedFigures figures = speed_figures(job);
+      it = m_shapes.emplace(card, JobShape{figures, startup_time(job, figures)}).first;
     }
     return it->second;
   }

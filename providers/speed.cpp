@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-#include "common/rounding.hpp"
 #include "providers/speed.hpp"
 
 #include <fmt/format.h>
@@ -7,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/rounding.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/param_count.hpp"
 #include "sizing/precision.hpp"
@@ -105,6 +105,14 @@ double read_bytes(const SpeedFigures& f, double tokens)
   return std::max(0.0, f.weight_bytes - f.expert_bytes - f.skipped_bytes) + experts;
 }
 
+// Layer-tokens a token attends over when `len` tokens precede it: every full-attention layer
+// over all of them, each sliding-window layer over at most its window.
+double attended(const SpeedFigures& f, double len)
+{
+  const double windowed = f.window > 0 ? std::min(len, f.window) : len;
+  return f.global_layers * len + (f.layers - f.global_layers) * windowed;
+}
+
 // KV bytes of one sequence whose tokens attend over `len` earlier tokens (sliding-window layers
 // over at most their window).
 double kv_bytes(const SpeedFigures& f, double len)
@@ -112,18 +120,22 @@ double kv_bytes(const SpeedFigures& f, double len)
   if (f.layers <= 0) {
     return 0;
   }
-  const double per_layer = f.kv_bytes_per_token / f.layers;
-  const double windowed = f.window > 0 ? std::min(len, f.window) : len;
-  return per_layer * (f.global_layers * len + (f.layers - f.global_layers) * windowed);
+  return f.kv_bytes_per_token / f.layers * attended(f, len);
 }
 
 // Matrix-multiply FLOPs for one token attending over `len` earlier tokens: 2 per active weight,
 // plus QK^T and AV (2 x 2 x width per attended token per layer).
 double flops_per_token(const SpeedFigures& f, double len)
 {
-  const double windowed = f.window > 0 ? std::min(len, f.window) : len;
-  return 2.0 * f.active_params +
-         4.0 * f.attn_width * (f.global_layers * len + (f.layers - f.global_layers) * windowed);
+  return 2.0 * f.active_params + 4.0 * f.attn_width * attended(f, len);
+}
+
+// PCIe x16 per direction in bytes/s: 3.0 15.75 GB/s, 4.0 31.5, 5.0 63 (8/16/32 GT/s x 16 lanes,
+// 128b/130b encoding).
+double pcie_x16_bytes_per_s(std::uint32_t gen)
+{
+  const double gt = gen >= 5 ? 32 : gen == 4 ? 16 : gen == 3 ? 8 : 4;
+  return gt * 16.0 / 8.0 * 128.0 / 130.0 * 1e9;
 }
 
 // Unidirectional GB/s between two GPUs of the card in one server: NVLink (half its both-ways
@@ -136,24 +148,21 @@ std::optional<double> link_bytes_per_s(const Card& c, std::string* label)
     return *c.link.nvlink_gb_per_s / 2.0 * 1e9;
   }
   if (c.link.pcie_gen) {
-    // PCIe x16 per direction: 3.0 15.75 GB/s, 4.0 31.5, 5.0 63 (8/16/32 GT/s x 16 lanes, 128b/130b).
-    const double gt = *c.link.pcie_gen >= 5 ? 32 : *c.link.pcie_gen == 4 ? 16 : *c.link.pcie_gen == 3 ? 8 : 4;
-    const double gbs = gt * 16.0 / 8.0 * 128.0 / 130.0;
-    *label = fmt::format("PCIe {} {:.0f} GB/s", *c.link.pcie_gen, gbs);
-    return gbs * 1e9;
+    const double bytes = pcie_x16_bytes_per_s(*c.link.pcie_gen);
+    *label = fmt::format("PCIe {} {:.0f} GB/s", *c.link.pcie_gen, bytes / 1e9);
+    return bytes;
   }
   return std::nullopt;
 }
 
-// PCIe x16 to the host for offloaded weights and optimizer states; gen 4 when the card's is unknown
-// is not assumed: nullopt.
+// PCIe x16 to the host for offloaded weights and optimizer states; nullopt when the card's PCIe
+// generation is unknown (none is assumed).
 std::optional<double> host_bytes_per_s(const Card& c)
 {
   if (!c.link.pcie_gen) {
     return std::nullopt;
   }
-  const double gt = *c.link.pcie_gen >= 5 ? 32 : *c.link.pcie_gen == 4 ? 16 : *c.link.pcie_gen == 3 ? 8 : 4;
-  return gt * 16.0 / 8.0 * 128.0 / 130.0 * 1e9;
+  return pcie_x16_bytes_per_s(*c.link.pcie_gen);
 }
 
 struct Precision {
@@ -231,7 +240,6 @@ struct StepTerms {
 
 struct Inputs {
   const JobSpec& job;
-  const Card& card;
   const SpeedConstants& k;
   const SpeedFigures& f;
   Layout l;
@@ -304,8 +312,7 @@ void training_speed(const Inputs& in, Speed& s)
   const double seq = std::max<std::uint32_t>(job.context, 1);
   // FLOPs per token (PaLM appendix B): 6N + 12 L w s for full training; LoRA skips the weights'
   // gradients (4N, 2/3 of the attention); recomputation adds one more forward (2N, 1/3).
-  const double attn = 12.0 * f.attn_width * (f.global_layers * seq + (f.layers - f.global_layers) *
-                                                                          (f.window > 0 ? std::min(seq, f.window) : seq));
+  const double attn = 12.0 * f.attn_width * attended(f, seq);
   const bool adapters = job.task == Task::lora || job.task == Task::qlora;
   double per_token = adapters ? 4.0 * f.train_params + attn * 2.0 / 3.0 : 6.0 * f.train_params + attn;
   if (job.grad_checkpointing) {
@@ -353,7 +360,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
                      SpeedEngine engine, const SpeedFigures& figures)
 {
   Speed s;
-  Inputs in{job, card, k, figures, layout_of(job), {}, {}, {}, {}};
+  Inputs in{job, k, figures, layout_of(job), {}, {}, {}, {}};
   const Precision prec = compute_precision(job, card, engine);
   if (card.mem_bw_gbs) {
     in.bw = *card.mem_bw_gbs * 1e9 * k.bandwidth;
