@@ -3,9 +3,12 @@
 // checkpoint's own format (config.json quantization_config), official quantized checkpoints of
 // the same architecture, the ollama library tag and its default quantization, and the torchtune
 // config family. Sources: docs/models.md "Deployment facts".
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sizing/model_catalog_parts.hpp"
+#include "sizing/quant_skip.hpp"
 
 namespace gpurent::catalog {
 namespace {
@@ -81,7 +84,7 @@ void add_quantized(ModelArch& m)
   std::uint32_t padded = 0;
   std::uint32_t block = 0;
   const auto add = [&m, &padded, &block](std::string id, std::string method, std::uint32_t bits) {
-    m.quantized.push_back({std::move(id), std::move(method), bits, padded, block});
+    m.quantized.push_back({std::move(id), std::move(method), bits, padded, block, {}, 0, 0});
   };
   const std::string& base = m.hf_ids.empty() ? m.name : m.hf_ids.front();
   if (m.name.starts_with("qwen2.5-")) {
@@ -98,8 +101,20 @@ void add_quantized(ModelArch& m)
     add(base + "-FP8", "fp8", 8);
     block = 0;
   } else if (m.name == "llama-3.1-405b") {
-    add("meta-llama/Llama-3.1-405B-Instruct-FP8", "fbgemm_fp8", 8);
-    add("meta-llama/Llama-3.1-405B-FP8", "fbgemm_fp8", 8);
+    // Meta keeps the first and last decoder layers, every layer's attention and lm_head in bf16
+    // (its config.json modules_to_not_convert, as transformers' quantize_fp8_llama.py writes it:
+    // "we don't quantize the first and last layers as well as the lm_head. Also, we don't
+    // quantize the self_attn layers"): only the MLPs of layers 1-124 are FP8. Its list names
+    // model.layers.{1..124}.self_attn one by one; "self_attn" names the same modules.
+    const std::vector<std::string> skip{"model.layers.0", "model.layers." + std::to_string(m.layers - 1), "lm_head",
+                                        "self_attn"};
+    const UnquantizedLinears kept = unquantized_linears(m, skip);
+    for (const char* id : {"meta-llama/Llama-3.1-405B-Instruct-FP8", "meta-llama/Llama-3.1-405B-FP8"}) {
+      add(id, "fbgemm_fp8", 8);
+      m.quantized.back().skip = skip;
+      m.quantized.back().skip_linear = kept.linear;
+      m.quantized.back().skip_experts = kept.experts;
+    }
   }
   if (m.name == "llama-3.1-8b" || m.name == "llama-3.1-70b" || m.name == "llama-3.1-405b") {
     const std::string size = m.name.substr(std::string_view("llama-3.1-").size());

@@ -2,8 +2,11 @@
 // Weights at the real bits of each format (docs/sizing.md §1), and LoRA adapter sizes.
 #include <algorithm>
 
+#include "sizing/checkpoint_format.hpp"
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate_detail.hpp"
+#include "sizing/gguf_mix.hpp"
+#include "sizing/mxfp4_layout.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -70,22 +73,89 @@ WeightBits bits_for(const Ctx& c) noexcept
   return b;
 }
 
+// Decoder linear weights the checkpoint keeps in 16 bits (quantization_config's module list:
+// config.json read, or the catalogue's published checkpoint), when the job loads it as published.
+struct Kept {
+  U linear = 0, experts = 0;
+};
+Kept kept_16bit(const Ctx& c) noexcept
+{
+  const ModelArch& m = c.job.model;
+  const WeightFormat own = checkpoint_format(m);
+  if (m.quant_method.empty() || !is_quantized(c.job.weights) || c.job.weights != own) {
+    return {};
+  }
+  if (!m.quant_skip.empty()) {
+    return {m.quant_skip_linear, m.quant_skip_experts};
+  }
+  for (const auto& q : m.quantized) {
+    if (q.quant_method == m.quant_method && q.quant_bits == m.quant_bits && !q.skip.empty()) {
+      return {q.skip_linear, q.skip_experts};
+    }
+  }
+  return {};
+}
+
+// Part bytes at `bits` with `kept` of them at 16 bits.
+U part_bytes(U params, U kept, std::uint32_t bits) noexcept
+{
+  kept = std::min(kept, params);
+  return sat_add(mul_div(params - kept, bits, k_bits_scale), mul_div(kept, 160000, k_bits_scale));
+}
+
+// MXFP4 experts under vLLM/SGLang: padded to the MoE kernels' sizes (sizing/mxfp4_layout.hpp).
+bool padded_mxfp4(const Ctx& c) noexcept
+{
+  const JobSpec& j = c.job;
+  return weights_in_memory(j) == WeightFormat::mxfp4 && (j.engine == Engine::vllm || j.engine == Engine::sglang) &&
+         j.model.is_moe() && j.model.gated_mlp;
+}
+
+struct Held {
+  U total = 0;      // all weights, before the tensor/pipeline split
+  U experts = 0;    // of which routed experts
+  U embedding = 0;  // of which embedding and lm_head
+};
+
+Held held_weights(const Ctx& c, const WeightBits& b) noexcept
+{
+  const JobSpec& j = c.job;
+  Held h;
+  if (const auto ck = checkpoint_bytes(j, weights_in_memory(j), b)) {
+    h = {ck->total, ck->experts, ck->embedding};  // the checkpoint's own files (sizing/checkpoint_use.hpp)
+  } else if (b.whole_file) {
+    if (const auto mix = gguf_mix(j.model, weights_in_memory(j))) {
+      h = {mix->total(), mix->experts, mix->embedding};  // llama.cpp's per-tensor types
+    } else {
+      h.total = mul_div(c.total_params, b.linear, k_bits_scale);
+      h.experts = mul_div(c.pb.experts, b.linear, k_bits_scale);
+      h.embedding = mul_div(c.pb.embedding + c.pb.lm_head, b.linear, k_bits_scale);
+    }
+  } else {
+    const Parts p = parts_of(c);
+    const Kept kept = kept_16bit(c);
+    h.experts = part_bytes(p.experts, kept.experts, b.experts);
+    h.embedding = mul_div(p.embedding, b.embedding, k_bits_scale);
+    h.total = sat_add(sat_add(part_bytes(p.linear, kept.linear, b.linear), h.experts),
+                      sat_add(h.embedding, mul_div(p.other, b.other, k_bits_scale)));
+  }
+  if (padded_mxfp4(c)) {
+    const Mxfp4Padding pad = mxfp4_padding(mxfp4_backend(j.engine, std::nullopt));
+    const U padded = sat_mul(mxfp4_expert_bytes_per_rank(j.model, static_cast<std::uint32_t>(c.tp), pad), c.tp);
+    if (padded > 0) {
+      h.total = sat_add(h.total > h.experts ? h.total - h.experts : 0, padded);
+      h.experts = padded;
+    }
+  }
+  return h;
+}
+
 }  // namespace
 
 U weight_bytes(const Ctx& c) noexcept
 {
-  const WeightBits b = bits_for(c);
-  U bytes = 0;
-  if (const auto ck = checkpoint_bytes(c.job, weights_in_memory(c.job), b)) {
-    bytes = ck->total;  // the checkpoint's own files (sizing/checkpoint_use.hpp)
-  } else if (b.whole_file) {
-    bytes = mul_div(c.total_params, b.linear, k_bits_scale);
-  } else {
-    const Parts p = parts_of(c);
-    bytes = sat_add(sat_add(mul_div(p.linear, b.linear, k_bits_scale), mul_div(p.experts, b.experts, k_bits_scale)),
-                    sat_add(mul_div(p.embedding, b.embedding, k_bits_scale), mul_div(p.other, b.other, k_bits_scale)));
-  }
-  return ceil_div(sat_add(bytes, serving_adapter_bytes(c.job)), c.tp * c.layer_split);
+  const Held h = held_weights(c, bits_for(c));
+  return ceil_div(sat_add(h.total, serving_adapter_bytes(c.job)), c.tp * c.layer_split);
 }
 
 U per_layer_params(const Ctx& c) noexcept
@@ -105,19 +175,12 @@ WeightSplit weight_split(const JobSpec& job, const ParamBreakdown& /*pb*/) noexc
   const detail::Ctx c = detail::make_ctx(job);
   WeightSplit s;
   s.total = Bytes{detail::weight_bytes(c)};
-  const WeightBits b = weight_bits(job.weights, job.engine);
-  const detail::U expert_bits = b.whole_file ? b.linear : b.experts;
-  s.experts = Bytes{detail::ceil_div(detail::mul_div(c.pb.experts, expert_bits, 80000), c.tp * c.layer_split)};
-  if (s.experts > s.total) {
-    s.experts = s.total;
-  }
+  // The split of the job's weights as held (MoE offload moves the routed experts; the layer share
+  // spreads everything but the embedding/lm_head over the layers).
+  const detail::Held h = detail::held_weights(c, weight_bits(job.weights, job.engine));
+  s.experts = Bytes{std::min(detail::ceil_div(h.experts, c.tp * c.layer_split), s.total.n)};
+  const detail::U emb = h.embedding;
   const detail::U layers = job.model.layers;
-  // Layer-granular share: everything but the embedding/lm_head spread over the layers.
-  detail::U emb = detail::mul_div(c.pb.embedding + c.pb.lm_head, b.whole_file ? b.linear : b.embedding, 80000);
-  if (const auto ck = checkpoint_bytes(job, job.weights, b)) {
-    s.experts = Bytes{std::min(detail::ceil_div(ck->experts, c.tp * c.layer_split), s.total.n)};
-    emb = ck->embedding;
-  }
   const detail::U body = s.total.n > emb ? s.total.n - emb : s.total.n;
   s.per_layer = Bytes{layers > 0 ? detail::ceil_div(body, layers) : 0};
   return s;

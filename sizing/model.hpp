@@ -70,6 +70,12 @@ struct ModelArch {
   // parallel degree whose per-rank slices are not whole blocks (sizing/layout.hpp).
   std::uint32_t quant_block_n = 0;
   std::uint32_t quant_block_k = 0;
+  // Modules the quantized checkpoint keeps in 16 bits (quantization_config modules_to_not_convert,
+  // ignore or ignored_layers, as written), and the decoder linear weights they hold in parameters
+  // (sizing/quant_skip.hpp): sized at 16 bits when the job loads the checkpoint as published.
+  std::vector<std::string> quant_skip;
+  std::uint64_t quant_skip_linear = 0;
+  std::uint64_t quant_skip_experts = 0;
   // Official checkpoints of the same architecture published in another format (e.g.
   // "Qwen/Qwen2.5-72B-Instruct-AWQ"): naming one of these ids sizes that format.
   struct QuantizedCheckpoint {
@@ -78,6 +84,9 @@ struct ModelArch {
     std::uint32_t quant_bits = 0;
     std::uint32_t intermediate = 0;  // MLP width when the checkpoint pads it for tensor parallelism (0: same)
     std::uint32_t block = 0;         // FP8 weight_block_size [block, block] (0: not block-quantized)
+    std::vector<std::string> skip;   // modules it keeps in 16 bits (as quant_skip above)
+    std::uint64_t skip_linear = 0;   // their decoder linear weights (as quant_skip_linear)
+    std::uint64_t skip_experts = 0;
   };
   std::vector<QuantizedCheckpoint> quantized;
   // Where the GGUF engines get the model: the ollama library tag ("llama3.1:8b", its default

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sizing/model_config.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -14,6 +15,7 @@
 #include "common/text.hpp"
 #include "sizing/config_reader.hpp"
 #include "sizing/param_count.hpp"
+#include "sizing/quant_skip.hpp"
 
 namespace gpurent {
 namespace config_detail {
@@ -61,6 +63,8 @@ void set_block(const json& holder, const char* key, ModelArch& m)
   }
 }
 
+constexpr std::size_t k_max_skip_entries = 4096;  // entries of a module list kept (real lists: a few hundred)
+
 }  // namespace
 
 // quantization_config (lenient: what is not understood leaves the checkpoint 16-bit). The bits
@@ -97,6 +101,19 @@ void read_quantization(const json& root, ModelArch& m)
     return it != o.end() && it->is_boolean() && it->get<bool>();
   };
   m.quant_bits = number(*quant, "bits");
+  // The modules kept in 16 bits: fbgemm_fp8 / fp8 / AWQ / GPTQ / bitsandbytes name them in
+  // modules_to_not_convert, compressed-tensors in ignore, vLLM-style configs in ignored_layers.
+  for (const char* key : {"modules_to_not_convert", "ignore", "ignored_layers"}) {
+    const auto list = quant->find(key);
+    if (list == quant->end() || !list->is_array()) {
+      continue;
+    }
+    for (const json& entry : *list) {
+      if (entry.is_string() && m.quant_skip.size() < k_max_skip_entries && entry.get_ref<const std::string&>().size() <= 256) {
+        m.quant_skip.push_back(entry.get<std::string>());
+      }
+    }
+  }
   if (m.quant_method == "fp8") {
     set_block(*quant, "weight_block_size", m);
   }
@@ -156,6 +173,16 @@ Result<ModelArch> finish_arch(const Reader& top, const Reader& r, ModelArch m)
     m.hf_ids.push_back(id);
   }
   m.params = count_params(m).total;
+  if (!m.quant_skip.empty()) {
+    const UnquantizedLinears kept = unquantized_linears(m, m.quant_skip);
+    m.quant_skip_linear = kept.linear;
+    m.quant_skip_experts = kept.experts;
+    if (kept.unsupported > 0) {
+      m.approximate.push_back({"weights", fmt::format("{} quantization_config ignore pattern(s) use regex syntax gpurent "
+                                                      "does not read; the modules they name are sized as quantized",
+                                                      kept.unsupported)});
+    }
+  }
   return m;
 }
 

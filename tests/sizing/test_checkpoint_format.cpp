@@ -188,14 +188,20 @@ TEST_CASE("Checkpoint: the catalogue records each model's published format", "[s
 TEST_CASE("Checkpoint: gpt-oss in MXFP4 is its published size", "[sizing][checkpoint]")
 {
   // openai/gpt-oss-120b ships ~65 GB of safetensors (MXFP4 experts, bf16 rest); -20b ~14 GB.
+  // vLLM holds the experts padded for its Marlin kernels: 65.9 / 13.7 GiB (startup_logs.json).
   JobSpec j;
   j.model = *find_model("gpt-oss-120b");
   j.task = Task::serve;
-  j.engine = Engine::vllm;
+  j.engine = Engine::transformers;
   j.weights = WeightFormat::mxfp4;
   CHECK(to_gib(estimate(j).weights) == Approx(60.7).margin(1.0));
+  j.engine = Engine::vllm;
+  CHECK(to_gib(estimate(j).weights) == Approx(65.9).margin(0.5));
   j.model = *find_model("gpt-oss-20b");
+  CHECK(to_gib(estimate(j).weights) == Approx(13.67).margin(0.1));
+  j.engine = Engine::transformers;
   CHECK(to_gib(estimate(j).weights) == Approx(12.8).margin(0.5));
+  j.engine = Engine::vllm;
   // DeepSeek-V3 in FP8: ~642 GB over 8 GPUs.
   j.model = *find_model("deepseek-v3");
   j.weights = WeightFormat::fp8;
