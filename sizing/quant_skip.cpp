@@ -230,7 +230,7 @@ UnquantizedLinears unquantized_linears(const ModelArch& m, std::span<const std::
     }
   }
   for (std::size_t k = 0; k < entries.size(); ++k) {
-    out.unmatched += used[k] ? 0 : 1;
+    out.unmatched += used[k] ? 0U : 1U;
   }
   return out;
 }
