@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "oom/context.hpp"
 #include "oom/grammar.hpp"
@@ -138,6 +139,7 @@ void OomScanner::on_text(std::string_view seg, bool line_start)
       }
       text.remove_prefix(prefix);
     }
+    m_facts.on_line(text);
   }
   const std::size_t old_size = m_text.size();
   m_text.resize(old_size + text.size());
@@ -179,7 +181,14 @@ void OomScanner::scan(bool final)
       return;
     }
     if (oom_detail::is_hint(hit.anchor)) {
-      m_state->saw_hint(hint(hit.anchor), m_lines + 1);
+      // Lines are joined without their spaces: llama.cpp's "flash_attn = auto" before a line that
+      // starts "llama_context:" reads "autollama_context", which is not Ollama. A lower-case
+      // "ollama" counts only where it does not continue a word.
+      const bool in_word = hit.anchor == Anchor::hint_ollama && m_text.compare(hit.pos, 6, "ollama") == 0 && hit.pos > 0 &&
+                           std::isalpha(static_cast<unsigned char>(m_text[hit.pos - 1])) != 0;
+      if (!in_word) {
+        m_state->saw_hint(hint(hit.anchor), m_lines + 1);
+      }
       m_search_from = hit.pos + hit.length;
       continue;
     }
@@ -262,6 +271,7 @@ void OomScanner::close_capture()
     }
     return;
   }
+  report.job = m_facts.snapshot();
   st.last = std::move(report);
   st.last_error = std::move(error);
   st.last_sized = is_sized;

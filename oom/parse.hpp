@@ -14,6 +14,7 @@
 
 #include "common/result.hpp"
 #include "common/units.hpp"
+#include "oom/job_facts.hpp"
 
 namespace gpurent {
 
@@ -147,6 +148,8 @@ struct OomReport {
   std::vector<std::uint64_t> tensor_shape;
   std::string dtype;
   std::string allocator_name;  // "GPU_0_bfc", "cpu"
+  // What the log printed about the job before the report (model, shape, context, settings).
+  OomJobFacts job;
 };
 
 [[nodiscard]] std::string_view to_string(OomEngine e) noexcept;
@@ -204,6 +207,7 @@ private:
   std::size_t m_search_from = 0;
   std::unique_ptr<oom_detail::ReportParser> m_parser;
   std::unique_ptr<oom_detail::ScanState> m_state;  // context read around reports, the last report
+  oom_detail::JobFactsReader m_facts;              // the job the log describes (a report takes a copy)
   bool m_finished = false;
 };
 
