@@ -236,11 +236,31 @@ std::string_view to_string(OomCause c) noexcept
   return "job_too_large";
 }
 
-OomDiagnosis diagnose_oom(const OomReport& report, std::span<const OomCardOption> options, const std::optional<OomCardOption>& given)
+OomDiagnosis diagnose_oom(const OomReport& report, std::span<const OomCardOption> options, const std::optional<OomCardOption>& given,
+                          OomJobInput job)
 {
   OomDiagnosis d;
   engine_arithmetic(report, d);
-  if (d.card_need) {
+  d.job = std::move(job);
+  if (const auto& e = d.job.estimate) {
+    // Plan's estimate of the whole job (weights, KV, compute, overheads), not the one buffer or
+    // allocation the message names: the verdict and the card are plan's.
+    d.card_need = e->total;
+    if (e->card_searched) {
+      std::vector<OomCardOption> fitting;
+      for (const auto& o : options) {
+        if (std::find(e->cards_fitting.begin(), e->cards_fitting.end(), o.card) != e->cards_fitting.end()) {
+          fitting.push_back(o);
+        }
+      }
+      d.card = smallest_card(fitting, Bytes{});
+    } else {
+      d.card = smallest_card(options, e->total);
+    }
+    if (given && e->on_card) {
+      d.on_card = e->on_card;
+    }
+  } else if (d.card_need) {
     d.card = smallest_card(options, *d.card_need);
     if (given) {
       d.on_card = OomCardVerdict{*given, oom_fit_limit(given->usable), *d.card_need, *d.card_need <= oom_fit_limit(given->usable)};

@@ -47,9 +47,48 @@ struct OomCardOption {
 
 struct OomCardVerdict {
   OomCardOption card;
-  Bytes limit;  // usable minus the 5% margin
+  Bytes limit;  // usable minus the 5% margin (from plan: fit_limit_for, also vLLM's share)
   Bytes need;
   bool fits = false;
+  bool estimated = false;  // need and limit are plan's estimate of the job the log ran, not the message's numbers
+  std::uint32_t gpus = 1;  // the job's GPUs (plan's estimate is per GPU)
+};
+
+// A fix of plan's (sizing/fixes.hpp suggest_fixes) for the job the log ran, against the card's limit.
+struct OomPlanFix {
+  std::string id;           // plan's id: "reduce-context", "quantize-weights", "kv-cache-q8_0", ...
+  std::string description;  // plan's words: "context 36864 tokens (was 131072)"
+  std::string command;      // the flags of the engine that raised the error ("" when plan gives none)
+  std::string value;        // the new value: "36864", "Q3_K_M", "q8_0"
+  Bytes saves;              // per GPU, by plan's estimate
+  bool fits_alone = false;
+};
+
+// The job the log ran, rebuilt from what it printed (OomReport::job) and sized by plan's estimate
+// (sizing/estimate.hpp). The caller computes it: oom/ does not depend on sizing/.
+struct OomJobEstimate {
+  std::string model;        // the catalogue name, or what the log calls the model
+  std::string job;          // "llama.cpp, Q4_K_M weights, context 131072, 1 sequence, KV cache fp16, 1 GPU"
+  std::string plan_command; // the `gpurent plan` line that sizes the same job, when one does
+  std::string weights_format;  // as gpurent names it ("Q4_K_M", "fp8", "bf16")
+  std::string kv_cache;        // "fp16", "q8_0", "fp8"
+  std::uint32_t context = 0;   // tokens per sequence
+  std::uint32_t gpus = 1;
+  Bytes weights, kv_cache_bytes, activations, overhead, total;  // per GPU
+  std::vector<std::string> assumed;  // values the log does not print, taken as the engine's defaults
+  std::vector<std::string> notes;    // e.g. "no GGUF type smaller than Q2_K"
+  std::optional<OomCardVerdict> on_card;  // plan's fit on the given card
+  std::vector<std::string> cards_fitting;  // ids of the cards plan fits the job on
+  bool card_searched = false;              // cards_fitting was computed (empty then: none holds it)
+  bool fixes_known = false;               // `fixes` were computed against a card's limit
+  std::vector<OomPlanFix> fixes;          // plan's fixes, in plan's order
+};
+
+// What the caller could tell about the job in the log: plan's estimate, or why there is none.
+struct OomJobInput {
+  std::optional<OomJobEstimate> estimate;
+  std::vector<std::string> missing;  // the figures the estimate needs that the log does not give
+  std::string why_not;               // one sentence when there is no estimate ("" when there is)
 };
 
 struct OomDiagnosis {
@@ -65,6 +104,7 @@ struct OomDiagnosis {
   std::optional<Bytes> card_need;      // what the suggested card must hold
   std::optional<OomCardOption> card;   // smallest card with usable >= card_need / 0.95, cheapest offer
   std::optional<OomCardVerdict> on_card;  // the card given with --card
+  OomJobInput job;                        // plan's estimate of the job in the log, or what it lacks
 };
 
 // usable minus a 5% margin, the same integer rule as providers' fit_limit().
@@ -76,7 +116,10 @@ struct OomDiagnosis {
 // A size as people read it, never rounded to nothing: "23.34 GiB", "2.00 MiB", "512 bytes".
 [[nodiscard]] std::string oom_size(Bytes b);
 
+// With `job.estimate`, the card verdict, the card named and the llama.cpp/vLLM fixes that change
+// the job's format or context come from plan's estimate; without it, from the message's numbers.
 [[nodiscard]] OomDiagnosis diagnose_oom(const OomReport& report, std::span<const OomCardOption> options,
-                                        const std::optional<OomCardOption>& given = std::nullopt);
+                                        const std::optional<OomCardOption>& given = std::nullopt,
+                                        OomJobInput job = {});
 
 }  // namespace gpurent

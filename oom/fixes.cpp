@@ -265,6 +265,28 @@ void larger_card(FixList& out, const OomDiagnosis& d)
   if (!d.card_need) {
     return;
   }
+  if (const auto& e = d.job.estimate) {
+    // The card is plan's: the smallest whose limit (fit_limit_for: 95% of usable, vLLM's share)
+    // holds plan's estimate of the whole job.
+    if (!d.card) {
+      out.add("larger-card",
+              fmt::format("No single card in the catalogue holds plan's estimate of this job ({} per GPU): plan sizes it on "
+                          "several GPUs",
+                          gib(e->total)),
+              e->plan_command);
+      return;
+    }
+    const auto& c = *d.card;
+    const std::string where = c.provider.empty()
+                                  ? std::string("no built-in offer")
+                                  : fmt::format("{} at {}/h", c.provider, c.price_per_hour ? format_usd(*c.price_per_hour) : "?");
+    out.add("larger-card",
+            fmt::format("If it still does not fit: plan's estimate of this job needs {} per GPU; the smallest card it fits on "
+                        "is the {} ({:.2f} GiB usable; {})",
+                        gib(e->total), c.display.empty() ? c.card : c.display, to_gib(c.usable), where),
+            fmt::format("gpurent offers --min-vram {:.0f}", ceil_up(to_gib(c.usable))));
+    return;
+  }
   const double min_gib = ceil_up(to_gib(*d.card_need) / 0.95 * 100.0) / 100.0;
   if (!d.card) {
     out.add("larger-card",
@@ -315,7 +337,9 @@ std::vector<OomFix> fixes_for(const OomReport& report, const OomDiagnosis& d)
   case OomKind::tf_tensor: tensorflow_fixes(out, report, d); break;
   case OomKind::nccl: nccl_fixes(out, report, d); break;
   }
-  return out.take();
+  std::vector<OomFix> fixes = out.take();
+  fit_fixes_to_job(fixes, report, d);
+  return fixes;
 }
 
 }  // namespace gpurent::oom_detail

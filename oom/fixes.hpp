@@ -12,6 +12,10 @@
 namespace gpurent::oom_detail {
 
 [[nodiscard]] std::vector<OomFix> fixes_for(const OomReport& report, const OomDiagnosis& diagnosis);
+// Drops the fixes that propose what the job already runs (its weight format, KV type, a context at
+// or above its own: OomReport::job) and, with plan's estimate of the job, gives the rest plan's
+// values and savings (or drops those plan finds nothing to save with) (oom/fixes_job.cpp).
+void fit_fixes_to_job(std::vector<OomFix>& fixes, const OomReport& report, const OomDiagnosis& diagnosis);
 
 // Fixes in order, each id once.
 class FixList {

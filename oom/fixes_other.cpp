@@ -53,9 +53,18 @@ void llama_ubatch(FixList& out, const OomReport& r)
           ollama(r) ? std::string("/set parameter num_batch 256") : std::string("-ub 256"));
 }
 
-void llama_quant(FixList& out)
+void llama_quant(FixList& out, const OomReport& r)
 {
-  out.add("smaller-quant", "A smaller quantization of the same model: a Q4_K_M GGUF instead of Q8_0 or F16 halves the weights");
+  const std::string type = gguf_type_name(r.job.file_type);
+  if (type.empty()) {
+    out.add("smaller-quant", "A smaller quantization of the same model: a Q4_K_M GGUF instead of Q8_0 or F16 halves the weights");
+    return;
+  }
+  // The log names the file's type: never propose that one, nor a larger one.
+  const std::string bpw = r.job.file_bpw ? fmt::format(", {:.2f} bits per weight", *r.job.file_bpw) : std::string{};
+  out.add("smaller-quant", fmt::format("A smaller quantization of the same model than this file's {}{}: a GGUF type of fewer bits "
+                                       "per weight (the weights shrink in proportion)",
+                                       type, bpw));
 }
 
 }  // namespace
@@ -72,7 +81,7 @@ void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
     llama_context(out, r);
     llama_kv_type(out, r);
     llama_layers(out, r, "the KV cache of " + size);
-    llama_quant(out);
+    llama_quant(out, r);
     break;
   case OomStage::compute:
     llama_ubatch(out, r);
@@ -84,12 +93,12 @@ void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
   case OomStage::unknown:
     if (r.memory == OomMemory::unified) {
       llama_context(out, r);
-      llama_quant(out);
+      llama_quant(out, r);
       llama_kv_type(out, r);
       break;
     }
     llama_layers(out, r, size);
-    llama_quant(out);
+    llama_quant(out, r);
     llama_context(out, r);
     llama_kv_type(out, r);
     break;
@@ -115,7 +124,7 @@ void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
     out.add("reduce-batch", "Halve the batch or the input size that the failed allocation grows with");
     out.add("swap", "On Windows, a larger page file (virtual memory) lets the allocation through, slowly");
   } else if (r.engine == OomEngine::ollama || r.engine == OomEngine::llama_cpp) {
-    llama_quant(out);
+    llama_quant(out, r);
     llama_context(out, r);
     out.add("more-gpu-layers", "With a GPU, the part that runs from RAM is what did not fit the GPU: a card with more memory "
                                "takes more layers off RAM");

@@ -221,7 +221,15 @@ TEST_CASE("v2 shapes: vLLM's start-up check and v1 KV messages", "[sizing][oom_s
       const auto expected = static_cast<std::uint64_t>(static_cast<long double>(n) * static_cast<long double>(rep.kv_cache_available->n) /
                                                        static_cast<long double>(rep.kv_cache_needed->n));
       CHECK(d.fitting_max_model_len == expected);
-      CHECK(d.fixes[0].command == fmt::format("--max-model-len {}", expected));
+      if (expected < n) {
+        CHECK(d.fixes[0].command == fmt::format("--max-model-len {}", expected));
+      } else {
+        // Random sizes may say more is available than needed: a context at or above the job's own
+        // is never proposed.
+        for (const auto& f : d.fixes) {
+          CHECK(f.command.find(fmt::format("--max-model-len {}", expected)) == std::string::npos);
+        }
+      }
     }
   }
 }
