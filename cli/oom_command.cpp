@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/oom_job.hpp"
 #include "cli/oom_view.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
@@ -93,19 +94,22 @@ std::vector<OomCardOption> card_options()
 int run_oom(Services& s, const OomOptions& o)
 {
   std::optional<OomCardOption> given;
+  std::optional<Card> given_card;
   if (!o.card.empty()) {
     auto card = find_card(o.card);
     if (!card) {
       return report_error(s, Error{Errc::usage, "oom --card: " + card.error().message});
     }
     given = OomCardOption{card->id, card->display, card->usable, {}, 1, std::nullopt};
+    given_card = *card;
   }
   auto report = read_report(s, o);
   if (!report) {
     return report_error(s, report.error());
   }
   const auto options = card_options();
-  const OomDiagnosis d = diagnose_oom(*report, options, given);
+  // The job the log ran, sized by plan's estimate: the verdict and the card are plan's.
+  const OomDiagnosis d = diagnose_oom(*report, options, given, estimate_log_job(*report, given_card, options));
   if (s.global.json) {
     s.out << oom_json(*report, d).dump() << '\n';
   } else {

@@ -5,6 +5,9 @@
 #include "cli/oom_view.hpp"
 #include "common/rounding.hpp"
 
+#include <string>
+#include <vector>
+
 namespace gpurent {
 namespace {
 
@@ -31,6 +34,56 @@ void put_text(nlohmann::json& j, const char* key, const std::string& s)
   if (!s.empty()) {
     j[key] = s;
   }
+}
+
+std::vector<std::string> strings(const std::vector<std::string>& v) { return v; }
+
+// The job the log describes and plan's estimate of it (docs/oom.md "The job in the log").
+void job_json(nlohmann::json& j, const OomReport& r, const OomDiagnosis& d)
+{
+  const OomJobFacts& f = r.job;
+  if (!f.any() && !d.job.estimate && d.job.missing.empty()) {
+    return;
+  }
+  nlohmann::json job = nlohmann::json::object();
+  if (const auto& e = d.job.estimate) {
+    job["model"] = e->model;
+    job["job"] = e->job;
+    put_text(job, "plan_command", e->plan_command);
+    job["weights_format"] = e->weights_format;
+    job["kv_cache"] = e->kv_cache;
+    job["context"] = e->context;
+    job["gpus"] = e->gpus;
+    job["estimate"] = {{"weights_gib", gib6(e->weights)},       {"kv_cache_gib", gib6(e->kv_cache_bytes)},
+                       {"activations_gib", gib6(e->activations)}, {"overhead_gib", gib6(e->overhead)},
+                       {"total_gib", gib6(e->total)}};
+    job["assumed"] = strings(e->assumed);
+    job["notes"] = strings(e->notes);
+  }
+  if (!d.job.missing.empty()) {
+    job["missing"] = strings(d.job.missing);
+  }
+  put_text(job, "no_estimate", d.job.why_not);
+  nlohmann::json log = nlohmann::json::object();
+  put_text(log, "model", f.model.empty() ? f.model_name : f.model);
+  put_text(log, "file_type", f.file_type);
+  put(log, "file_size_gib", f.file_size);
+  put_value(log, "n_layer", f.n_layer);
+  put_value(log, "n_ctx", f.n_ctx);
+  put_value(log, "n_seq_max", f.n_seq_max);
+  put_text(log, "type_k", f.type_k);
+  put_text(log, "flash_attn", f.flash_attn);
+  put(log, "gpu_model_buffers_gib", f.gpu_model_buffers);
+  put_value(log, "max_model_len", f.max_model_len);
+  put_value(log, "tensor_parallel_size", f.tensor_parallel_size);
+  put_text(log, "quantization", f.quantization);
+  put_text(log, "kv_cache_dtype", f.kv_cache_dtype);
+  put(log, "weights_loaded_gib", f.weights_loaded);
+  put_text(log, "device", f.device_name);
+  if (!log.empty()) {
+    job["from_log"] = std::move(log);
+  }
+  j["job"] = std::move(job);
 }
 
 // Keys beyond the contract: where the report was, and the parts of the arithmetic.
@@ -98,9 +151,12 @@ void extras(nlohmann::json& j, const OomReport& r, const OomDiagnosis& d)
     j["self_process"] = {{"pid", d.self_process->pid}, {"used_gib", gib6(d.self_process->used)}};
   }
   if (d.on_card) {
-    j["on_card"] = {{"card", d.on_card->card.card}, {"usable_gib", gib6(d.on_card->card.usable)},
-                    {"limit_gib", gib6(d.on_card->limit)}, {"need_gib", gib6(d.on_card->need)}, {"fits", d.on_card->fits}};
+    j["on_card"] = {{"card", d.on_card->card.card},        {"usable_gib", gib6(d.on_card->card.usable)},
+                    {"limit_gib", gib6(d.on_card->limit)}, {"need_gib", gib6(d.on_card->need)},
+                    {"fits", d.on_card->fits},             {"basis", d.on_card->estimated ? "plan_estimate" : "message"},
+                    {"gpus", d.on_card->gpus}};
   }
+  job_json(j, r, d);
 }
 
 }  // namespace

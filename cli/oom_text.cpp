@@ -229,6 +229,42 @@ void engine_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
   }
 }
 
+// The job the log ran, as plan sizes it: the figures, what was assumed, what the log lacks.
+void job_text(std::ostream& o, const OomDiagnosis& d)
+{
+  const OomJobInput& in = d.job;
+  if (const auto& e = in.estimate) {
+    o << '\n' << wrap(fmt::format("The job in the log: {} ({}).", e->model, e->job), 0) << '\n';
+    Rows rows(o);
+    rows.size_row("weights", e->weights, "per GPU, plan's estimate");
+    rows.size_row("KV cache", e->kv_cache_bytes, fmt::format("{} tokens x {}", e->context, e->kv_cache));
+    rows.size_row("compute/activations", e->activations, "compute buffer or activation peak");
+    rows.size_row("overhead", e->overhead, "CUDA context, engine buffers");
+    rows.size_row("total", e->total, "what the card must hold");
+    for (const auto& a : e->assumed) {
+      o << "  " << wrap("assumed: " + a, 4, 2) << '\n';
+    }
+    for (const auto& n : e->notes) {
+      o << "  " << wrap("note: " + n, 4, 2) << '\n';
+    }
+    if (!e->plan_command.empty()) {
+      o << "  the same job in plan:\n     $ " << e->plan_command << '\n';
+    }
+    return;
+  }
+  if (!in.missing.empty()) {
+    std::string list;
+    for (const auto& m : in.missing) {
+      list += (list.empty() ? "" : ", ") + m;
+    }
+    o << '\n'
+      << wrap(fmt::format("No estimate of the whole job: the log does not give {}. The sizes above are the message's own.", list), 0)
+      << '\n';
+  } else if (!in.why_not.empty() && d.on_card) {
+    o << '\n' << wrap(fmt::format("No estimate of the whole job: {}.", in.why_not), 0) << '\n';
+  }
+}
+
 }  // namespace
 
 void oom_text(std::ostream& o, const OomReport& r, const OomDiagnosis& d, bool color)
@@ -276,14 +312,27 @@ void oom_text(std::ostream& o, const OomReport& r, const OomDiagnosis& d, bool c
       o << "     $ " << f.command << '\n';
     }
   }
+  job_text(o, d);
   if (d.on_card) {
     const auto& v = *d.on_card;
-    o << '\n'
-      << wrap(fmt::format("On the {}: {} usable, {} after the 5% margin; this job needs {}: {}.",
-                          v.card.display.empty() ? v.card.card : v.card.display, size(v.card.usable), size(v.limit), size(v.need),
-                          v.fits ? "it fits" : "it does NOT fit"),
-              0)
-      << '\n';
+    const std::string card = v.card.display.empty() ? v.card.card : v.card.display;
+    const std::string verdict = v.fits ? "it fits" : "it does NOT fit";
+    if (v.estimated) {
+      o << '\n'
+        << wrap(fmt::format("On the {}: {} usable, a limit of {} per GPU (plan's: 95% of usable{}); plan's estimate of this "
+                            "job needs {} per GPU on {} GPU{}: {}.",
+                            card, size(v.card.usable), size(v.limit),
+                            d.job.estimate && d.job.estimate->job.starts_with("vllm") ? ", and vLLM's gpu_memory_utilization" : "",
+                            size(v.need), v.gpus, v.gpus == 1 ? "" : "s", verdict),
+                0)
+        << '\n';
+    } else {
+      o << '\n'
+        << wrap(fmt::format("On the {}: {} usable, {} after the 5% margin; this job needs {} (the message's own numbers): {}.",
+                            card, size(v.card.usable), size(v.limit), size(v.need), verdict),
+                0)
+        << '\n';
+    }
   }
 }
 
