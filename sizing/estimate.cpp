@@ -49,6 +49,14 @@ std::uint32_t shard_degree(const JobSpec& job) noexcept
   }
 }
 
+std::uint64_t vllm_non_torch(const JobSpec& job, std::uint32_t gpus_per_replica) noexcept
+{
+  if (gpus_per_replica <= 1) {
+    return k_vllm_non_torch_tp1;
+  }
+  return job.nccl_nvls ? k_vllm_non_torch_nvls : k_vllm_non_torch_multi;
+}
+
 namespace detail {
 
 Ctx make_ctx(const JobSpec& job) noexcept
@@ -103,14 +111,17 @@ MemoryEstimate estimate(const JobSpec& job) noexcept
     e.kv_cache = kv_cache_bytes(job, job.context, std::max<std::uint32_t>(job.batch, 1));
     e.activations = Bytes{detail::inference_activations(c)};
     if (job.engine == Engine::vllm) {
-      overhead = detail::sat_add(overhead, c.tp * c.layer_split > 1 ? k_vllm_non_torch_multi : k_vllm_non_torch_tp1);
+      overhead = detail::sat_add(overhead, vllm_non_torch(job, c.tp * c.layer_split > 1 ? 2U : 1U));
     }
     if (job.engine == Engine::sglang) {
       // Activations and CUDA graphs live in SGLang's own reserve, the (1 - mem_fraction_static)
       // of the card it never gives the pool; the estimate holds what must fit inside the fraction.
+      // NCCL's set-up before loading fits in the CUDA context's budget (0.40 GiB in use before the
+      // weights at TP 1 on an A800 and at TP 4 on L4s) except NVLink SHARP's buffers on NVSwitch
+      // Hopper and later (TP 4 on H100s: 1.8 GiB less pool than without them).
       e.activations = Bytes{};
-      if (c.tp > 1) {
-        overhead = detail::sat_add(overhead, k_vllm_non_torch_multi);  // NCCL / all-reduce buffers (vLLM's measured figure)
+      if (c.tp > 1 && job.nccl_nvls) {
+        overhead = detail::sat_add(overhead, k_vllm_non_torch_nvls - k_vllm_non_torch_tp1);
       }
     }
   }
@@ -131,10 +142,12 @@ ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_u
   const U per_token = kv_bytes_per_token(job).n;
   if (job.engine == Engine::sglang) {
     // SGLang (model_runner profile_max_num_token): the pool is what is free after loading minus
-    // (1 - mem_fraction_static) x total, i.e. fraction x total - weights - context - NCCL; one
-    // token per page.
-    const U budget = detail::mul_div(card_usable.n, sglang_mem_fraction_permille(job, card_usable), 1000);
-    const U used = detail::sat_add(est.weights.n, est.overhead.n);
+    // (1 - mem_fraction_static) x what was free before loading, i.e. fraction x (total - CUDA
+    // context) - weights; one token per page. ("Load weight begin. avail mem=21.63 GB" on a
+    // 22.03 GiB L4 at TP 4: the context and NCCL's set-up take 0.4 GiB before the weights.)
+    const U before = card_usable.n > est.overhead.n ? card_usable.n - est.overhead.n : 0;
+    const U budget = detail::mul_div(before, sglang_mem_fraction_permille(job, card_usable), 1000);
+    const U used = est.weights.n;
     if (budget <= used || per_token == 0) {
       return p;
     }

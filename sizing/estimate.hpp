@@ -14,9 +14,11 @@ namespace gpurent {
 // Fixed overheads (docs/sizing.md §5).
 inline constexpr std::uint64_t k_cuda_context_bytes = 512 * k_mib;         // per GPU process (lazy loading)
 inline constexpr std::uint64_t k_vllm_non_torch_tp1 = 256 * k_mib;         // cuBLAS, misc (llm-d v0.19: 0.25 GiB)
-inline constexpr std::uint64_t k_vllm_non_torch_multi = 2150 * k_mib;      // + NCCL/custom all-reduce at TP>=2 (~2.1 GiB)
+inline constexpr std::uint64_t k_vllm_non_torch_nvls = 2150 * k_mib;       // TP>=2 on NVSwitch Hopper+: NCCL NVLS buffers (llm-d v0.19: 2.07, 2.13 GiB)
+inline constexpr std::uint64_t k_vllm_non_torch_multi = 768 * k_mib;       // TP>=2 elsewhere: NCCL + custom all-reduce (start-up logs, §7)
+inline constexpr std::uint64_t k_vllm_v1_sampler_bytes = 12;               // per logit of the profiling sampler run (V1)
+inline constexpr std::uint64_t k_vllm_v0_sampler_bytes = 36;               // per logit, V0 (logprobs, sort, indices)
 inline constexpr std::uint64_t k_nccl_training_bytes = 256 * k_mib;        // NCCL buffers of a distributed trainer
-inline constexpr std::uint32_t k_vllm_max_batched_tokens = 8192;           // chunked-prefill default, profiled
 inline constexpr std::uint32_t k_vllm_block_tokens = 16;
 inline constexpr std::uint32_t k_llama_cpp_ubatch = 512;                   // n_ubatch default
 inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // torch caching allocator, training
@@ -30,6 +32,10 @@ inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // tor
 [[nodiscard]] ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_usable) noexcept;
 
 // ---- Building blocks (also used by fixes, fits and tests) ----
+// vLLM's memory outside PyTorch per GPU (cuBLAS, NCCL, custom all-reduce) for a replica spanning
+// `gpus_per_replica` GPUs (tensor x pipeline): 256 MiB alone; 768 MiB across GPUs, 2150 MiB where
+// NCCL sets up NVLink SHARP (job.nccl_nvls).
+[[nodiscard]] std::uint64_t vllm_non_torch(const JobSpec& job, std::uint32_t gpus_per_replica) noexcept;
 // Tensor-parallel degree and data-parallel (sharding) degree of the job.
 [[nodiscard]] std::uint32_t tp_degree(const JobSpec& job) noexcept;
 [[nodiscard]] std::uint32_t shard_degree(const JobSpec& job) noexcept;

@@ -3,6 +3,7 @@
 // SwiGLU/GQA/MoE with flash attention, logits; inference peaks of vLLM, llama.cpp, transformers.
 #include <algorithm>
 
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate_detail.hpp"
 
 namespace gpurent::detail {
@@ -93,30 +94,37 @@ U inference_activations(const Ctx& c) noexcept
   const U e = 2;
   switch (j.engine) {
   case Engine::vllm: {
-    // Profiling forward pass over max_num_batched_tokens: residual + hidden, fused qkv, and the
-    // MLP's gate_up (2i) and act (i) outputs alive together; MoE: fused_moe caches (3 x topk x N
-    // plus topk x h). Then the sampler's fp32 logits and probabilities for max_num_seqs.
-    const U tokens = std::max<U>(k_vllm_max_batched_tokens, j.batch);
+    // The profiling pass (docs/sizing.md §3): a forward over the profiling tokens (residual +
+    // hidden, fused qkv, the MLP's gate_up (2i) and act (i) outputs alive together; MoE: fused_moe
+    // caches (3 x topk x N plus topk x h)), then a sampler run over the profiling sequences' fp32
+    // logits. The two peaks do not overlap: the pass peaks at the larger. V1's sampler holds
+    // logits, probabilities and its random draws (12 B per logit); V0's also the logprobs and the
+    // top-p/top-k sort with its int64 indices (36 B, fitted on the V0 logs' activation peaks).
+    const U tokens = vllm_profile_tokens(j);
     const U dense = w.dense_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.dense_i : 0;
     const U moe = w.moe_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.moe_i + w.topk * w.h : 0;
     const U forward = sat_mul(sat_mul(tokens, std::max(dense, moe)), e);
-    const U sampler = sat_mul(sat_mul(j.batch, m.vocab), 8);
-    return sat_add(forward, sampler);
+    const U per_logit = vllm_v0(j) ? k_vllm_v0_sampler_bytes : k_vllm_v1_sampler_bytes;
+    const U sampler = sat_mul(sat_mul(vllm_profile_seqs(j), m.vocab), per_logit);
+    return std::max(forward, sampler);
   }
   case Engine::llama_cpp:
   case Engine::ollama: {
     // ggml compute buffer, reserved for the worst-case ubatch over the whole KV (n_ctx = context
-    // x parallel slots): the fp32 KQ matrix (n_head x n_ctx x n_ubatch, without flash attention),
-    // four fp32 hidden-size tensors of the ubatch, and one f16 K/V view over n_ctx.
+    // x parallel slots), at the larger of two points of the graph. In attention: the fp32 KQ matrix
+    // (n_head x n_ctx x n_ubatch, without flash attention), four fp32 hidden-size tensors of the
+    // ubatch, and one f16 K/V view over n_ctx. At the output: the fp32 logits of every ubatch
+    // token (the reserve assumes all of them are outputs) and the final norm's hidden states.
     const U n_ctx = sat_mul(j.context, j.batch);
     const U ub = std::min<U>(k_llama_cpp_ubatch, std::max<U>(n_ctx, 1));
     const U head_dim = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
     const U kv_dim = U{m.kv_heads > 0 ? m.kv_heads : m.heads} * head_dim;
-    U bytes = sat_add(sat_mul(sat_mul(4 * ub, m.hidden), 4), sat_mul(n_ctx, kv_dim * 2));
+    U attention = sat_add(sat_mul(sat_mul(4 * ub, m.hidden), 4), sat_mul(n_ctx, kv_dim * 2));
     if (!j.flash_attention) {
-      bytes = sat_add(bytes, sat_mul(sat_mul(sat_mul(ub, m.heads), n_ctx), 4));
+      attention = sat_add(attention, sat_mul(sat_mul(sat_mul(ub, m.heads), n_ctx), 4));
     }
-    return bytes;
+    const U output = sat_mul(sat_mul(ub, sat_add(m.vocab, m.hidden)), 4);
+    return std::max(attention, output);
   }
   default: {
     // transformers generate(): prefill of the whole prompt (SDPA/flash, one layer alive at a

@@ -46,6 +46,18 @@ struct JobSpec {
   // Serving: sequences the engine schedules at once (vLLM --max-num-seqs, SGLang
   // --max-running-requests): what the KV pool holds at the planned context; 0 = `batch`.
   std::uint32_t max_seqs = 0;  // --gpu-util set it; otherwise SGLang derives its fraction from the card
+  // vLLM --max-num-batched-tokens (SGLang --chunked-prefill-size): the tokens one step runs, which
+  // the engine's profiling pass measures; 0 = the engine's default (sizing/engine_release.hpp).
+  std::uint32_t max_batched_tokens = 0;
+  // The engine's release as major x 1,000,000 + minor x 1,000 + patch (vLLM 0.10.1 -> 10001);
+  // 0 = the current release gpurent follows. vLLM below 0.8 runs the V0 engine.
+  std::uint32_t engine_version = 0;
+  // Set from the card the job runs on (providers/card_run.hpp), like the hardware rules' fields:
+  // vLLM gives cards of 70 GiB or more, except the A100, 8192 batched tokens and 1024 sequences
+  // (arg_utils _set_default_args); GPUs on an NVSwitch with NVLink SHARP (Hopper and later SXM)
+  // make NCCL reserve about 2 GiB per GPU for its NVLS buffers once the job spans GPUs.
+  bool large_card_defaults = false;
+  bool nccl_nvls = false;
   // llama.cpp / ollama: flash attention on (llama.cpp's `-fa auto` default on CUDA). Off, the
   // compute buffer holds the fp32 KQ matrix (n_head x n_ctx x n_ubatch x 4 B).
   bool flash_attention = true;

@@ -57,15 +57,17 @@ TEST_CASE("Estimate: llama.cpp Q8_0 Llama-3.1-8B at 8k context, computed by hand
   CHECK(e.weights.n == 8'532'934'656ULL);
   // KV: 2 (K,V) x 32 layers x 8 KV heads x 128 head_dim x 2 B (f16) x 8192 tokens = 1 GiB.
   CHECK(e.kv_cache.n == 1'073'741'824ULL);
-  // Compute buffer with flash attention: 4 fp32 hidden tensors of the 512-token ubatch
-  // (4 x 512 x 4096 x 4 = 33,554,432) + one f16 K/V view over n_ctx (8192 x 1024 x 2 = 16,777,216).
-  CHECK(e.activations.n == 50'331'648ULL);
+  // Compute buffer with flash attention, the larger of two points of the graph: in attention, 4 fp32
+  // hidden tensors of the 512-token ubatch (4 x 512 x 4096 x 4 = 33,554,432) + one f16 K/V view
+  // over n_ctx (8192 x 1024 x 2 = 16,777,216) = 50,331,648; at the output, the fp32 logits and
+  // hidden states of the ubatch: 512 x (128,256 + 4,096) x 4 = 271,056,896.
+  CHECK(e.activations.n == 271'056'896ULL);
   // No training terms; one CUDA context, no allocator slack under ggml.
   CHECK(e.gradients.n == 0);
   CHECK(e.optimizer.n == 0);
   CHECK(e.adapters.n == 0);
   CHECK(e.overhead.n == k_cuda_context_bytes);
-  CHECK(e.total().n == 8'532'934'656ULL + 1'073'741'824ULL + 50'331'648ULL + k_cuda_context_bytes);
+  CHECK(e.total().n == 8'532'934'656ULL + 1'073'741'824ULL + 271'056'896ULL + k_cuda_context_bytes);
   // Without flash attention the fp32 KQ matrix adds 512 x 32 heads x 8192 x 4 B = 512 MiB.
   j.flash_attention = false;
   CHECK(estimate(j).activations.n == 50'331'648ULL + 536'870'912ULL);

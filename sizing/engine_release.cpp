@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// Engine releases and the profiling defaults they bring (docs/sizing.md §5).
+#include "sizing/engine_release.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+namespace gpurent {
+
+std::optional<std::uint32_t> parse_engine_release(std::string_view text) noexcept
+{
+  if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) {
+    text.remove_prefix(1);
+  }
+  std::array<std::uint32_t, 3> part{};
+  std::size_t parts = 0;
+  std::size_t i = 0;
+  while (parts < 3) {
+    std::size_t digits = 0;
+    std::uint32_t v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 4) {
+      v = v * 10 + static_cast<std::uint32_t>(text[i] - '0');
+      ++i;
+      ++digits;
+    }
+    if (digits == 0 || digits > 3 || (parts == 0 && digits > 2)) {
+      return std::nullopt;
+    }
+    part[parts++] = v;
+    if (i < text.size() && text[i] == '.' && parts < 3 && i + 1 < text.size() && text[i + 1] >= '0' && text[i + 1] <= '9') {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  // What follows the numbers must be a release suffix, not more digits or garbage.
+  if (i < text.size()) {
+    const char c = text[i];
+    if (c != '.' && c != '+' && c != '-' && c != 'r' && c != 'p' && c != 'a' && c != 'b' && c != 'd') {
+      return std::nullopt;
+    }
+    for (const char ch : text.substr(i)) {
+      if (static_cast<unsigned char>(ch) < 0x21 || static_cast<unsigned char>(ch) > 0x7e) {
+        return std::nullopt;
+      }
+    }
+  }
+  if (parts == 1 && part[0] == 0) {
+    return std::nullopt;  // "0" names no release
+  }
+  return engine_release(part[0], part[1], part[2]);
+}
+
+std::string engine_release_text(std::uint32_t release)
+{
+  if (release == 0) {
+    return "current";
+  }
+  return fmt::format("{}.{}.{}", release / 1'000'000, release / 1'000 % 1'000, release % 1'000);
+}
+
+bool vllm_v0(const JobSpec& job) noexcept
+{
+  return job.engine == Engine::vllm && job.engine_version != 0 && job.engine_version < k_vllm_first_v1;
+}
+
+std::uint32_t vllm_profile_tokens(const JobSpec& job) noexcept
+{
+  if (job.max_batched_tokens > 0) {
+    return job.max_batched_tokens;
+  }
+  if (vllm_v0(job)) {
+    return job.context > 32768 ? 2048 : std::max<std::uint32_t>(job.context, 2048);
+  }
+  return job.large_card_defaults ? 8192 : 2048;
+}
+
+std::uint32_t vllm_profile_seqs(const JobSpec& job) noexcept
+{
+  if (job.max_seqs > 0) {
+    return job.max_seqs;
+  }
+  return job.large_card_defaults && !vllm_v0(job) ? 1024 : 256;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What an engine's release changes in the memory it reserves (docs/sizing.md §5 "Which release"):
+// the release a job names (`--engine-version`), vLLM's V0 and V1 engines, and the defaults its
+// profiling pass runs with. Pure.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sizing/job.hpp"
+
+namespace gpurent {
+
+// major x 1,000,000 + minor x 1,000 + patch.
+[[nodiscard]] constexpr std::uint32_t engine_release(std::uint32_t major, std::uint32_t minor, std::uint32_t patch = 0) noexcept
+{
+  return major * 1'000'000 + minor * 1'000 + patch;
+}
+// The vLLM release gpurent's rules follow when a job names none (docs/hardware.md).
+inline constexpr std::uint32_t k_vllm_current_release = engine_release(0, 30, 0);
+// vLLM made V1 its default engine in 0.8.0; older releases (or VLLM_USE_V1=0) run V0.
+inline constexpr std::uint32_t k_vllm_first_v1 = engine_release(0, 8, 0);
+
+// "0.10.1", "v0.5.5.post3", "0.9" -> the packed release; a suffix after the third number
+// (".post3", "rc1", "+cu128", ".1") is ignored. nullopt for anything else (one to three numbers
+// of at most three digits each, the first of at most two).
+[[nodiscard]] std::optional<std::uint32_t> parse_engine_release(std::string_view text) noexcept;
+// "0.10.1"; "current" for 0.
+[[nodiscard]] std::string engine_release_text(std::uint32_t release);
+
+// True when the job's vLLM runs the V0 engine (a named release before 0.8).
+[[nodiscard]] bool vllm_v0(const JobSpec& job) noexcept;
+// The tokens vLLM's profiling forward pass runs: --max-num-batched-tokens when given; V1: 8192 on
+// cards of 70 GiB or more other than the A100, else 2048 (the OpenAI server's defaults); V0:
+// chunked prefill is on only above 32,768 tokens of context (then 2048), otherwise the pass is one
+// whole prompt of max(context, 2048) tokens.
+[[nodiscard]] std::uint32_t vllm_profile_tokens(const JobSpec& job) noexcept;
+// The sequences whose logits the profiling pass samples: --max-num-seqs when given, else 1024 on
+// the large cards (V1) and 256 elsewhere.
+[[nodiscard]] std::uint32_t vllm_profile_seqs(const JobSpec& job) noexcept;
+
+}  // namespace gpurent
