@@ -18,6 +18,7 @@
 #include "cli/plan_text.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
+#include "providers/card_run.hpp"
 #include "providers/plan.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
@@ -98,7 +99,7 @@ std::optional<FitRow> best_fit(const FitsReport& r, const ModelArch& m)
     asked.weights = w;
     // As plan does: the job as the engine runs it on this card (a dequantized or fp32 fallback
     // sized as such); a format the card's kernels refuse is not a fit.
-    const CardRun run = run_on_card(asked, r.card.compute_capability);
+    const CardRun run = run_on(asked, r.card);
     if (run.runs.status == RunStatus::refused) {
       continue;
     }

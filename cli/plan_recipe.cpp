@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "providers/card.hpp"
+#include "providers/card_run.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/launch.hpp"
@@ -50,9 +51,9 @@ PlanRecipe recipe_on(const JobSpec& start, const Card& card, const std::vector<s
   PlanRecipe p;
   // The recipe starts from the job as the engine runs it on this card, and its result must run
   // there too (a lever may pick a format the card's kernels refuse): hardware_rules.hpp.
-  const CardRun there = run_on_card(start, card.compute_capability);
+  const CardRun there = run_on(start, card);
   p.recipe = find_recipe(there.job, card.usable, counts);
-  const CardRun after = run_on_card(p.recipe.job, card.compute_capability);
+  const CardRun after = run_on(p.recipe.job, card);
   if (there.runs.status == RunStatus::refused || after.runs.status == RunStatus::refused) {
     p.recipe.fits = false;
   } else {

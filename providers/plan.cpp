@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/rounding.hpp"
+#include "providers/card_run.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 
@@ -62,7 +63,7 @@ public:
   {
     auto it = m_runs.find(c.id);
     if (it == m_runs.end()) {
-      it = m_runs.emplace(c.id, run_on_card(m_job, c.compute_capability)).first;
+      it = m_runs.emplace(c.id, run_on(m_job, c)).first;
     }
     return it->second;
   }

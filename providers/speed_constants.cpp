@@ -43,7 +43,7 @@ std::uint32_t speed_range_pct(SpeedEngine e, SpeedKind k) noexcept
   // over every engine.
   switch (k) {
   case SpeedKind::decode:
-    return e == SpeedEngine::llama_cpp ? 37 : e == SpeedEngine::vllm ? 23 : 35;
+    return e == SpeedEngine::llama_cpp ? 38 : e == SpeedEngine::vllm ? 23 : 35;
   case SpeedKind::prefill:
     return e == SpeedEngine::llama_cpp ? 32 : e == SpeedEngine::vllm ? 30 : 32;
   case SpeedKind::serve:
