@@ -6,6 +6,7 @@
 
 #include "cli/plan_options.hpp"
 #include "sizing/checkpoint_format.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
@@ -114,6 +115,7 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   job.lora_rank = o.lora_rank;
   job.gpu_util_permille = o.gpu_util_permille;
   job.gpu_util_given = o.gpu_util_given;
+  job.engine_version = o.engine_version;
   const bool training = is_training(o.task);
   // What the command line gives always wins; the rest follows the model's own files.
   if (!o.engine_given) {
@@ -178,6 +180,11 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   }
   if (!training && !o.kv_cache_given && model.layers > 0) {
     note("kv_cache", std::string(to_string(resolve_kv_dtype(job))), "the compute dtype (cli.md `auto`)");
+  }
+  if (job.engine == Engine::vllm && o.engine_version == 0) {
+    note("engine_version", engine_release_text(k_vllm_current_release),
+         "vLLM's current release, whose rules gpurent follows; --engine-version sizes another (before 0.8: the V0 "
+         "engine, which profiles a whole prompt)");
   }
   if (job.engine == Engine::vllm && !o.gpu_util_given) {
     note("gpu_util", "0.9", "vLLM's gpu_memory_utilization default", JobDefault::Kind::number);

@@ -7,6 +7,7 @@
 
 #include "common/rounding.hpp"
 #include "sizing/checkpoint_use.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -102,7 +103,9 @@ Json job_json(const JobSpec& j)
               {"grad_checkpointing", j.grad_checkpointing},
               {"lora_rank", j.lora_rank},
               {"gpus", j.gpus},
-              {"shard", str(to_string(j.shard))}};
+              {"shard", str(to_string(j.shard))},
+              {"engine_version", engine_release_text(j.engine == Engine::vllm && j.engine_version == 0 ? k_vllm_current_release
+                                                                                                      : j.engine_version)}};
 }
 
 Json memory_json(const MemoryEstimate& m)

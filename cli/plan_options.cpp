@@ -6,6 +6,7 @@
 #include "common/text.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -231,6 +232,16 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   if (!a.gpu_util.empty()) {
     TRY_ASSIGN(o.gpu_util_permille, for_flag("--gpu-util", parse_gpu_util(a.gpu_util)));
     o.gpu_util_given = true;
+  }
+  if (!a.engine_version.empty()) {
+    const auto release = parse_engine_release(a.engine_version);
+    if (!release) {
+      return fail(Errc::usage, fmt::format("--engine-version: {}is not a release; give one such as 0.10.1 or v0.5.5",
+                                           printable_ascii(a.engine_version) && a.engine_version.size() <= 40
+                                               ? "'" + a.engine_version + "' "
+                                               : ""));
+    }
+    o.engine_version = *release;
   }
   if (!a.card.empty()) {
     auto card = find_card(a.card);

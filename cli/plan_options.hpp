@@ -45,6 +45,7 @@ struct PlanArgs {
   std::string params;
   bool offline = false;
   std::string gguf;  // --gguf FILE|URL
+  std::string engine_version;
   // The job's size and the ranking (plan and up --from-plan: add_plan_job_options).
   std::string tokens;
   std::string epochs;
@@ -58,7 +59,7 @@ struct PlanArgs {
 
 // Registers the options that size the job (--task, --engine, --weights, --kv-cache, --context,
 // --batch, --optimizer, --grad-checkpointing, --no-grad-checkpointing, --lora-rank, --shard,
-// --gpu-util, --offline) on `sub`: `plan`, `fits` and `up --from-plan` share them. Defined in
+// --gpu-util, --engine-version, --offline) on `sub`: `plan`, `fits` and `up --from-plan` share them. Defined in
 // plan_command.cpp (the CLI11 unit).
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);
 
@@ -94,6 +95,7 @@ struct PlanOptions {
   std::string card_display;  // the --card as found, for messages
   bool offline = false;
   std::string gguf;          // --gguf FILE|URL: size that GGUF file
+  std::uint32_t engine_version = 0;  // --engine-version (sizing/engine_release.hpp); 0 = the current release
 };
 
 // Every value checked; the first bad one is an Errc::usage error naming the flag.

@@ -31,7 +31,7 @@ const std::set<std::string> k_model = {"name", "source", "params", "layers", "hi
 // plan v3 "The whole job": the ranking, and the choice's hours and bill (null for an unsized job).
 const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "context", "batch",
                                      "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard", "defaults",
-                                     "rank_by", "hours", "job_cost"};
+                                     "rank_by", "hours", "job_cost", "engine_version"};
 // Present only when given: the job's size, the deadline, the choice's start-up.
 const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup"};
 const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memory", "limit_gib", "job",
