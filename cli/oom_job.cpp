@@ -10,6 +10,7 @@
 #include "common/text.hpp"
 #include "providers/plan.hpp"
 #include "sizing/checkpoint_format.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/fixes.hpp"
 #include "sizing/model_catalog.hpp"
@@ -108,6 +109,9 @@ std::string flags_text(const PlanOptions& o, const JobSpec& job)
   }
   if (o.request.gpus) {
     s += fmt::format(" --gpus {}", *o.request.gpus);
+  }
+  if (o.engine_version != 0) {
+    s += fmt::format(" --engine-version {}", engine_release_text(o.engine_version));
   }
   return s;
 }
@@ -255,6 +259,9 @@ OomLogJob serving_job(const OomReport& r, Engine engine)
       o.kv_cache = *k;
       o.kv_cache_given = true;
     }
+  }
+  if (!f.engine_version.empty()) {
+    o.engine_version = parse_engine_release(f.engine_version).value_or(0);
   }
   const double share = f.gpu_memory_utilization ? *f.gpu_memory_utilization : r.gpu_memory_utilization.value_or(0.0);
   if (share > 0 && share <= 1) {

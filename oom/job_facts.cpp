@@ -2,6 +2,7 @@
 // The job a log describes: llama.cpp's model and context lines, vLLM's and SGLang's configuration.
 #include "oom/job_facts.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/rounding.hpp"
@@ -291,7 +292,8 @@ void JobFactsReader::on_line(std::string_view text)
 {
   const bool has_eq = text.find('=') != std::string_view::npos;
   OomJobFacts& f = m_current;
-  if (!has_eq && text.find(':') == std::string_view::npos && text.find("took") == std::string_view::npos) {
+  if (!has_eq && text.find(':') == std::string_view::npos && text.find("took") == std::string_view::npos &&
+      text.find("server version") == std::string_view::npos) {
     return;
   }
   // A new run: what the run before it said is no longer the job (a report keeps its own copy).
@@ -304,6 +306,11 @@ void JobFactsReader::on_line(std::string_view text)
     m_current.devices = devices;
     m_pending_devices = 0;
     m_config_seen = false;
+    if (const std::size_t at = text.find("vLLM API server version "); at != std::string_view::npos) {
+      std::string_view v = text.substr(at + std::string_view("vLLM API server version ").size());
+      v = v.substr(0, std::min<std::size_t>(v.find_first_of(" \t"), 40));
+      m_current.engine_version = std::string(v);
+    }
   }
   if (text.find("using device ") != std::string_view::npos) {
     const std::size_t open = text.find('(', text.find("using device "));
@@ -325,7 +332,9 @@ void JobFactsReader::on_line(std::string_view text)
   if (serving_config) {
     const bool engine_init = text.find("LLM engine") != std::string_view::npos;
     if (engine_init && m_config_seen) {
+      std::string release = std::move(m_current.engine_version);  // the server's, printed once before its engines
       m_current = OomJobFacts{};  // a second engine start in the same log
+      m_current.engine_version = std::move(release);
     }
     m_config_seen = m_config_seen || engine_init;
     serving_line(text, f);

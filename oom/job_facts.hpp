@@ -45,6 +45,7 @@ struct OomJobFacts {
   std::string kv_cache_dtype;  // kv_cache_dtype=auto / fp8
   std::string dtype;           // dtype=torch.bfloat16
   std::optional<Bytes> weights_loaded;  // "Model loading took 14.99 GiB"
+  std::string engine_version;           // "vLLM API server version 0.10.1.1" -> "0.10.1.1"
 
   // The log says anything about the job (a model, its shape, file or context).
   [[nodiscard]] bool any() const noexcept;

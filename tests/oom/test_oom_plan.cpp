@@ -275,7 +275,9 @@ TEST_CASE("oom and plan: a vLLM job and a job that fits get plan's verdict", "[o
     CHECK(report->job.model == "meta-llama/Llama-3.1-8B-Instruct");
     CHECK(report->job.max_model_len == 131072U);
     CHECK(report->job.gpu_memory_utilization == Approx(0.9));
+    CHECK(report->job.engine_version == "0.10.0");  // the release the job is sized for
     PlanArgs args;
+    args.engine_version = "0.10.0";
     args.model = "meta-llama/Llama-3.1-8B-Instruct";
     args.task = "serve";
     args.engine = "vllm";
