@@ -236,10 +236,10 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   if (!a.engine_version.empty()) {
     const auto release = parse_engine_release(a.engine_version);
     if (!release) {
-      return fail(Errc::usage, fmt::format("--engine-version: {}is not a release; give one such as 0.10.1 or v0.5.5",
+      return fail(Errc::usage, fmt::format("--engine-version: {} is not a release; give one such as 0.10.1 or v0.5.5",
                                            printable_ascii(a.engine_version) && a.engine_version.size() <= 40
-                                               ? "'" + a.engine_version + "' "
-                                               : ""));
+                                               ? "'" + a.engine_version + "'"
+                                               : "the value given"));
     }
     o.engine_version = *release;
   }

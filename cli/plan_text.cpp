@@ -10,6 +10,7 @@
 #include "cli/plan_shell.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "common/text.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
@@ -54,7 +55,10 @@ std::string summary(const PlanReport& r)
   const JobSpec& j = r.result.job;
   std::vector<std::string> parts;
   parts.push_back(fmt::format("{} {}", to_string(j.task), j.model.name));
-  parts.push_back(std::string(to_string(j.engine)));
+  // A release the user named is part of the job (vLLM before 0.8 is the V0 engine).
+  parts.push_back(j.engine_version == 0 ? std::string(to_string(j.engine))
+                                        : fmt::format("{} {}{}", to_string(j.engine), engine_release_text(j.engine_version),
+                                                      vllm_v0(j) ? " (V0)" : ""));
   parts.push_back(fmt::format("{} weights", to_string(j.weights)));
   if (j.model.layers > 0) {
     parts.push_back(fmt::format("KV {}", to_string(resolve_kv_dtype(j))));

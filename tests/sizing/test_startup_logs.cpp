@@ -281,6 +281,32 @@ TEST_CASE("Engine release: parsed, printed and deciding vLLM's profiling default
   CHECK_FALSE(parse_engine_release("0.1234").has_value());
   CHECK_FALSE(parse_engine_release("0.10 1").has_value());
   CHECK(engine_release_text(engine_release(0, 10, 1)) == "0.10.1");
+  // Property: any byte string is either refused or read as a release that prints back to the
+  // numbers it started with (what follows them is only a suffix).
+  std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  const std::string alphabet = "0123456789.vVrcpost+-ab \x01\xff";
+  for (int n = 0; n < 20000; ++n) {
+    std::string s;
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::size_t len = (seed >> 33) % 12;
+    for (std::size_t i = 0; i < len; ++i) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      s += alphabet[(seed >> 33) % alphabet.size()];
+    }
+    const auto r = parse_engine_release(s);
+    if (r) {
+      const std::string text = engine_release_text(*r);
+      INFO(s << " -> " << text);
+      CHECK(*r != 0);
+      CHECK(parse_engine_release(text) == r);
+      const std::string bare = s.front() == 'v' || s.front() == 'V' ? s.substr(1) : s;
+      std::uint32_t major = 0;
+      for (std::size_t i = 0; i < bare.size() && bare[i] >= '0' && bare[i] <= '9'; ++i) {
+        major = major * 10 + static_cast<std::uint32_t>(bare[i] - '0');
+      }
+      CHECK(*r / 1'000'000 == major);  // the major number is the one typed
+    }
+  }
   CHECK(engine_release_text(0) == "current");
 
   JobSpec j;
