@@ -216,17 +216,23 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
     const PlanResult other = rank(job, offers, providers, card_catalog(), elsewhere, [](const JobSpec& j) { return estimate(j); });
     r.runs_elsewhere = other.choice;
   }
+  std::uint32_t served = 0;
   if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
     r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
     // The launch line serves as many requests at once as the pool holds at the planned context
     // (never fewer than --batch), unless the user set --batch.
     if (!o.batch_given) {
       const auto held = static_cast<std::uint32_t>(std::min(r.serve->max_concurrency, 65536.0));
-      r.result.job.max_seqs = std::max<std::uint32_t>({held, r.result.job.batch, 1});
+      served = std::max<std::uint32_t>({held, r.result.job.batch, 1});
     }
   }
+  // The fixes and the recipe start from the job as sized (vLLM's default --max-num-seqs, which its
+  // profiling samples), not from the launch line's count for this job's pool.
   if (!r.fits() && !r.refused() && !r.missed_deadline()) {
     add_fixes_and_recipe(r, job, o.request);
+  }
+  if (served > 0) {
+    r.result.job.max_seqs = served;
   }
   if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
     r.launch = launch_commands(r.result.job, model.hf_id,
