@@ -180,8 +180,9 @@ RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
     if (cc == 120) {
       v.add(RunStatus::fallback, "SGLang's MXFP4 MoE on sm_120 had open failures (sglang#9707, #13061): prefer vLLM or "
                                  "a Hopper/B200 card");
-    } else if (cc < 90) {
-      v.add(RunStatus::refused, fmt::format("SGLang's MXFP4 MoE kernels are gated to SM90/SM100/SM120; this card is {}",
+    } else if (cc < 80) {
+      v.add(RunStatus::refused, fmt::format("SGLang's MXFP4 needs CC 8.0 (mxfp4.py Mxfp4Config.get_min_capability, its "
+                                            "Triton MoE kernels); this card is {}",
                                             cc_text(cc)));
     }
     break;
