@@ -129,7 +129,22 @@ OomLogJob llama_job(const OomReport& r)
   need(f.n_embd.has_value(), "n_embd (print_info)");
   need(f.n_head.has_value(), "n_head (print_info)");
   need(f.n_head_kv.has_value(), "n_head_kv (print_info)");
-  need(f.n_ctx.has_value() || r.context_size.has_value(), "n_ctx (llama_context)");
+  // A log cut before llama_context's lines still gives the context through the failed KV-cache
+  // buffer: cells = bytes / (layers x KV heads x head size x 2 (K and V) x 2 B), at the f16 cache
+  // llama.cpp allocates unless told otherwise.
+  std::optional<std::uint64_t> kv_cells;
+  if (!f.n_ctx && !r.context_size && r.stage == OomStage::kv_cache && r.requested && f.n_layer && f.n_head_kv &&
+      (f.type_k.empty() || to_lower(f.type_k) == "f16")) {
+    const std::uint64_t head = f.n_embd_head_k.value_or(f.n_embd && f.n_head && *f.n_head > 0 ? *f.n_embd / *f.n_head : 0);
+    const std::uint64_t per_cell = *f.n_layer * *f.n_head_kv * head * 2 * 2;
+    if (per_cell > 0 && r.requested->n % per_cell == 0 && r.requested->n / per_cell > 0) {
+      kv_cells = r.requested->n / per_cell;
+      out.assumed.push_back(fmt::format("context {} cells, from the failed KV-cache buffer of {} at f16: the log is cut "
+                                        "before llama_context's n_ctx",
+                                        *kv_cells, oom_size(*r.requested)));
+    }
+  }
+  need(f.n_ctx.has_value() || r.context_size.has_value() || kv_cells.has_value(), "n_ctx (llama_context)");
   need(!f.file_type.empty(), "file type (print_info)");
   need(f.model_params || f.file_size || (f.n_ff && f.n_vocab), "model params or file size (print_info)");
   std::optional<WeightFormat> format;
@@ -144,7 +159,7 @@ OomLogJob llama_job(const OomReport& r)
   if (!out.missing.empty()) {
     return out;
   }
-  const std::uint64_t cells = f.n_ctx ? *f.n_ctx : *r.context_size;
+  const std::uint64_t cells = f.n_ctx ? *f.n_ctx : r.context_size ? *r.context_size : *kv_cells;
   const std::uint32_t seqs = clamp32(std::max<std::uint64_t>(f.n_seq_max.value_or(1), 1));
   PlanOptions o;
   o.task = Task::infer;

@@ -155,6 +155,12 @@ void extras(nlohmann::json& j, const OomReport& r, const OomDiagnosis& d)
                     {"limit_gib", gib6(d.on_card->limit)}, {"need_gib", gib6(d.on_card->need)},
                     {"fits", d.on_card->fits},             {"basis", d.on_card->estimated ? "plan_estimate" : "message"},
                     {"gpus", d.on_card->gpus}};
+    if (d.resident_weights && !d.on_card->estimated) {
+      j["on_card"]["resident_weights_gib"] = gib6(*d.resident_weights);  // counted into need_gib
+      if (d.on_card->fits) {
+        j["on_card"]["fits"] = nullptr;  // a lower bound under the limit says nothing either way
+      }
+    }
   }
   job_json(j, r, d);
 }

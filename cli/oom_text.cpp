@@ -328,8 +328,14 @@ void oom_text(std::ostream& o, const OomReport& r, const OomDiagnosis& d, bool c
         << '\n';
     } else {
       o << '\n'
-        << wrap(fmt::format("On the {}: {} usable, {} after the 5% margin; this job needs {} (the message's own numbers): {}.",
-                            card, size(v.card.usable), size(v.limit), size(v.need), verdict),
+        << wrap(d.resident_weights
+                    ? fmt::format("On the {}: {} usable, {} after the 5% margin; this job needs at least {} (the failed "
+                                  "buffer and the {} of weights already on the GPU): {}.",
+                                  card, size(v.card.usable), size(v.limit), size(v.need), size(*d.resident_weights),
+                                  v.fits ? "it may fit, but the compute buffer and the CUDA context come on top" : verdict)
+                    : fmt::format("On the {}: {} usable, {} after the 5% margin; this job needs {} (the message's own "
+                                  "numbers): {}.",
+                                  card, size(v.card.usable), size(v.limit), size(v.need), verdict),
                 0)
         << '\n';
     }

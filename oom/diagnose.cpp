@@ -178,6 +178,18 @@ void engine_arithmetic(const OomReport& r, OomDiagnosis& d)
       d.causes.push_back(OomCause::host_memory);
     } else {
       d.card_need = r.requested;
+      // llama.cpp allocates the KV cache and the compute buffer after the model's buffers: those
+      // stay on the GPU, and a card must hold both.
+      if (r.requested && (r.stage == OomStage::kv_cache || r.stage == OomStage::compute) && r.job.devices <= 1) {
+        std::optional<Bytes> resident = r.job.gpu_model_buffers;
+        if (!resident && r.job.file_size && r.gpu_layers && r.model_layers && *r.gpu_layers >= *r.model_layers) {
+          resident = r.job.file_size;
+        }
+        if (resident) {
+          d.resident_weights = resident;
+          d.card_need = *r.requested + *resident;
+        }
+      }
     }
     return;
   case OomKind::host_memory: d.causes.push_back(OomCause::host_memory); return;

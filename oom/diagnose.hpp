@@ -102,6 +102,10 @@ struct OomDiagnosis {
   std::vector<OomFix> fixes;
   std::optional<std::uint64_t> fitting_max_model_len;  // vLLM: the longest context the KV memory holds
   std::optional<Bytes> card_need;      // what the suggested card must hold
+  // Without plan's estimate: the model's own buffers already on the GPU when a llama.cpp KV-cache
+  // or compute buffer failed (its "model buffer size" lines, or the file when every layer was
+  // offloaded to one GPU), counted into card_need beside the failed buffer.
+  std::optional<Bytes> resident_weights;
   std::optional<OomCardOption> card;   // smallest card with usable >= card_need / 0.95, cheapest offer
   std::optional<OomCardVerdict> on_card;  // the card given with --card
   OomJobInput job;                        // plan's estimate of the job in the log, or what it lacks
