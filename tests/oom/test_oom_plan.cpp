@@ -423,3 +423,62 @@ TEST_CASE("oom: a log without the model's shape says what is missing and keeps t
 }
 
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+// The 131072 log with its llama_context n_ctx lines removed (a user's paste cut short).
+std::string without_n_ctx(std::string log)
+{
+  for (const std::string key : {"llama_context: n_ctx         = ", "llama_context: n_ctx_per_seq = "}) {
+    const std::size_t at = log.find(key);
+    REQUIRE(at != std::string::npos);
+    log.erase(at, log.find('\n', at) + 1 - at);
+  }
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("oom: a llama.cpp log cut before n_ctx still gets plan's verdict through the failed KV buffer", "[oom][plan]")
+{
+  const std::string log = without_n_ctx(llama_log(131072));
+  const auto report = parse_oom(log);
+  REQUIRE(report.has_value());
+  CHECK_FALSE(report->job.n_ctx.has_value());
+  const OomLogJob built = job_from_log(*report);
+  REQUIRE(built.job.has_value());
+  CHECK(built.job->context == 131072U);  // 16384 MiB / (32 layers x 8 heads x 128 x 2 x 2 B)
+  CHECK(std::any_of(built.assumed.begin(), built.assumed.end(),
+                    [](const std::string& a) { return a.find("from the failed KV-cache buffer") != std::string::npos; }));
+  int code = 0;
+  const auto j = oom_json_run(log, "l4", code);
+  CHECK(code == 3);  // 21.36 GiB of plan's estimate on a 20.93 GiB limit
+  CHECK(j["on_card"]["basis"] == "plan_estimate");
+  CHECK(j["on_card"]["fits"] == false);
+}
+
+TEST_CASE("oom: without the model's shape, a failed KV buffer is counted with the weights on the GPU and never said to fit",
+          "[oom][plan]")
+{
+  // No n_layer line: plan's estimate cannot run; the model buffer (4403.49 MiB) is on the GPU.
+  std::string log = llama_log(131072);
+  const std::size_t at = log.find("print_info: n_layer");
+  REQUIRE(at != std::string::npos);
+  log.erase(at, log.find('\n', at) + 1 - at);
+  const auto report = parse_oom(log);
+  REQUIRE(report.has_value());
+  int code = 0;
+  const auto j = oom_json_run(log, "l4", code);
+  CHECK(j["on_card"]["basis"] == "message");
+  const double resident = j["on_card"]["resident_weights_gib"].get<double>();
+  CHECK(resident == Approx(4403.49 / 1024).epsilon(1e-4));
+  CHECK(j["on_card"]["need_gib"].get<double>() == Approx(16.0 + resident).epsilon(1e-6));
+  CHECK(j["on_card"]["fits"].is_null());  // 20.30 GiB is a lower bound under the 20.93 GiB limit
+  CHECK(code == 0);
+  const auto small = oom_json_run(log, "rtx-4080", code);  // 15.61 GiB usable: over the limit even so
+  CHECK(small["on_card"]["fits"] == false);
+  CHECK(code == 3);
+}
+
+}  // namespace gpurent
