@@ -11,7 +11,7 @@ const SpeedConstants& speed_constants(SpeedEngine e) noexcept
 {
   // llama.cpp: 21 fit cases (decode and prefill, llama-bench); its kernels top out near 100 TFLOPS
   // on every card measured (A100, H100, L40S, RTX 4090).
-  static const SpeedConstants llama_cpp{.bandwidth = 0.95, .layer_s = 92e-6, .step_s = 0, .compute = 0.97,
+  static const SpeedConstants llama_cpp{.bandwidth = 0.95, .layer_s = 104e-6, .step_s = 0, .compute = 0.98,
                                         .compute_cap_tflops = 100, .allreduce_s = 10e-6, .mfu = 0, .mfu_fp8 = 0};
   // vLLM: 28 fit cases (decode, prefill, serving).
   static const SpeedConstants vllm{.bandwidth = 0.95, .layer_s = 52e-6, .step_s = 2750e-6, .compute = 0.74,
@@ -43,9 +43,9 @@ std::uint32_t speed_range_pct(SpeedEngine e, SpeedKind k) noexcept
   // over every engine.
   switch (k) {
   case SpeedKind::decode:
-    return e == SpeedEngine::llama_cpp ? 38 : e == SpeedEngine::vllm ? 23 : 35;
+    return e == SpeedEngine::llama_cpp ? 35 : e == SpeedEngine::vllm ? 23 : 35;
   case SpeedKind::prefill:
-    return e == SpeedEngine::llama_cpp ? 32 : e == SpeedEngine::vllm ? 30 : 32;
+    return e == SpeedEngine::llama_cpp ? 33 : e == SpeedEngine::vllm ? 30 : 33;
   case SpeedKind::serve:
     return e == SpeedEngine::vllm ? 44 : 42;  // TensorRT-LLM's own 42 is also the spread over all engines
   case SpeedKind::train: return 27;

@@ -35,6 +35,10 @@ struct CheckpointWeights {
   WeightGroup experts;    // routed experts (what MoE offload moves)
   WeightGroup other;      // norms, biases, routers, and everything outside the text decoder
   std::uint64_t outside_text_bytes = 0;  // of `other`: vision/audio towers and projectors
+  // Of `embedding`, a GGUF file's token_embd tensor, which llama.cpp keeps in host memory (its
+  // get_rows runs on the CPU; "CPU_Mapped model buffer size"), unless an output layer shares it.
+  std::uint64_t input_embedding_bytes = 0;
+  bool output_tensor = false;  // the GGUF file has its own output.weight
   std::uint64_t outside_text_params = 0;
   // The storage format, when the tensors show one (bf16, gptq, awq, fp8, mxfp4, nf4, int8, a
   // GGUF file type, ...), and how to name it ("GPTQ int4 (g128)", "GGUF Q4_K_M: Q4_K, Q6_K, F32").

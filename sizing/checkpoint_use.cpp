@@ -64,6 +64,7 @@ std::optional<CheckpointBytes> checkpoint_bytes(const JobSpec& job, WeightFormat
     out.total = detail::sat_add(detail::sat_add(out.embedding, ck.linear.bytes),
                                 detail::sat_add(out.experts, part(ck.other, whole ? b.linear : b.other)));
     out.exact = out.total == ck.total_bytes();
+    out.host_embedding = ck.gguf && ck.output_tensor ? ck.input_embedding_bytes : 0;
   } else {
     out.embedding = as_bits(ck.embedding, whole ? b.linear : b.embedding);
     out.experts = as_bits(ck.experts, whole ? b.linear : b.experts);

@@ -27,6 +27,7 @@ struct CheckpointBytes {
   std::uint64_t total = 0;      // all weights
   std::uint64_t experts = 0;    // routed experts
   std::uint64_t embedding = 0;  // embedding and lm_head
+  std::uint64_t host_embedding = 0;  // a GGUF file's token_embd that llama.cpp keeps in host memory
   bool exact = false;           // every part as stored
 };
 // The weights of `job.model.checkpoint` held as `in_memory` with `bits` per part (what

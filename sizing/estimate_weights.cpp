@@ -115,6 +115,7 @@ struct Held {
   U total = 0;      // all weights, before the tensor/pipeline split
   U experts = 0;    // of which routed experts
   U embedding = 0;  // of which embedding and lm_head
+  U host_embedding = 0;  // of which the GGUF token_embd llama.cpp keeps in host memory (untied)
 };
 
 Held held_weights(const Ctx& c, const WeightBits& b) noexcept
@@ -122,10 +123,10 @@ Held held_weights(const Ctx& c, const WeightBits& b) noexcept
   const JobSpec& j = c.job;
   Held h;
   if (const auto ck = checkpoint_bytes(j, weights_in_memory(j), b)) {
-    h = {ck->total, ck->experts, ck->embedding};  // the checkpoint's own files (sizing/checkpoint_use.hpp)
+    h = {ck->total, ck->experts, ck->embedding, ck->host_embedding};  // the checkpoint's own files (sizing/checkpoint_use.hpp)
   } else if (b.whole_file) {
     if (const auto mix = gguf_mix(j.model, weights_in_memory(j))) {
-      h = {mix->total(), mix->experts, mix->embedding};  // llama.cpp's per-tensor types
+      h = {mix->total(), mix->experts, mix->embedding, j.model.tied_embeddings ? 0 : mix->token_embd};  // llama.cpp's per-tensor types
     } else {
       h.total = mul_div(c.total_params, b.linear, k_bits_scale);
       h.experts = mul_div(c.pb.experts, b.linear, k_bits_scale);
@@ -155,7 +156,14 @@ Held held_weights(const Ctx& c, const WeightBits& b) noexcept
 U weight_bytes(const Ctx& c) noexcept
 {
   const Held h = held_weights(c, bits_for(c));
-  return ceil_div(sat_add(h.total, serving_adapter_bytes(c.job)), c.tp * c.layer_split);
+  U total = h.total;
+  // llama.cpp and Ollama keep the input token embedding in host memory (its get_rows runs on the
+  // CPU: "CPU_Mapped model buffer size = 281.81 MiB" beside the GPU's model buffer for an 8B
+  // Q4_0), unless the output layer shares the tensor.
+  if ((c.job.engine == Engine::llama_cpp || c.job.engine == Engine::ollama) && !c.training && total > h.host_embedding) {
+    total -= h.host_embedding;
+  }
+  return ceil_div(sat_add(total, serving_adapter_bytes(c.job)), c.tp * c.layer_split);
 }
 
 U per_layer_params(const Ctx& c) noexcept

@@ -308,6 +308,9 @@ std::optional<GgufMix> gguf_mix(const ModelArch& m, WeightFormat f)
       ++mix.raised;
     }
     (t.part == 0 ? mix.embedding : t.part == 1 ? mix.linear : mix.experts) += bytes;
+    if (t.cat == Cat::token_embd) {
+      mix.token_embd = bytes;
+    }
     if (t.part != 0) {
       linear_weights += t.elements;
     }

@@ -12,6 +12,7 @@ namespace gpurent {
 
 struct GgufMix {
   std::uint64_t embedding = 0;  // token_embd and output
+  std::uint64_t token_embd = 0; // of which token_embd (llama.cpp keeps it in host memory unless tied)
   std::uint64_t linear = 0;     // attention, dense MLPs, shared experts
   std::uint64_t experts = 0;    // routed experts (ffn_*_exps)
   std::uint64_t other = 0;      // norms, biases, routers (F32) and tensors outside the text model (F16)

@@ -24,6 +24,11 @@ CheckpointWeights weights_from_gguf(std::span<const TensorEntry> tensors, std::o
     WeightGroup& g = group(w, p);
     g.params = sat_add(g.params, elements(t.shape));
     g.bytes = sat_add(g.bytes, t.bytes);
+    if (t.name == "token_embd.weight") {
+      w.input_embedding_bytes = t.bytes;
+    } else if (t.name == "output.weight") {
+      w.output_tensor = true;
+    }
     by_dtype[t.dtype] = sat_add(by_dtype[t.dtype], t.bytes);
   }
   w.bytes_by_dtype.assign(by_dtype.begin(), by_dtype.end());

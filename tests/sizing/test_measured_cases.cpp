@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sizing/estimate.hpp"
+#include "sizing/gguf_mix.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 
@@ -213,7 +214,12 @@ double estimated(const JobSpec& j, const Check& chk)
 {
   const MemoryEstimate e = estimate(j);
   switch (chk.term) {
-  case Term::weights: return static_cast<double>(e.weights.n);
+  case Term::weights: {
+    // The llama.cpp cases are file sizes: the GPU's weights plus the token_embd tensor llama.cpp
+    // keeps in host memory.
+    const auto mix = j.engine == Engine::llama_cpp && !j.model.tied_embeddings ? gguf_mix(j.model, j.weights) : std::nullopt;
+    return static_cast<double>(e.weights.n + (mix ? mix->token_embd : 0));
+  }
   case Term::weights_adapters: return static_cast<double>((e.weights + e.adapters).n);
   case Term::weights_context: return static_cast<double>(e.weights.n + k_cuda_context_bytes);
   case Term::kv: return static_cast<double>(e.kv_cache.n);

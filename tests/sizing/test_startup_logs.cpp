@@ -33,6 +33,7 @@ enum Terms : unsigned {
   kv_per_token = 8,    // the pool's bytes for its tokens (no profiling involved)
   llama_buffers = 16,  // llama.cpp "model buffer", "KV buffer" (or "KV self size"), "compute buffer"
   llama_kv = 32,       // llama.cpp "KV buffer" alone
+  llama_model = 64,    // llama.cpp "model buffer" alone (the GPU's; token_embd stays in host memory)
 };
 
 struct LogCheck {
@@ -91,7 +92,7 @@ const std::vector<LogCheck>& checks()
       {"sglang-qwq-32b-4xl4-tp4", "qwen2.5-32b", F::bf16, weights | pool_tokens, l4},
       // ---- llama.cpp ----
       {"llamacpp-b7342-qwen3-coder-30b-a3b-q8_0-a100-40gb-ctx64k-np4", "qwen3-30b-a3b", F::gguf_q8_0, llama_buffers, a100_40},
-      {"llamacpp-b5781-vulkan-llama-3.1-8b-q4_0-rtx4080-ctx16k-fa", "llama-3.1-8b", F::gguf_q4_0, llama_kv, 15.61},
+      {"llamacpp-b5781-vulkan-llama-3.1-8b-q4_0-rtx4080-ctx16k-fa", "llama-3.1-8b", F::gguf_q4_0, llama_kv | llama_model, 15.61},
   };
   return k;
 }
@@ -218,6 +219,9 @@ std::vector<Row> rows_for(const nlohmann::json& c, const LogCheck& chk)
   if ((chk.terms & kv_per_token) != 0) {
     const auto tokens = static_cast<std::uint64_t>(number(m, "kv_tokens").value());
     out.push_back({"kv of its tokens", number(m, "kv_cache_gib").value() * gib, static_cast<double>(kv_cache_bytes(j, tokens, 1).n), 0.02});
+  }
+  if ((chk.terms & llama_model) != 0) {
+    out.push_back({"model buffer", number(m, "model_buffer_mib").value() * mib, static_cast<double>(e.weights.n), 0.03});
   }
   if ((chk.terms & llama_kv) != 0) {
     out.push_back({"KV buffer", number(m, "kv_buffer_mib").value() * mib, static_cast<double>(e.kv_cache.n), 0.02});
