@@ -23,6 +23,7 @@
 #include "providers/provider.hpp"
 #include "providers/speed.hpp"
 #include "providers/state_store.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
 
@@ -99,6 +100,11 @@ void check_plan_values(std::string_view s)
   if (const auto v = gpurent::parse_rank_by(s); v && gpurent::parse_rank_by(std::string(s) + "x")) {
     std::abort();  // the whole word, never a prefix
   }
+  // An engine release reads back as itself, and never as 0 ("current").
+  if (const auto v = gpurent::parse_engine_release(s);
+      v && (*v == 0 || gpurent::parse_engine_release(gpurent::engine_release_text(*v)) != v)) {
+    std::abort();
+  }
 }
 
 }  // namespace
@@ -131,13 +137,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // The plan options, as `gpurent plan` validates them, then the job and its estimate.
-  lines.resize(25);
+  lines.resize(26);
   gpurent::PlanArgs a;
   std::string* const fields[] = {&a.model,     &a.task,      &a.engine, &a.weights,  &a.kv_cache, &a.context,
                                  &a.batch,     &a.optimizer, &a.lora_rank, &a.gpus,  &a.shard,    &a.gpu_util,
                                  &a.card,      &a.provider,  &a.hours,  &a.max_price, &a.params,
                                  &a.tokens,    &a.epochs,    &a.requests, &a.input_len, &a.output_len,
-                                 &a.concurrency, &a.rank_by, &a.deadline};
+                                 &a.concurrency, &a.rank_by, &a.deadline, &a.engine_version};
   for (std::size_t i = 0; i < std::size(fields); ++i) {
     *fields[i] = lines[i];
   }

@@ -47,8 +47,8 @@ std::optional<std::uint32_t> parse_engine_release(std::string_view text) noexcep
       }
     }
   }
-  if (parts == 1 && part[0] == 0) {
-    return std::nullopt;  // "0" names no release
+  if (part[0] == 0 && part[1] == 0 && part[2] == 0) {
+    return std::nullopt;  // "0", "0.0.0" name no release (0 is "current")
   }
   return engine_release(part[0], part[1], part[2]);
 }

@@ -281,6 +281,8 @@ TEST_CASE("Engine release: parsed, printed and deciding vLLM's profiling default
   CHECK_FALSE(parse_engine_release("").has_value());
   CHECK_FALSE(parse_engine_release("latest").has_value());
   CHECK_FALSE(parse_engine_release("0").has_value());
+  CHECK_FALSE(parse_engine_release("0.0").has_value());  // a fuzz finding: it read as 0, "current"
+  CHECK_FALSE(parse_engine_release("v0.0.0").has_value());
   CHECK_FALSE(parse_engine_release("123.1").has_value());
   CHECK_FALSE(parse_engine_release("0.1234").has_value());
   CHECK_FALSE(parse_engine_release("0.10 1").has_value());
