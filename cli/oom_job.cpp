@@ -83,14 +83,7 @@ ModelArch arch_from_facts(const OomJobFacts& f, WeightFormat format, std::uint32
 
 std::optional<KvDtype> kv_of(std::string_view type)
 {
-  const std::string t = to_lower(type);
-  if (t == "f16") {
-    return KvDtype::fp16;
-  }
-  if (t == "f32") {
-    return KvDtype::fp32;
-  }
-  auto k = parse_kv_dtype(t);
+  auto k = parse_kv_dtype(to_lower(type));  // llama.cpp's "f16"/"f32" are its aliases
   return k ? std::optional(*k) : std::nullopt;
 }
 

@@ -2,19 +2,14 @@
 // The job on one card: hardware rules and the card facts sizing reads (providers/card_run.hpp).
 #include "providers/card_run.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
+
+#include "common/text.hpp"
 
 namespace gpurent {
 namespace {
 
-bool names_a100(const Card& c)
-{
-  std::string name = c.id + " " + c.display;
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return name.find("a100") != std::string::npos;
-}
+bool names_a100(const Card& c) { return to_lower(c.id + " " + c.display).find("a100") != std::string::npos; }
 
 }  // namespace
 
