@@ -15,6 +15,7 @@
 #include "cli/help_format.hpp"
 #include "cli/parse_errors.hpp"
 #include "cli/services.hpp"
+#include "sizing/model_catalog.hpp"
 
 namespace gpurent {
 namespace {
@@ -180,13 +181,16 @@ int run_parsed(const std::vector<std::string>& args, Services& s)
     s.command = named_path(app, *first, args);
   }
 
-  // Card names resolve while the command parses: the user's [cards.<id>] join the catalogue first.
-  auto user_cards = config_cards(s);
-  if (!user_cards) {
+  // Card and model names resolve while the command parses: the user's [cards.<id>] and
+  // [models.<name>] join the catalogues first.
+  auto user_tables = config_catalogues(s);
+  if (!user_tables) {
     install_user_cards({});
-    return report_error(s, user_cards.error());
+    install_user_models({});
+    return report_error(s, user_tables.error());
   }
-  install_user_cards(std::move(*user_cards));
+  install_user_cards(std::move(user_tables->cards));
+  install_user_models(std::move(user_tables->models));
 
   // CLI11 wants argv in reverse order when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

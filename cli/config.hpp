@@ -13,6 +13,7 @@
 #include "common/units.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "sizing/model.hpp"
 
 namespace gpurent {
 struct Services;
@@ -51,6 +52,7 @@ struct Config {
   std::optional<std::string> vast_api_url;
   std::vector<Offer> price_overrides;  // [prices.<provider>], price_origin "config"
   std::vector<Card> cards;             // [cards.<id>]: cards added or overridden (origin "config")
+  std::vector<ModelArch> models;      // [models.<name>]: models added or overridden (data/models.json's keys)
 
   std::string path;        // the config file looked at ("" when no HOME/XDG is known)
   bool file_found = false;
@@ -70,10 +72,15 @@ struct Config {
 // and key; unknown keys and sections are errors; a file holding a secret with a mode wider than
 // 0600 is refused (Errc::refused).
 [[nodiscard]] Result<Config> load_config(const Services& s);
-// The config file's [cards.<id>] tables (other problems of the file are left to the command's own
-// load_config). The CLI installs them before a command parses its arguments, so --card finds a
-// user's card; a broken card table is an error naming the line and key.
-[[nodiscard]] Result<std::vector<Card>> config_cards(const Services& s);
+// The config file's [cards.<id>] and [models.<name>] tables (other problems of the file are left to
+// the command's own load_config). The CLI installs them before a command parses its arguments, so
+// --card finds a user's card and `plan <name>` a user's model; a broken table is an error naming
+// the line and key.
+struct ConfigCatalogues {
+  std::vector<Card> cards;
+  std::vector<ModelArch> models;
+};
+[[nodiscard]] Result<ConfigCatalogues> config_catalogues(const Services& s);
 // The same from given parts (tests and the fuzz target use it; no I/O).
 [[nodiscard]] Result<Config> config_from(std::string_view file_text, std::string_view file_label,
                                          const std::map<std::string, std::string>& env);

@@ -2,6 +2,7 @@
 // Reading the configuration (cli/config.hpp): the TOML file, strictly or leniently for `config show`,
 // and the environment, over the defaults; load_config refuses a file that holds a secret readable by others.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "common/toml_reader.hpp"
 #include "providers/card_data.hpp"
 #include "providers/offers.hpp"
+#include "sizing/model_catalog.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +25,32 @@ namespace {
 using config_detail::assign;
 using config_detail::find_key;
 using config_detail::known_keys;
+
+// A [models.<name>] value as data/models.json has it: whole numbers as integers (the model reader
+// refuses fractions and says so), the list keys from comma-separated text.
+nlohmann::json model_value(const TomlEntry& e)
+{
+  if (e.value.kind == TomlValue::Kind::boolean) {
+    return e.value.boolean;
+  }
+  if (e.value.kind == TomlValue::Kind::number) {
+    const double n = e.value.number;
+    if (n >= 0 && n < 9007199254740992.0 && n == static_cast<double>(static_cast<std::uint64_t>(n))) {
+      return static_cast<std::uint64_t>(n);
+    }
+    return n;
+  }
+  if (e.key == "hf_ids" || e.key == "aliases" || e.key == "quant_skip") {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto a : split(e.value.text, ',')) {
+      if (!trim(a).empty()) {
+        list.push_back(std::string(trim(a)));
+      }
+    }
+    return list;
+  }
+  return e.value.text;
+}
 
 // Applies the file's entries. With `problems`, a bad section or entry is recorded there and
 // skipped (config show shows what it can); without, the first one is the error.
@@ -40,6 +68,9 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
   // [cards.<id>] (and its [cards.<id>.tflops] / [cards.<id>.link] tables): data/cards.json's keys.
   std::map<std::string, nlohmann::json> cards;
   std::map<std::string, int> card_lines;
+  // [models.<name>]: data/models.json's keys (lists as comma-separated text).
+  std::map<std::string, nlohmann::json> models;
+  std::map<std::string, int> model_lines;
   for (std::size_t i = 0; i < doc.sections.size(); ++i) {
     const auto& sec = doc.sections[i];
     const bool prices = sec.size() == 2 && sec[0] == "prices";
@@ -54,11 +85,18 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
       }
       continue;
     }
+    if (sec.size() == 2 && sec[0] == "models") {
+      if (!model_lines.contains(sec[1])) {
+        model_lines[sec[1]] = doc.section_lines[i];
+        models[sec[1]] = nlohmann::json::object();
+      }
+      continue;
+    }
     if (!prices && !prices_root) {
       bad_sections.push_back(sec);
       TRY(problem(at + ": unknown section [" + toml_section_name(sec) +
-                  "]; the only sections are [prices.<provider>] and [cards.<id>] (with [cards.<id>.tflops], "
-                  "[cards.<id>.link])"));
+                  "]; the only sections are [prices.<provider>], [cards.<id>] (with [cards.<id>.tflops], "
+                  "[cards.<id>.link]) and [models.<name>]"));
       continue;
     }
     if (prices) {
@@ -72,6 +110,10 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
   for (const auto& e : doc.entries) {
     const std::string at = std::string(label) + ":" + std::to_string(e.line);
     if (std::find(bad_sections.begin(), bad_sections.end(), e.section) != bad_sections.end()) {
+      continue;
+    }
+    if (e.section.size() == 2 && e.section[0] == "models") {
+      models[e.section[1]][e.key] = model_value(e);
       continue;
     }
     if (!e.section.empty() && e.section[0] == "cards") {
@@ -142,6 +184,17 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
     }
     c.origins[std::string(k->name)] = ConfigOrigin::file;
     c.sources[std::string(k->name)] = at;
+  }
+  for (const auto& [name, keys] : models) {
+    const std::string at = std::string(label) + ":" + std::to_string(model_lines[name]);
+    auto model = user_model(name, keys.dump());
+    if (!model) {
+      TRY(problem(at + ": [models." + name + "]: " + model.error().message));
+      continue;
+    }
+    c.models.push_back(std::move(*model));
+    c.origins["models"] = ConfigOrigin::file;
+    c.sources["models"] = at;
   }
   for (const auto& [id, keys] : cards) {
     const std::string at = std::string(label) + ":" + std::to_string(card_lines[id]);
@@ -276,21 +329,21 @@ Result<std::optional<std::string>> read_config_file(const std::string& path)
   return std::optional<std::string>(std::move(text));
 }
 
-Result<std::vector<Card>> config_cards(const Services& s)
+Result<ConfigCatalogues> config_catalogues(const Services& s)
 {
   const std::string path = config_path(s.env);
   const auto file = read_config_file(path);
   if (!file || !*file) {
-    return std::vector<Card>();
+    return ConfigCatalogues{};
   }
   std::vector<std::string> problems;  // other problems: the command's own load_config reports them
   Config c = config_from_lenient(**file, path, s.env, problems);
   for (const auto& p : problems) {
-    if (p.find("[cards.") != std::string::npos) {
+    if (p.find("[cards.") != std::string::npos || p.find("[models.") != std::string::npos) {
       return fail(Errc::invalid_input, "config " + p);
     }
   }
-  return std::move(c.cards);
+  return ConfigCatalogues{std::move(c.cards), std::move(c.models)};
 }
 
 Result<Config> load_config(const Services& s)
