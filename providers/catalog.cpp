@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Providers as data. Billing facts: the providers' public pages and the seed articles, with
-// their sources (URLs) and dates in providers/<name>/README.md and docs/providers.md. Prices
-// are never invented: an offer is built in only where a dated public source gives its price.
+// their sources (URLs) and dates in providers/<name>/README.md and docs/providers.md. The cards
+// each provider lists and the built-in offers with their dated prices are data/offers.json
+// (providers/offer_data.cpp); prices are never invented: an offer is built in only where a dated
+// public source gives its price.
 #include "providers/catalog.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "common/text.hpp"
+#include "providers/offer_data.hpp"
 
 namespace gpurent {
 namespace {
@@ -48,8 +52,6 @@ ProviderInfo gpucloud()
   p.default_region = "canada-montreal";
   p.spot_available = true;
   p.spot_note = "Spot machines exist (cannot be hibernated); the seed gives no spot price";
-  p.listed_cards = {"rtx-pro-6000"};
-  p.price_source = "";
   return p;
 }
 
@@ -77,8 +79,6 @@ ProviderInfo cloudgpu()
   p.default_region = "";
   p.spot_available = false;
   p.spot_note = "no spot or interruptible servers are described (seed 004)";
-  p.listed_cards = {"rtx-4090", "rtx-5090", "rtx-4090-48gb", "a100-80gb-sxm", "rtx-pro-6000"};
-  p.price_source = "";
   return p;
 }
 
@@ -103,8 +103,6 @@ ProviderInfo lambda()
   p.default_region = "";
   p.spot_available = false;
   p.spot_note = "no spot in Lambda's API";
-  p.listed_cards = {"a10", "a100-40gb-sxm", "h100-pcie", "h100-sxm"};
-  p.price_source = "Lambda's list prices as transcribed by techbytes.app (GPU pricing matrix)";
   return p;
 }
 
@@ -133,9 +131,6 @@ ProviderInfo runpod()
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible pods can be stopped at any time";
-  p.listed_cards = {"rtx-3090", "rtx-4090", "l4",        "rtx-5090",  "l40s",     "rtx-pro-6000", "a100-80gb-pcie",
-                   "a100-80gb-sxm", "h100-pcie", "h100-sxm", "h100-nvl", "h200", "b200"};
-  p.price_source = "deploybase.ai 'RunPod GPU Pricing 2026' (per GPU, times the GPU count)";
   return p;
 }
 
@@ -163,64 +158,37 @@ ProviderInfo vast()
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible = a bid; outbid instances are paused and their data stays on the host";
-  p.listed_cards = {};
-  p.price_source = "";  // a marketplace: each host sets its price; use `offers --refresh`
   return p;
 }
 
+const std::vector<ProviderInfo>& rules()
+{
+  static const std::vector<ProviderInfo> k_rules = {gpucloud(), cloudgpu(), lambda(), runpod(), vast()};
+  return k_rules;
+}
+
+// The rules with data/offers.json's listings (cards, price source) added.
 const std::vector<ProviderInfo>& providers()
 {
-  static const std::vector<ProviderInfo> k_providers = {gpucloud(), cloudgpu(), lambda(), runpod(), vast()};
-  return k_providers;
-}
-
-// RunPod bills per GPU: a pod of N GPUs (1 to 8, the pod's gpuCount) costs N times the per-GPU price.
-void add_per_gpu(std::vector<Offer>& out, const char* provider, const char* card, std::int64_t cents,
-                 std::int64_t spot_cents, const char* origin)
-{
-  for (std::uint32_t n = 1; n <= 8; ++n) {
-    Offer o;
-    o.provider = provider;
-    o.card = card;
-    o.gpus = n;
-    o.price_per_hour = usd_cents(cents * n);
-    if (spot_cents > 0) {
-      o.spot_price_per_hour = usd_cents(spot_cents * n);
+  static const std::vector<ProviderInfo> k_providers = [] {
+    std::vector<ProviderInfo> out = rules();
+    for (const auto& l : builtin_offer_data().providers) {
+      const auto it = std::find_if(out.begin(), out.end(), [&](const ProviderInfo& p) { return p.name == l.provider; });
+      if (it != out.end()) {
+        it->listed_cards = l.cards;
+        it->price_source = l.price_source;
+      }
     }
-    o.price_origin = origin;
-    out.push_back(o);
-  }
-}
-
-std::vector<Offer> make_offers()
-{
-  std::vector<Offer> out;
-  // Lambda, 1x instances, listed prices verified 2026-05-07 (see lambda's price_source).
-  const char* lambda_origin = "built-in 2026-05-07";
-  out.push_back({"lambda", "a10", 1, usd_cents(86), std::nullopt, "", lambda_origin});
-  // techbytes gives "$1.48/hr for A100 40GB" (Lambda's gpu_1x_a100_sxm4) and "1x H100 PCIe at $2.86/hr".
-  out.push_back({"lambda", "a100-40gb-sxm", 1, usd_cents(148), std::nullopt, "", lambda_origin});
-  out.push_back({"lambda", "h100-pcie", 1, usd_cents(286), std::nullopt, "", lambda_origin});
-  // RunPod, per GPU (on-demand, spot), data as of 2026-03-10.
-  const char* runpod_origin = "built-in 2026-03-10";
-  add_per_gpu(out, "runpod", "rtx-3090", 39, 22, runpod_origin);
-  add_per_gpu(out, "runpod", "rtx-4090", 60, 34, runpod_origin);
-  add_per_gpu(out, "runpod", "l4", 78, 44, runpod_origin);
-  add_per_gpu(out, "runpod", "rtx-5090", 122, 69, runpod_origin);
-  add_per_gpu(out, "runpod", "l40s", 140, 79, runpod_origin);
-  add_per_gpu(out, "runpod", "rtx-pro-6000", 157, 89, runpod_origin);
-  add_per_gpu(out, "runpod", "a100-80gb-pcie", 210, 119, runpod_origin);  // "A100 PCIe 80GB $1.19 $2.10"
-  add_per_gpu(out, "runpod", "a100-80gb-sxm", 245, 139, runpod_origin);   // "A100 SXM"
-  add_per_gpu(out, "runpod", "h100-pcie", 351, 199, runpod_origin);       // "H100 PCIe 80GB $1.99 $3.51"
-  add_per_gpu(out, "runpod", "h100-sxm", 476, 269, runpod_origin);        // "H100 SXM"
-  add_per_gpu(out, "runpod", "h200", 635, 359, runpod_origin);
-  add_per_gpu(out, "runpod", "b200", 1057, 598, runpod_origin);
-  return out;
+    return out;
+  }();
+  return k_providers;
 }
 
 }  // namespace
 
 std::span<const ProviderInfo> provider_catalog() noexcept { return providers(); }
+
+std::span<const ProviderInfo> provider_rules() noexcept { return rules(); }
 
 Result<ProviderInfo> find_provider(std::string_view name)
 {
@@ -241,11 +209,7 @@ Result<ProviderInfo> find_provider(std::string_view name)
   return fail(Errc::not_found, "provider `" + std::string(name) + "`: unknown; known providers: " + known);
 }
 
-std::span<const Offer> builtin_offers() noexcept
-{
-  static const std::vector<Offer> k_offers = make_offers();
-  return k_offers;
-}
+std::span<const Offer> builtin_offers() noexcept { return builtin_offer_data().offers; }
 
 std::string increment_label(std::chrono::seconds increment)
 {

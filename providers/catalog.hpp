@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Providers as data: billing rules, state rules and card offers with dated prices.
+// Providers as data: billing rules and state rules (here, in C++), the cards each provider lists
+// and the built-in offers with dated prices (data/offers.json, read by providers/offer_data.cpp).
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -47,13 +48,18 @@ struct ProviderInfo {
   std::string default_region;              // e.g. "canada-montreal"; empty when the provider has many
   bool spot_available = false;             // interruptible/spot servers exist
   std::string spot_note;                   // what spot means there (or why there is none)
+  // From data/offers.json (provider_catalog() only; empty in provider_rules()):
   std::vector<std::string> listed_cards;   // Card::id the provider's own material lists (priced or not)
-  std::string price_source;                // where the built-in prices come from, dated ("" = none)
+  std::string price_source;                // where the built-in prices come from ("" = none)
 };
 
 [[nodiscard]] std::span<const ProviderInfo> provider_catalog() noexcept;
+// The facts kept in C++ alone (billing and state rules, limits), without data/offers.json's
+// listings: what that file is checked against.
+[[nodiscard]] std::span<const ProviderInfo> provider_rules() noexcept;
 [[nodiscard]] Result<ProviderInfo> find_provider(std::string_view name);
-// Built-in offers (dated prices). Config overrides and fetched offers are merged by the caller.
+// Built-in offers (dated prices, data/offers.json). Config overrides and fetched offers are merged
+// by the caller.
 [[nodiscard]] std::span<const Offer> builtin_offers() noexcept;
 // Human name of the billing increment: "1 h", "1 min", "1 s".
 [[nodiscard]] std::string increment_label(std::chrono::seconds increment);
