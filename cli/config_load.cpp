@@ -26,6 +26,18 @@ using config_detail::assign;
 using config_detail::find_key;
 using config_detail::known_keys;
 
+// The model a [models.<name>] table names. Model names hold dots ("llama-3.1-8b"), which TOML
+// reads as nested tables unless quoted; a model table has none of its own, so the parts after
+// `models` are the name: [models.llama-3.1-8b] is the same as [models."llama-3.1-8b"].
+std::string model_table_name(const std::vector<std::string>& section)
+{
+  std::string name;
+  for (std::size_t i = 1; i < section.size(); ++i) {
+    name += (i > 1 ? "." : "") + section[i];
+  }
+  return name;
+}
+
 // A [models.<name>] value as data/models.json has it: whole numbers as integers (the model reader
 // refuses fractions and says so), the list keys from comma-separated text.
 nlohmann::json model_value(const TomlEntry& e)
@@ -85,10 +97,11 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
       }
       continue;
     }
-    if (sec.size() == 2 && sec[0] == "models") {
-      if (!model_lines.contains(sec[1])) {
-        model_lines[sec[1]] = doc.section_lines[i];
-        models[sec[1]] = nlohmann::json::object();
+    if (sec.size() >= 2 && sec[0] == "models") {
+      const std::string name = model_table_name(sec);
+      if (!model_lines.contains(name)) {
+        model_lines[name] = doc.section_lines[i];
+        models[name] = nlohmann::json::object();
       }
       continue;
     }
@@ -112,8 +125,8 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
     if (std::find(bad_sections.begin(), bad_sections.end(), e.section) != bad_sections.end()) {
       continue;
     }
-    if (e.section.size() == 2 && e.section[0] == "models") {
-      models[e.section[1]][e.key] = model_value(e);
+    if (e.section.size() >= 2 && e.section[0] == "models") {
+      models[model_table_name(e.section)][e.key] = model_value(e);
       continue;
     }
     if (!e.section.empty() && e.section[0] == "cards") {

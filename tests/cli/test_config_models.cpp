@@ -36,8 +36,9 @@ TEST_CASE("Config models: [models.<name>] adds a model plan sizes and overrides 
   h.env["GPURENT_CONFIG"] = file.string();
   const auto listed = h.run({"models", "--json"});
   REQUIRE(listed.code == 0);
+  const Json doc = Json::parse(listed.out);
   bool found = false;
-  for (const auto& m : Json::parse(listed.out)["models"]) {
+  for (const auto& m : doc["models"]) {
     found = found || m.value("name", std::string()) == "my-llama";
     if (m.value("name", std::string()) == "llama-3.1-8b") {
       CHECK(m.dump().find("32768") != std::string::npos);
