@@ -14,6 +14,7 @@
 #include "cli/services.hpp"
 #include "common/clock.hpp"
 #include "providers/state_store.hpp"
+#include "sync/crypto_engine.hpp"
 #include "sync/transport.hpp"
 
 extern char** environ;
@@ -36,6 +37,20 @@ std::map<std::string, std::string> read_environment()
 template <class T>
 using Factory = void (*)(std::unique_ptr<T>*);
 
+// GPURENT_IO_MODULE as main read it (the crypto loader is a plain function, so it cannot capture).
+const std::string* g_module_override = nullptr;
+
+// SHA-256 and base64 live in the IO module (sync/crypto_engine.hpp): loaded on first use.
+const gpurent::CryptoEngine* load_crypto_engine() noexcept
+{
+  auto sym = gpurent::io_symbol("gpurent_crypto_engine", g_module_override != nullptr ? *g_module_override : std::string());
+  if (!sym) {
+    std::cerr << "gpurent: " << sym.error().message << "\n";
+    return nullptr;
+  }
+  return reinterpret_cast<const gpurent::CryptoEngine* (*)() noexcept>(*sym)();
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -48,6 +63,8 @@ int main(int argc, char** argv)
   s.stdin_tty = isatty(STDIN_FILENO) == 1;
   s.handle_signals = true;  // cli/interrupt.hpp: up, down and backup watch SIGINT, SIGTERM, SIGHUP
   const std::string module_override = s.getenv("GPURENT_IO_MODULE").value_or("");
+  g_module_override = &module_override;
+  gpurent::set_crypto_engine_loader(&load_crypto_engine);
 
   std::unique_ptr<gpurent::HttpClient> http;
   s.http = [&]() -> gpurent::Result<gpurent::HttpClient*> {

@@ -1,51 +1,23 @@
 // SPDX-License-Identifier: MIT
+// base64 through OpenSSL's EVP_EncodeBlock / EVP_DecodeBlock (sync/crypto_engine.hpp); this file
+// adds only what OpenSSH's use needs around them: unpadded text, and strictness (EVP_DecodeBlock
+// skips surrounding whitespace and ignores the padding bits, so a decoding is accepted only when it
+// encodes back to the same text).
 #include "sync/base64.hpp"
 
-#include <array>
-
+#include "sync/crypto_engine.hpp"
 #include "sync/sha256.hpp"
 
 namespace gpurent {
-namespace {
-
-constexpr std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-int digit_value(char c) noexcept
-{
-  const auto pos = k_alphabet.find(c);
-  return pos == std::string_view::npos ? -1 : static_cast<int>(pos);
-}
-
-}  // namespace
 
 std::string base64_encode(std::string_view bytes, bool pad)
 {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const std::uint32_t v = (std::uint32_t{static_cast<unsigned char>(bytes[i])} << 16) |
-                            (std::uint32_t{static_cast<unsigned char>(bytes[i + 1])} << 8) |
-                            std::uint32_t{static_cast<unsigned char>(bytes[i + 2])};
-    out.push_back(k_alphabet[(v >> 18) & 63]);
-    out.push_back(k_alphabet[(v >> 12) & 63]);
-    out.push_back(k_alphabet[(v >> 6) & 63]);
-    out.push_back(k_alphabet[v & 63]);
-  }
-  const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    std::uint32_t v = std::uint32_t{static_cast<unsigned char>(bytes[i])} << 16;
-    if (rest == 2) {
-      v |= std::uint32_t{static_cast<unsigned char>(bytes[i + 1])} << 8;
-    }
-    out.push_back(k_alphabet[(v >> 18) & 63]);
-    out.push_back(k_alphabet[(v >> 12) & 63]);
-    if (rest == 2) {
-      out.push_back(k_alphabet[(v >> 6) & 63]);
-    }
-    if (pad) {
-      out.append(rest == 1 ? "==" : "=");
-    }
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
+  const std::size_t n = crypto_engine().base64_encode(reinterpret_cast<const unsigned char*>(bytes.data()),
+                                                      bytes.size(), out.data());
+  out.resize(n);
+  while (!pad && !out.empty() && out.back() == '=') {
+    out.pop_back();
   }
   return out;
 }
@@ -58,24 +30,17 @@ std::optional<std::string> base64_decode(std::string_view text)
   if (text.size() % 4 == 1) {
     return std::nullopt;
   }
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (const char c : text) {
-    const int d = digit_value(c);
-    if (d < 0) {
-      return std::nullopt;
-    }
-    acc = (acc << 6) | static_cast<std::uint32_t>(d);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
+  const std::size_t pad = (4 - text.size() % 4) % 4;
+  std::string padded(text);
+  padded.append(pad, '=');
+  std::string out(padded.size() / 4 * 3, '\0');
+  const long n = crypto_engine().base64_decode(padded.data(), padded.size(),
+                                               reinterpret_cast<unsigned char*>(out.data()));
+  if (n < 0 || static_cast<std::size_t>(n) != out.size()) {
+    return std::nullopt;
   }
-  // Leftover bits must be zero in canonical encodings.
-  if ((acc & ((1U << bits) - 1U)) != 0) {
+  out.resize(out.size() - pad);
+  if (base64_encode(out, false) != text) {
     return std::nullopt;
   }
   return out;

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// SHA-256 (FIPS 180-4), written for gpurent: a portable implementation plus one using the x86
-// SHA extensions when the CPU has them (chosen at run time). Streaming: update() any number of
-// times, then finish().
+// SHA-256 (FIPS 180-4) by OpenSSL's EVP (sync/crypto_engine.hpp), which uses the CPU's SHA
+// extensions. Streaming: update() any number of times, then finish().
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -13,25 +12,22 @@ namespace gpurent {
 
 class Sha256 {
 public:
-  Sha256() noexcept;
+  // Throws std::bad_alloc, or std::runtime_error when the IO module cannot be loaded.
+  Sha256();
+  Sha256(Sha256&& other) noexcept;
+  Sha256& operator=(Sha256&& other) noexcept;
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  ~Sha256();
+
   void update(const void* data, std::size_t size) noexcept;
   void update(std::string_view s) noexcept { update(s.data(), s.size()); }
-  // The digest; the object is reset afterwards.
+  // The digest; the object starts a new one afterwards.
   [[nodiscard]] std::array<std::uint8_t, 32> finish() noexcept;
   [[nodiscard]] std::string finish_hex();
 
-  // Forces the portable code path (tests compare both paths).
-  void use_portable(bool on) noexcept { m_portable = on; }
-  [[nodiscard]] static bool hardware_available() noexcept;
-
 private:
-  void compress(const std::uint8_t* blocks, std::size_t count) noexcept;
-
-  std::array<std::uint32_t, 8> m_state{};
-  std::array<std::uint8_t, 64> m_buffer{};
-  std::size_t m_buffered = 0;
-  std::uint64_t m_length = 0;  // bytes
-  bool m_portable = false;
+  void* m_ctx = nullptr;
 };
 
 [[nodiscard]] std::string to_hex(const std::uint8_t* data, std::size_t size);
