@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/text.hpp"
+#include "providers/json_fields.hpp"
 #include "providers/card.hpp"
 #include "providers/card_data.hpp"
 
@@ -26,31 +27,13 @@ Error bad(const std::string& where, const std::string& what) { return Error{Errc
 
 Result<void> only_keys(const json& obj, const std::set<std::string, std::less<>>& allowed, const std::string& where)
 {
-  for (const auto& [k, v] : obj.items()) {
-    if (!allowed.contains(k)) {
-      std::string list;
-      for (const auto& a : allowed) {
-        list += (list.empty() ? "" : ", ") + a;
-      }
-      return std::unexpected(bad(where + "." + k, "unknown key; the keys are " + list));
-    }
-  }
-  return {};
+  return json_only_keys(obj, allowed, "", where);
 }
 
+// A string; absent or null gives "" unless required.
 Result<std::string> text_of(const json& obj, const char* key, const std::string& where, bool required)
 {
-  const auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) {
-    if (required) {
-      return std::unexpected(bad(where + "." + key, "missing"));
-    }
-    return std::string();
-  }
-  if (!it->is_string()) {
-    return std::unexpected(bad(where + "." + key, "must be a string"));
-  }
-  return it->get<std::string>();
+  return json_text(obj, key, "", where, required);
 }
 
 // A non-negative number no larger than `max`, or nullopt for null/absent.
