@@ -93,3 +93,30 @@ TEST_CASE("ssh_fingerprint: matches ssh-keygen -l for an ed25519 key", "[sync][b
   REQUIRE(blob.has_value());
   CHECK(ssh_fingerprint(*blob) == "SHA256:enA9+4bEw2W6zr5uYdVfpPfPidriBvJvgdwZzBSYQeY");
 }
+
+TEST_CASE("base64_decode: any text decodes only to bytes that encode back to it", "[sync][base64][property]")
+{
+  // Host keys come from provider APIs and the state store: the decoder is a parser of outside
+  // input. Random text over the alphabet, padding, whitespace and other bytes: a result is always
+  // the canonical decoding, and everything else is refused, never half-read.
+  static constexpr std::string_view k_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \n\t-_\x80\xff";
+  std::mt19937 rng(2026);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text(std::uniform_int_distribution<std::size_t>(0, 24)(rng), '\0');
+    const bool alphabet_only = i % 2 == 0;
+    for (auto& c : text) {
+      c = k_chars[std::uniform_int_distribution<std::size_t>(0, alphabet_only ? 63 : k_chars.size() - 1)(rng)];
+    }
+    const auto decoded = base64_decode(text);
+    if (decoded) {
+      ++accepted;
+      std::string_view unpadded = text;
+      while (!unpadded.empty() && unpadded.back() == '=') {
+        unpadded.remove_suffix(1);
+      }
+      CHECK(base64_encode(*decoded, false) == unpadded);
+    }
+  }
+  CHECK(accepted > 1000);  // the property is not vacuous
+}
