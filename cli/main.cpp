@@ -14,7 +14,7 @@
 #include "cli/services.hpp"
 #include "common/clock.hpp"
 #include "providers/state_store.hpp"
-#include "sync/crypto_engine.hpp"
+#include "sync/io_tables.hpp"
 #include "sync/transport.hpp"
 
 extern char** environ;
@@ -37,18 +37,18 @@ std::map<std::string, std::string> read_environment()
 template <class T>
 using Factory = void (*)(std::unique_ptr<T>*);
 
-// GPURENT_IO_MODULE as main read it (the crypto loader is a plain function, so it cannot capture).
+// GPURENT_IO_MODULE as main read it (the table loader is a plain function, so it cannot capture).
 const std::string* g_module_override = nullptr;
 
-// SHA-256 and base64 live in the IO module (sync/crypto_engine.hpp): loaded on first use.
-const gpurent::CryptoEngine* load_crypto_engine() noexcept
+// SHA-256, base64 and the tar streams live in the IO module (sync/io_tables.hpp): loaded on first use.
+const void* load_io_table_symbol(const char* name) noexcept
 {
-  auto sym = gpurent::io_symbol("gpurent_crypto_engine", g_module_override != nullptr ? *g_module_override : std::string());
+  auto sym = gpurent::io_symbol(name, g_module_override != nullptr ? *g_module_override : std::string());
   if (!sym) {
     std::cerr << "gpurent: " << sym.error().message << "\n";
     return nullptr;
   }
-  return reinterpret_cast<const gpurent::CryptoEngine* (*)() noexcept>(*sym)();
+  return reinterpret_cast<const void* (*)() noexcept>(*sym)();
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ int main(int argc, char** argv)
   s.handle_signals = true;  // cli/interrupt.hpp: up, down and backup watch SIGINT, SIGTERM, SIGHUP
   const std::string module_override = s.getenv("GPURENT_IO_MODULE").value_or("");
   g_module_override = &module_override;
-  gpurent::set_crypto_engine_loader(&load_crypto_engine);
+  gpurent::set_io_symbol_loader(&load_io_table_symbol);
 
   std::unique_ptr<gpurent::HttpClient> http;
   s.http = [&]() -> gpurent::Result<gpurent::HttpClient*> {

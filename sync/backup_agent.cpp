@@ -141,23 +141,20 @@ Result<std::vector<RemoteEntry>> AgentListingReader::result() const
   return parse_find_listing(std::string_view(m_buf).substr(m_records_begin, m_records_end - m_records_begin));
 }
 
-AgentCopyReader::AgentCopyReader(FileStreamHandler& handler) : m_tar(handler)
-{
-  m_tar.keep_after_end(k_max_trailer);
-}
+AgentCopyReader::AgentCopyReader(FileStreamHandler& handler) : m_tar(tar_engine().make_reader(handler, k_max_trailer)) {}
 
 Result<BulkCopyReport> AgentCopyReader::finish(const std::vector<std::string>& asked) const
 {
-  if (!m_tar.finished()) {
+  if (!m_tar->finished()) {
     return fail(Errc::unavailable, "the tar stream ended early (the connection or the remote tar stopped); re-run the backup (it resumes)");
   }
-  std::string_view rest = m_tar.after_end();
+  std::string_view rest = m_tar->after_end();
   while (!rest.empty() && rest.front() == '\0') {
     rest.remove_prefix(1);  // tar pads its archive to whole records
   }
   const auto marker = field_at(rest, 0);
   const auto status = marker ? field_at(rest, marker->size() + 1) : std::nullopt;
-  if (!marker || *marker != k_sums || !status || m_tar.after_end_truncated()) {
+  if (!marker || *marker != k_sums || !status || m_tar->after_end_truncated()) {
     return fail(Errc::invalid_input, "backup agent: no hashes after the archive; re-run the backup");
   }
   rest.remove_prefix(marker->size() + 1 + status->size() + 1);

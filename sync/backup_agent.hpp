@@ -15,13 +15,14 @@
 //   "gpurent-sums\0" TAR_STATUS "\0" then hash_command's output (tool "\0" records)
 // or "gpurent-agent-error\0" WHAT "\0" (missing, cd, mktemp, find, tar) and exit 3.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
-#include "sync/tar_reader.hpp"
+#include "sync/tar_stream.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent {
@@ -58,12 +59,12 @@ private:
 class AgentCopyReader {
 public:
   explicit AgentCopyReader(FileStreamHandler& handler);
-  [[nodiscard]] Result<void> feed(const char* data, std::size_t size) { return m_tar.feed(data, size); }
+  [[nodiscard]] Result<void> feed(const char* data, std::size_t size) { return m_tar->feed(data, size); }
   // After the channel's EOF: what tar saw and the server's hashes of `asked`, in order asked.
   [[nodiscard]] Result<BulkCopyReport> finish(const std::vector<std::string>& asked) const;
 
 private:
-  TarReader m_tar;
+  std::unique_ptr<TarStreamReader> m_tar;
 };
 
 }  // namespace gpurent

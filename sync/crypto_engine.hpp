@@ -6,9 +6,8 @@
 // it. The module exports one table of C functions; sync/sha256.hpp and sync/base64.hpp call
 // through it.
 //
-// Where the table comes from: a binary that links sync/crypto_openssl.cpp (the IO module itself,
-// the tests, the fuzz targets) uses its own table directly; the executable, which does not, loads
-// the module on first use through the loader that cli/main.cpp installs.
+// Where the table comes from: sync/io_tables.hpp (a binary that links sync/crypto_openssl.cpp uses
+// its own table; the executable loads the module on first use).
 #include <cstddef>
 
 namespace gpurent {
@@ -26,10 +25,6 @@ struct CryptoEngine {
   // written including the zero bytes that padding stands for, or -1 for a character that is not base64.
   long (*base64_decode)(const char* text, std::size_t size, unsigned char* out) noexcept;
 };
-
-// Returns the IO module's table, or nullptr with the reason written to stderr.
-using CryptoEngineLoader = const CryptoEngine* (*)() noexcept;
-void set_crypto_engine_loader(CryptoEngineLoader loader) noexcept;
 
 // The table, loaded on first use. Throws std::runtime_error when the IO module cannot be loaded
 // (the commands that hash have loaded it already to reach the server, so this is not expected).

@@ -73,8 +73,8 @@ constexpr gpurent::CryptoEngine k_engine{sha256_new, sha256_free, sha256_update,
 }  // namespace
 
 // Exported from the IO module; sync/crypto_engine.cpp refers to it weakly.
-extern "C" __attribute__((visibility("default"))) const gpurent::CryptoEngine* gpurent_crypto_engine() noexcept;
-extern "C" __attribute__((visibility("default"))) const gpurent::CryptoEngine* gpurent_crypto_engine() noexcept
+extern "C" __attribute__((visibility("default"))) const void* gpurent_crypto_engine() noexcept;
+extern "C" __attribute__((visibility("default"))) const void* gpurent_crypto_engine() noexcept
 {
   return &k_engine;
 }

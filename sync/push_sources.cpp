@@ -10,7 +10,6 @@
 #include <cstring>
 
 #include "sync/push_agent.hpp"
-#include "sync/tar_writer.hpp"
 
 namespace gpurent {
 namespace {
@@ -24,7 +23,7 @@ std::int64_t mtime_of(const struct stat& st)
 
 TarSource::TarSource(std::filesystem::path root, const std::vector<LocalEntry>& local, std::vector<std::size_t> items,
                      std::atomic<std::uint64_t>& bytes_done)
-    : m_root(std::move(root)), m_local(local), m_items(std::move(items)), m_bytes_done(bytes_done)
+    : m_root(std::move(root)), m_local(local), m_items(std::move(items)), m_bytes_done(bytes_done), m_tar(tar_engine().make_writer())
 {
   for (const auto i : m_items) {
     if (m_local[i].kind == EntryKind::file) {
@@ -57,18 +56,22 @@ Result<void> TarSource::next_member()
       m_left = e.size;
       m_hash = Sha256{};
     }
-    m_pending = tar_header(m);
+    m_pending.clear();
     m_pending_pos = 0;
-    m_written += m_pending.size();
+    TRY(m_tar->begin_member(m, m_pending));
+    if (e.kind != EntryKind::file) {
+      TRY(m_tar->end_member(m_pending));
+    }
     return {};
   }
-  m_pending = tar_trailer(m_written);
+  m_pending.clear();
   m_pending_pos = 0;
+  TRY(m_tar->finish(m_pending));
   m_ended = true;
   return {};
 }
 
-void TarSource::end_file()
+Result<void> TarSource::end_file()
 {
   struct stat st {};
   if (::fstat(m_fd, &st) == 0 && (static_cast<std::uint64_t>(st.st_size) != m_file->size || mtime_of(st) != m_file->mtime_ns)) {
@@ -77,10 +80,10 @@ void TarSource::end_file()
   ::close(m_fd);
   m_fd = -1;
   m_hashes[m_file->path] = m_hash.finish_hex();
-  m_pending.assign(tar_padding(m_file->size), '\0');
+  m_pending.clear();
   m_pending_pos = 0;
-  m_written += m_pending.size();
   m_file = nullptr;
+  return m_tar->end_member(m_pending);
 }
 
 Result<std::size_t> TarSource::read(char* buf, std::size_t cap)
@@ -109,14 +112,14 @@ Result<std::size_t> TarSource::read(char* buf, std::size_t cap)
       }
       const auto k = static_cast<std::size_t>(got);
       m_hash.update(buf + n, k);
+      TRY(m_tar->member_data(buf + n, k));
       m_left -= k;
-      m_written += k;
       n += k;
       m_bytes_done.fetch_add(k, std::memory_order_relaxed);
       continue;
     }
     if (m_file != nullptr) {
-      end_file();
+      TRY(end_file());
       continue;
     }
     if (m_ended) {

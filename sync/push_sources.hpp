@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "common/result.hpp"
 #include "sync/local_tree.hpp"
 #include "sync/sha256.hpp"
+#include "sync/tar_stream.hpp"
 
 namespace gpurent {
 
@@ -37,7 +39,7 @@ public:
 
 private:
   [[nodiscard]] Result<void> next_member();
-  void end_file();
+  [[nodiscard]] Result<void> end_file();
 
   std::filesystem::path m_root;
   const std::vector<LocalEntry>& m_local;
@@ -52,7 +54,7 @@ private:
   const LocalEntry* m_file = nullptr;
   int m_fd = -1;
   std::uint64_t m_left = 0;         // bytes of the current file still to send
-  std::uint64_t m_written = 0;      // archive bytes so far (for the trailer's padding)
+  std::unique_ptr<TarStreamWriter> m_tar;
   Sha256 m_hash;
   bool m_ended = false;
 };

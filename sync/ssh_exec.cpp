@@ -9,7 +9,7 @@
 #include "sync/backup_agent.hpp"
 #include "sync/remote_listing.hpp"
 #include "sync/ssh_detail.hpp"
-#include "sync/tar_reader.hpp"
+#include "sync/tar_stream.hpp"
 
 namespace gpurent::ssh_detail {
 namespace {
@@ -326,9 +326,9 @@ Result<StreamReport> LibsshSession::stream_files(const std::string& root, const 
   TRY_ASSIGN(auto ch, start_exec("cd -- " + remote_shell_path(root) +
                                      " && exec tar -cf - --format=gnu --null --verbatim-files-from --no-recursion -T -",
                                  std::move(list)));
-  TarReader reader(handler);
-  TRY_ASSIGN(const auto r, ch->finish([&](const char* p, std::size_t n) { return reader.feed(p, n); }));
-  if (reader.finished()) {
+  const auto reader = tar_engine().make_reader(handler, 0);
+  TRY_ASSIGN(const auto r, ch->finish([&](const char* p, std::size_t n) { return reader->feed(p, n); }));
+  if (reader->finished()) {
     // GNU tar exits 1 when a file changed, shrank or vanished while it was read ("file changed
     // as we read it"); the caller then lists the files again. The archive itself is complete.
     return StreamReport{r.exit_status != 0};

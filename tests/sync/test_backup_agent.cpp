@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "fakes/files.hpp"
+#include "fakes/tar_builder.hpp"
 #include "sync/backup_agent.hpp"
 #include "sync/remote_listing.hpp"
 #include "sync/sha256.hpp"
@@ -116,7 +117,7 @@ TEST_CASE("AgentCopyReader: the archive, tar's padding, then the trailer with ta
 {
   std::mt19937 rng(9);
   const std::vector<std::pair<std::string, std::string>> files{{"a.txt", "hello"}, {"dir/new\nline", std::string(3000, 'x')}};
-  std::string archive = make_tar(files);
+  std::string archive = gpurent::testing::make_tar(files);
   archive.append((10240 - archive.size() % 10240) % 10240, '\0');
   const std::string h1 = sha256_hex("hello");
   const std::string h2 = sha256_hex(std::string(3000, 'x'));

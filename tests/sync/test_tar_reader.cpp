@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <random>
 
-#include "sync/tar_reader.hpp"
+#include "fakes/tar_builder.hpp"
+#include "sync/tar_stream.hpp"
 
 using namespace gpurent;
+using gpurent::testing::make_tar;
 
 namespace {
 struct Collect final : FileStreamHandler {
@@ -53,24 +55,24 @@ std::vector<std::pair<std::string, std::string>> random_files(std::mt19937& rng)
 }
 }  // namespace
 
-TEST_CASE("TarReader: property: any archive fed in any pieces yields the files", "[sync][tar]")
+TEST_CASE("tar reader: property: any archive fed in any pieces yields the files", "[sync][tar]")
 {
   std::mt19937 rng(21);
   for (int round = 0; round < 60; ++round) {
     const auto files = random_files(rng);
     const std::string tar = make_tar(files);
     Collect c;
-    TarReader reader(c);
+    const auto reader = tar_engine().make_reader(c, 0);
     const std::size_t piece = std::uniform_int_distribution<std::size_t>(1, 2000)(rng);
     for (std::size_t i = 0; i < tar.size(); i += piece) {
-      REQUIRE(reader.feed(tar.data() + i, std::min(piece, tar.size() - i)).has_value());
+      REQUIRE(reader->feed(tar.data() + i, std::min(piece, tar.size() - i)).has_value());
     }
-    CHECK(reader.finished());
+    CHECK(reader->finished());
     CHECK(c.files == files);
   }
 }
 
-TEST_CASE("TarReader: corruption and truncation are detected", "[sync][tar]")
+TEST_CASE("tar reader: corruption and truncation are detected", "[sync][tar]")
 {
   const std::string tar = make_tar({{"a", "hello"}, {"b", std::string(700, 'z')}});
   SECTION("a flipped header byte fails the checksum")
@@ -78,24 +80,108 @@ TEST_CASE("TarReader: corruption and truncation are detected", "[sync][tar]")
     std::string bad = tar;
     bad[10] ^= 0x20;
     Collect c;
-    TarReader reader(c);
-    CHECK_FALSE(reader.feed(bad.data(), bad.size()).has_value());
+    const auto reader = tar_engine().make_reader(c, 0);
+    const auto r = reader->feed(bad.data(), bad.size());
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message.starts_with("tar stream: "));
+    CHECK_FALSE(reader->feed(tar.data(), 10).has_value());  // and every later piece says so too
+    CHECK_FALSE(reader->finished());
   }
-  SECTION("a stream cut in the middle is not finished")
+  SECTION("a flipped header byte of a later member fails too, after the members before it")
+  {
+    std::string bad = tar;
+    bad[1024 + 10] ^= 0x20;
+    Collect c;
+    const auto reader = tar_engine().make_reader(c, 0);
+    CHECK_FALSE(reader->feed(bad.data(), bad.size()).has_value());
+    REQUIRE(c.files.size() == 1);
+    CHECK(c.files[0].second == "hello");
+  }
+  SECTION("a stream cut in the middle is not finished (and the reader stops cleanly)")
   {
     Collect c;
-    TarReader reader(c);
-    REQUIRE(reader.feed(tar.data(), 700).has_value());
-    CHECK_FALSE(reader.finished());
+    const auto reader = tar_engine().make_reader(c, 0);
+    REQUIRE(reader->feed(tar.data(), 700).has_value());
+    CHECK_FALSE(reader->finished());
   }
-  CHECK(parse_tar_number("0000644") == std::optional<std::uint64_t>(0644));
-  CHECK(parse_tar_number("  12 ") == std::optional<std::uint64_t>(10));
-  CHECK(parse_tar_number(std::string("\x80\0\0\0\0\0\0\x01\0\0\0\0", 12)) == std::optional<std::uint64_t>(1ULL << 32));
-  CHECK_FALSE(parse_tar_number("9").has_value());
-  CHECK_FALSE(parse_tar_number("").has_value());
 }
 
-TEST_CASE("TarReader: reads what GNU tar writes (long and odd names)", "[sync][tar]")
+TEST_CASE("tar reader: what follows the archive is kept up to its limit", "[sync][tar]")
+{
+  const std::string tar = make_tar({{"a", "hello"}});
+  const std::string trailer = "gpurent-sums\0" + std::string(100, 's');
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{511}, std::size_t{4096}, tar.size() + trailer.size()}) {
+    Collect c;
+    const auto reader = tar_engine().make_reader(c, 64);
+    const std::string all = tar + trailer;
+    for (std::size_t i = 0; i < all.size(); i += piece) {
+      REQUIRE(reader->feed(all.data() + i, std::min(piece, all.size() - i)).has_value());
+    }
+    CHECK(reader->finished());
+    // tar's zeros after the two end blocks up to the record, then the trailer, cut at 64 bytes
+    const std::string expected = (std::string(tar.size() - 3 * 512 - 512, '\0') + trailer).substr(0, 64);
+    CHECK(reader->after_end() == expected);
+    CHECK(reader->after_end_truncated());
+  }
+}
+
+TEST_CASE("tar reader: the handler's error stops the stream and is returned", "[sync][tar]")
+{
+  struct Refuse final : FileStreamHandler {
+    int begun = 0;
+    Result<void> begin_file(const std::string& name, std::uint64_t) override
+    {
+      ++begun;
+      if (name == "b") {
+        return fail(Errc::internal, "disk full");
+      }
+      return {};
+    }
+    Result<void> file_data(const char*, std::size_t) override { return {}; }
+    Result<void> end_file() override { return {}; }
+  } refuse;
+  const std::string tar = make_tar({{"a", "1"}, {"b", "2"}, {"c", "3"}});
+  const auto reader = tar_engine().make_reader(refuse, 0);
+  const auto r = reader->feed(tar.data(), tar.size());
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message == "disk full");
+  CHECK(refuse.begun == 2);
+  CHECK_FALSE(reader->finished());
+}
+
+TEST_CASE("tar reader: a sparse member from GNU tar arrives whole, holes as zeros", "[sync][tar]")
+{
+  std::string tmpl = (std::filesystem::temp_directory_path() / "gpurent-sparse.XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  {
+    std::FILE* f = std::fopen((dir / "holey").c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fwrite("head", 1, 4, f);
+    std::fseek(f, 3 * 1024 * 1024, SEEK_SET);
+    std::fwrite("tail", 1, 4, f);
+    std::fclose(f);
+  }
+  std::FILE* p = ::popen(("cd '" + dir.string() + "' && tar -cf - --format=gnu --sparse holey").c_str(), "r");
+  REQUIRE(p != nullptr);
+  Collect c;
+  const auto reader = tar_engine().make_reader(c, 0);
+  char buf[8192];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+    REQUIRE(reader->feed(buf, n).has_value());
+  }
+  ::pclose(p);
+  std::filesystem::remove_all(dir);
+  CHECK(reader->finished());
+  REQUIRE(c.files.size() == 1);
+  std::string expected = "head";
+  expected.resize(3 * 1024 * 1024, '\0');
+  expected += "tail";
+  CHECK(c.files[0].second == expected);
+}
+
+TEST_CASE("tar reader: reads what GNU tar writes (long and odd names)", "[sync][tar]")
 {
   std::string tmpl = (std::filesystem::temp_directory_path() / "gpurent-tar.XXXXXX").string();
   REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
@@ -123,14 +209,14 @@ TEST_CASE("TarReader: reads what GNU tar writes (long and odd names)", "[sync][t
   std::FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   Collect c;
-  TarReader reader(c);
+  const auto reader = tar_engine().make_reader(c, 0);
   char buf[4096];
   std::size_t n = 0;
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-    REQUIRE(reader.feed(buf, n).has_value());
+    REQUIRE(reader->feed(buf, n).has_value());
   }
   ::pclose(p);
   std::filesystem::remove_all(dir);
-  CHECK(reader.finished());
+  CHECK(reader->finished());
   CHECK(c.files == files);
 }

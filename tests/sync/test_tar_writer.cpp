@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The tar writer (sync/tar_writer.hpp): what it writes GNU tar reads back (long names and
-// link targets, directories, symlinks, modes, times), and so does gpurent's own TarReader.
+// The tar writer (sync/tar_stream.hpp, libarchive): what it writes GNU tar reads back (long names
+// and link targets, directories, symlinks, modes, times), and so does gpurent's own reader.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -12,28 +12,36 @@
 
 #include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
-#include "sync/tar_reader.hpp"
-#include "sync/tar_writer.hpp"
+#include "fakes/tar_builder.hpp"
+#include "sync/tar_stream.hpp"
 
 using namespace gpurent;
 
 namespace {
 
-std::string archive(const std::vector<std::pair<TarMember, std::string>>& members)
+using gpurent::testing::tar_archive;
+
+// A header's numeric field: octal digits, or GNU base-256 (high bit of the first byte set).
+std::uint64_t field_number(std::string_view f)
 {
-  std::string out;
-  for (const auto& [m, data] : members) {
-    out += tar_header(m);
-    out += data;
-    out.append(tar_padding(data.size()), '\0');
+  std::uint64_t v = 0;
+  if ((static_cast<unsigned char>(f[0]) & 0x80) != 0) {
+    for (std::size_t i = 1; i < f.size(); ++i) {
+      v = (v << 8) | static_cast<unsigned char>(f[i]);
+    }
+    return v;
   }
-  out += tar_trailer(out.size());
-  return out;
+  for (const char c : f) {
+    if (c >= '0' && c <= '7') {
+      v = v * 8 + static_cast<std::uint64_t>(c - '0');
+    }
+  }
+  return v;
 }
 
 }  // namespace
 
-TEST_CASE("tar_writer: GNU tar extracts what it writes; TarReader reads it", "[sync][tar]")
+TEST_CASE("tar_writer: GNU tar extracts what it writes; gpurent's reader reads it", "[sync][tar]")
 {
   const std::string long_dir(120, 'd');
   const std::string long_name = long_dir + "/" + std::string(150, 'f') + ".txt";
@@ -48,13 +56,13 @@ TEST_CASE("tar_writer: GNU tar extracts what it writes; TarReader reads it", "[s
       {TarMember{"link", EntryKind::symlink, 0, 1'600'000'000, 0777, "dir/a.txt"}, ""},
       {TarMember{"longlink", EntryKind::symlink, 0, 1'600'000'000, 0777, long_target}, ""},
   };
-  const std::string tar = archive(members);
+  const std::string tar = tar_archive(members);
   CHECK(tar.size() % k_tar_record == 0);
 
   gpurent::testing::CollectFiles c;
-  TarReader reader(c);
-  REQUIRE(reader.feed(tar.data(), tar.size()).has_value());
-  CHECK(reader.finished());
+  const auto reader = tar_engine().make_reader(c, 0);
+  REQUIRE(reader->feed(tar.data(), tar.size()).has_value());
+  CHECK(reader->finished());
   CHECK(c.files.at("dir/a.txt") == "hello");
   CHECK(c.files.at(long_name) == "long");
   CHECK(c.files.at("odd\nname \xC3\xBC") == "o");
@@ -83,14 +91,39 @@ TEST_CASE("tar_writer: GNU tar extracts what it writes; TarReader reads it", "[s
 
 TEST_CASE("tar_writer: sizes of 8 GiB and more in base-256, negative times as 0", "[sync][tar]")
 {
-  const std::string h = tar_header(TarMember{"big", EntryKind::file, 10ULL << 30, -5, 0644, {}});
+  const auto writer = tar_engine().make_writer();
+  std::string h;
+  REQUIRE(writer->begin_member(TarMember{"big", EntryKind::file, 10ULL << 30, -5, 0644, {}}, h).has_value());
   REQUIRE(h.size() == k_tar_block);
-  CHECK(parse_tar_number(std::string_view(h).substr(124, 12)) == (10ULL << 30));
   CHECK((static_cast<unsigned char>(h[124]) & 0x80) != 0);
-  CHECK(parse_tar_number(std::string_view(h).substr(136, 12)) == 0);
-  const std::string small = tar_header(TarMember{"s", EntryKind::file, 12345, 7, 0644, {}});
-  CHECK(parse_tar_number(std::string_view(small).substr(124, 12)) == 12345);
-  CHECK(tar_trailer(0).size() == k_tar_record);
-  CHECK(tar_trailer(512).size() == k_tar_record - 512);
-  CHECK(tar_trailer(k_tar_record - 1024).size() == 1024);
+  CHECK(field_number(std::string_view(h).substr(124, 12)) == (10ULL << 30));
+  CHECK(field_number(std::string_view(h).substr(136, 12)) == 0);
+  CHECK(std::string_view(h).substr(257, 8) == std::string_view("ustar  \0", 8));
+
+  const auto small_writer = tar_engine().make_writer();
+  std::string small;
+  REQUIRE(small_writer->begin_member(TarMember{"s", EntryKind::file, 12345, 7, 0644, {}}, small).has_value());
+  CHECK((static_cast<unsigned char>(small[124]) & 0x80) == 0);
+  CHECK(field_number(std::string_view(small).substr(124, 12)) == 12345);
+  CHECK(field_number(std::string_view(small).substr(136, 12)) == 7);
+}
+
+TEST_CASE("tar_writer: data passes through in place; sizes are kept; the end is a whole record", "[sync][tar]")
+{
+  const auto writer = tar_engine().make_writer();
+  std::string out;
+  REQUIRE(writer->begin_member(TarMember{"f", EntryKind::file, 700, 0, 0644, {}}, out).has_value());
+  CHECK(out.size() == k_tar_block);
+  const std::string data(700, 'x');
+  REQUIRE(writer->member_data(data.data(), 300).has_value());
+  CHECK(out.size() == k_tar_block);  // the data stays in the caller's buffer
+  CHECK_FALSE(writer->end_member(out).has_value());  // 400 bytes are still owed
+  CHECK_FALSE(writer->member_data(data.data(), 401).has_value());
+  REQUIRE(writer->member_data(data.data() + 300, 400).has_value());
+  REQUIRE(writer->end_member(out).has_value());
+  CHECK(out.size() == k_tar_block + (1024 - 700));  // the padding to a whole block
+  REQUIRE(writer->finish(out).has_value());
+  CHECK((out.size() + 700) % k_tar_record == 0);
+  CHECK(out.size() + 700 == k_tar_record);
+  CHECK_FALSE(writer->begin_member(TarMember{"g", EntryKind::file, 0, 0, 0644, {}}, out).has_value());  // finished
 }
