@@ -37,10 +37,13 @@ push() {  # BUILD_DIR SRC DST -> seconds
   python3 -c "print(round($e - $s, 2))"
 }
 for round in $(seq 1 "$ROUNDS"); do
-  for side in A B; do
+  order="A B"
+  [ $((round % 2)) -eq 0 ] && order="B A"  # neither side always goes first
+  for side in $order; do
     dir=$A
     [ $side = B ] && dir=$B_BUILD
     rm -rf "$B/dst"
+    sync  # the previous run's writes and deletions are not left to slow this one
     echo "round $round $side repository first push: $(push "$dir" "$B/repo" "$B/dst/repo") s"
     echo "round $round $side repository no-change re-push: $(push "$dir" "$B/repo" "$B/dst/repo") s"
     echo "round $round $side ${BIG_MIB} MiB file: $(push "$dir" "$B/big" "$B/dst/big") s"

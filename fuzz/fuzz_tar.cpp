@@ -86,6 +86,13 @@ Outcome read(std::string_view text, unsigned seed, bool whole, Recorder& rec)
       break;
     }
   }
+  if (o.ok) {
+    const auto r = reader->flush();
+    if (!r) {
+      o.ok = false;
+      o.error = r.error().message;
+    }
+  }
   o.finished = reader->finished();
   o.after_end = reader->after_end();
   o.truncated = reader->after_end_truncated();

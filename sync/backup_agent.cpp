@@ -145,6 +145,7 @@ AgentCopyReader::AgentCopyReader(FileStreamHandler& handler) : m_tar(tar_engine(
 
 Result<BulkCopyReport> AgentCopyReader::finish(const std::vector<std::string>& asked) const
 {
+  TRY(m_tar->flush());
   if (!m_tar->finished()) {
     return fail(Errc::unavailable, "the tar stream ended early (the connection or the remote tar stopped); re-run the backup (it resumes)");
   }

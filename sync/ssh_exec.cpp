@@ -328,6 +328,7 @@ Result<StreamReport> LibsshSession::stream_files(const std::string& root, const 
                                  std::move(list)));
   const auto reader = tar_engine().make_reader(handler, 0);
   TRY_ASSIGN(const auto r, ch->finish([&](const char* p, std::size_t n) { return reader->feed(p, n); }));
+  TRY(reader->flush());
   if (reader->finished()) {
     // GNU tar exits 1 when a file changed, shrank or vanished while it was read ("file changed
     // as we read it"); the caller then lists the files again. The archive itself is complete.

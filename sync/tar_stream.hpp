@@ -33,8 +33,10 @@ class TarStreamReader {
 public:
   virtual ~TarStreamReader() = default;
   // Any number of bytes; an error for a malformed stream or the handler's error (then every
-  // later call returns it too).
+  // later call returns it too). Small pieces may be held (up to 1 MiB) and read later.
   [[nodiscard]] virtual Result<void> feed(const char* data, std::size_t size) = 0;
+  // Reads what feed() held: call it at the end of the input, before finished() and after_end().
+  [[nodiscard]] virtual Result<void> flush() = 0;
   // True once the end-of-archive blocks were read.
   [[nodiscard]] virtual bool finished() const noexcept = 0;
   // What followed the end-of-archive blocks (tar's zero padding to its record size, then whatever

@@ -9,6 +9,7 @@
 
 using namespace gpurent;
 using gpurent::testing::make_tar;
+using namespace std::string_literals;
 
 namespace {
 struct Collect final : FileStreamHandler {
@@ -67,6 +68,7 @@ TEST_CASE("tar reader: property: any archive fed in any pieces yields the files"
     for (std::size_t i = 0; i < tar.size(); i += piece) {
       REQUIRE(reader->feed(tar.data() + i, std::min(piece, tar.size() - i)).has_value());
     }
+    REQUIRE(reader->flush().has_value());
     CHECK(reader->finished());
     CHECK(c.files == files);
   }
@@ -81,10 +83,12 @@ TEST_CASE("tar reader: corruption and truncation are detected", "[sync][tar]")
     bad[10] ^= 0x20;
     Collect c;
     const auto reader = tar_engine().make_reader(c, 0);
-    const auto r = reader->feed(bad.data(), bad.size());
+    REQUIRE(reader->feed(bad.data(), bad.size()).has_value());  // held: less than the 1 MiB batch
+    const auto r = reader->flush();
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message.starts_with("tar stream: "));
-    CHECK_FALSE(reader->feed(tar.data(), 10).has_value());  // and every later piece says so too
+    CHECK_FALSE(reader->feed(tar.data(), 10).has_value());  // and every later call says so too
+    CHECK_FALSE(reader->flush().has_value());
     CHECK_FALSE(reader->finished());
   }
   SECTION("a flipped header byte of a later member fails too, after the members before it")
@@ -93,7 +97,8 @@ TEST_CASE("tar reader: corruption and truncation are detected", "[sync][tar]")
     bad[1024 + 10] ^= 0x20;
     Collect c;
     const auto reader = tar_engine().make_reader(c, 0);
-    CHECK_FALSE(reader->feed(bad.data(), bad.size()).has_value());
+    REQUIRE(reader->feed(bad.data(), bad.size()).has_value());
+    CHECK_FALSE(reader->flush().has_value());
     REQUIRE(c.files.size() == 1);
     CHECK(c.files[0].second == "hello");
   }
@@ -102,6 +107,7 @@ TEST_CASE("tar reader: corruption and truncation are detected", "[sync][tar]")
     Collect c;
     const auto reader = tar_engine().make_reader(c, 0);
     REQUIRE(reader->feed(tar.data(), 700).has_value());
+    REQUIRE(reader->flush().has_value());
     CHECK_FALSE(reader->finished());
   }
 }
@@ -117,6 +123,7 @@ TEST_CASE("tar reader: what follows the archive is kept up to its limit", "[sync
     for (std::size_t i = 0; i < all.size(); i += piece) {
       REQUIRE(reader->feed(all.data() + i, std::min(piece, all.size() - i)).has_value());
     }
+    REQUIRE(reader->flush().has_value());
     CHECK(reader->finished());
     // tar's zeros after the two end blocks up to the record, then the trailer, cut at 64 bytes
     const std::string expected = (std::string(tar.size() - 3 * 512 - 512, '\0') + trailer).substr(0, 64);
@@ -142,7 +149,8 @@ TEST_CASE("tar reader: the handler's error stops the stream and is returned", "[
   } refuse;
   const std::string tar = make_tar({{"a", "1"}, {"b", "2"}, {"c", "3"}});
   const auto reader = tar_engine().make_reader(refuse, 0);
-  const auto r = reader->feed(tar.data(), tar.size());
+  REQUIRE(reader->feed(tar.data(), tar.size()).has_value());
+  const auto r = reader->flush();
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().message == "disk full");
   CHECK(refuse.begun == 2);
@@ -173,6 +181,7 @@ TEST_CASE("tar reader: a sparse member from GNU tar arrives whole, holes as zero
   }
   ::pclose(p);
   std::filesystem::remove_all(dir);
+  REQUIRE(reader->flush().has_value());
   CHECK(reader->finished());
   REQUIRE(c.files.size() == 1);
   std::string expected = "head";
@@ -217,6 +226,44 @@ TEST_CASE("tar reader: reads what GNU tar writes (long and odd names)", "[sync][
   }
   ::pclose(p);
   std::filesystem::remove_all(dir);
+  REQUIRE(reader->flush().has_value());
   CHECK(reader->finished());
   CHECK(c.files == files);
+}
+
+TEST_CASE("tar reader: property: archives larger than the 1 MiB batch, in pieces small and large, with a trailer", "[sync][tar]")
+{
+  std::mt19937 rng(77);
+  for (int round = 0; round < 6; ++round) {
+    std::vector<std::pair<std::string, std::string>> files;
+    const int n = std::uniform_int_distribution<int>(1, 40)(rng);
+    for (int i = 0; i < n; ++i) {
+      std::string data(std::uniform_int_distribution<std::size_t>(0, 400'000)(rng), '\0');
+      for (auto& ch : data) {
+        ch = static_cast<char>(rng());
+      }
+      files.emplace_back("dir/f" + std::to_string(i) + std::string(static_cast<std::size_t>(i * 7 % 130), 'n'), data);
+    }
+    const std::string tar = make_tar(files);
+    const std::string trailer = "gpurent-sums\0"s + std::to_string(round);
+    const std::string all = tar + trailer;
+    Collect c;
+    const auto reader = tar_engine().make_reader(c, 1 << 16);
+    for (std::size_t i = 0; i < all.size();) {
+      const std::size_t piece = rng() % 4 == 0 ? std::uniform_int_distribution<std::size_t>(1 << 20, 3 << 20)(rng)
+                                               : std::uniform_int_distribution<std::size_t>(1, 70'000)(rng);
+      const std::size_t k = std::min(piece, all.size() - i);
+      REQUIRE(reader->feed(all.data() + i, k).has_value());
+      i += k;
+    }
+    REQUIRE(reader->flush().has_value());
+    CHECK(reader->finished());
+    CHECK(c.files == files);
+    std::string_view rest = reader->after_end();
+    while (!rest.empty() && rest.front() == '\0') {
+      rest.remove_prefix(1);
+    }
+    CHECK(rest == trailer);
+    CHECK_FALSE(reader->after_end_truncated());
+  }
 }

@@ -62,6 +62,7 @@ TEST_CASE("tar_writer: GNU tar extracts what it writes; gpurent's reader reads i
   gpurent::testing::CollectFiles c;
   const auto reader = tar_engine().make_reader(c, 0);
   REQUIRE(reader->feed(tar.data(), tar.size()).has_value());
+  REQUIRE(reader->flush().has_value());
   CHECK(reader->finished());
   CHECK(c.files.at("dir/a.txt") == "hello");
   CHECK(c.files.at(long_name) == "long");
