@@ -21,6 +21,7 @@ namespace gpurent {
 // or no vendor figure was found.
 struct CardTflops {
   std::optional<double> bf16, fp16, fp8, fp4, int8;
+  bool operator==(const CardTflops&) const = default;
 };
 
 // How the card's GPUs talk to each other inside one server.
@@ -31,6 +32,7 @@ struct CardLink {
   // NVLink only through an optional bridge pairing two cards (RTX 3090, A6000, A100/H100 PCIe,
   // H100 NVL): a rented box has it only when the provider says so.
   bool nvlink_bridge = false;
+  bool operator==(const CardLink&) const = default;
 };
 
 struct Card {
@@ -50,6 +52,7 @@ struct Card {
   std::map<std::string, std::string> sources;  // figure -> where it comes from ("title <url>")
   std::string gaps;                         // what is unknown and what that costs ("" = complete)
   std::string origin = "built-in";          // "built-in", or "config" for a [cards.<id>] table
+  bool operator==(const Card&) const = default;
 };
 
 // The built-in cards, then the user's (a user card with a built-in id replaces it).

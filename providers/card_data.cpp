@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Reads a card catalogue in data/cards.json's shape. The built-in file is compiled in as text
-// (providers/CMakeLists.txt writes cards_json.cpp from it) and read once, on first use.
+// Reads a card catalogue in data/cards.json's shape: at build time, to generate the built-in
+// catalogue's initialisers (providers/gen/gen_card_catalog.cpp), and for the config's [cards.<id>]
+// tables, which start from the built-in card's JSON (the file is also compiled in as text).
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -233,16 +234,6 @@ Result<std::vector<Card>> cards_from_json(std::string_view text)
 {
   TRY_ASSIGN(CardData d, card_data_from_json(text));
   return std::move(d.cards);
-}
-
-const CardData& builtin_card_data()
-{
-  static const CardData k_data = [] {
-    auto d = card_data_from_json(embedded_cards_json());
-    // The file is checked by the tests (test_card_data.cpp); a broken build answers with no cards.
-    return d ? std::move(*d) : CardData{};
-  }();
-  return k_data;
 }
 
 }  // namespace gpurent

@@ -12,6 +12,20 @@
 
 using namespace gpurent;
 
+TEST_CASE("Card data: the compiled-in initialisers are exactly what the strict reader reads from data/cards.json", "[providers][card]")
+{
+  const auto read = card_data_from_json(embedded_cards_json());
+  REQUIRE(read.has_value());
+  const CardData& built_in = builtin_card_data();
+  REQUIRE(built_in.cards.size() == read->cards.size());
+  for (std::size_t i = 0; i < read->cards.size(); ++i) {
+    INFO(read->cards[i].id);
+    CHECK(built_in.cards[i] == read->cards[i]);  // every field, doubles bit for bit
+  }
+  CHECK(built_in.ambiguous == read->ambiguous);
+  CHECK_FALSE(built_in.ambiguous.empty());
+}
+
 TEST_CASE("Card data: the built-in file parses and every card is complete or says what it lacks", "[providers][card]")
 {
   const auto data = card_data_from_json(embedded_cards_json());
