@@ -38,9 +38,7 @@ backup() {  # BUILD_DIR SRC -> seconds
   python3 -c "print(round($e - $s, 2))"
 }
 for round in $(seq 1 "$ROUNDS"); do
-  order="A B"
-  [ $((round % 2)) -eq 0 ] && order="B A"  # neither side always goes first
-  for side in $order; do
+  for side in $(ab_order "$round"); do
     dir=$A
     [ $side = B ] && dir=$B_BUILD
     echo "round $round $side tree ($SMALL small files, 400 MiB of shards): $(backup "$dir" "$B/src/tree") s"

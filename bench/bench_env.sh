@@ -20,3 +20,9 @@ bench_cleanup() {
   sshd_stop
   rm -rf "$B"
 }
+
+# ab_order ROUND: the sides of an A/B bench in the order this round runs them, "A B" in odd
+# rounds and "B A" in even ones, so that neither side always goes first.
+ab_order() {
+  if [ $(($1 % 2)) -eq 0 ]; then echo "B A"; else echo "A B"; fi
+}

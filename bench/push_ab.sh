@@ -37,9 +37,7 @@ push() {  # BUILD_DIR SRC DST -> seconds
   python3 -c "print(round($e - $s, 2))"
 }
 for round in $(seq 1 "$ROUNDS"); do
-  order="A B"
-  [ $((round % 2)) -eq 0 ] && order="B A"  # neither side always goes first
-  for side in $order; do
+  for side in $(ab_order "$round"); do
     dir=$A
     [ $side = B ] && dir=$B_BUILD
     rm -rf "$B/dst"

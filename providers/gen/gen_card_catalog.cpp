@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/codegen.hpp"
 #include "providers/card_data.hpp"
 
 namespace {
@@ -21,25 +22,7 @@ namespace {
 using gpurent::Card;
 using gpurent::CardData;
 
-// A C++ string literal: printable ASCII as is, other bytes as three-digit octal escapes.
-std::string literal(const std::string& s)
-{
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned>(c));
-      out += buf;
-    }
-  }
-  return out + "\"";
-}
+using gpurent::codegen::literal;
 
 std::string strings(const std::vector<std::string>& v)
 {
@@ -158,18 +141,5 @@ int main(int argc, char** argv)
     return 1;
   }
   const std::string code = generate(*data, "data/cards.json");
-  const std::string tmp = std::string(argv[2]) + ".tmp";  // written whole, then renamed
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << code;
-    if (!out.flush()) {
-      std::cerr << tmp << ": cannot be written\n";
-      return 1;
-    }
-  }
-  if (std::rename(tmp.c_str(), argv[2]) != 0) {
-    std::cerr << argv[2] << ": cannot be written\n";
-    return 1;
-  }
-  return 0;
+  return gpurent::codegen::replace_file(argv[2], code) ? 0 : 1;
 }

@@ -15,31 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "common/codegen.hpp"
 #include "sizing/model_data.hpp"
 
 namespace {
 
 using nlohmann::ordered_json;
 
-// A C++ string literal: printable ASCII as is, other bytes as three-digit octal escapes.
-std::string literal(const std::string& s)
-{
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned>(c));
-      out += buf;
-    }
-  }
-  return out + "\"";
-}
+using gpurent::codegen::literal;
 
 std::string value(const ordered_json& v)
 {
@@ -135,18 +118,5 @@ int main(int argc, char** argv)
     std::cerr << argv[1] << ": " << e.what() << "\n";
     return 1;
   }
-  const std::string tmp = std::string(argv[2]) + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << code;
-    if (!out.flush()) {
-      std::cerr << tmp << ": cannot be written\n";
-      return 1;
-    }
-  }
-  if (std::rename(tmp.c_str(), argv[2]) != 0) {
-    std::cerr << argv[2] << ": cannot be written\n";
-    return 1;
-  }
-  return 0;
+  return gpurent::codegen::replace_file(argv[2], code) ? 0 : 1;
 }

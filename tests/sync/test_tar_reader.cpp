@@ -54,6 +54,21 @@ std::vector<std::pair<std::string, std::string>> random_files(std::mt19937& rng)
   }
   return files;
 }
+// Reads what `command` prints (a tar stream) into `c`: true when the archive ended properly.
+bool read_command(Collect& c, const std::string& command)
+{
+  std::FILE* p = ::popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  const auto reader = tar_engine().make_reader(c, 0);
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+    REQUIRE(reader->feed(buf, n).has_value());
+  }
+  ::pclose(p);
+  REQUIRE(reader->flush().has_value());
+  return reader->finished();
+}
 }  // namespace
 
 TEST_CASE("tar reader: property: any archive fed in any pieces yields the files", "[sync][tar]")
@@ -170,19 +185,9 @@ TEST_CASE("tar reader: a sparse member from GNU tar arrives whole, holes as zero
     std::fwrite("tail", 1, 4, f);
     std::fclose(f);
   }
-  std::FILE* p = ::popen(("cd '" + dir.string() + "' && tar -cf - --format=gnu --sparse holey").c_str(), "r");
-  REQUIRE(p != nullptr);
   Collect c;
-  const auto reader = tar_engine().make_reader(c, 0);
-  char buf[8192];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-    REQUIRE(reader->feed(buf, n).has_value());
-  }
-  ::pclose(p);
+  CHECK(read_command(c, "cd '" + dir.string() + "' && tar -cf - --format=gnu --sparse holey"));
   std::filesystem::remove_all(dir);
-  REQUIRE(reader->flush().has_value());
-  CHECK(reader->finished());
   REQUIRE(c.files.size() == 1);
   std::string expected = "head";
   expected.resize(3 * 1024 * 1024, '\0');
@@ -215,19 +220,9 @@ TEST_CASE("tar reader: reads what GNU tar writes (long and odd names)", "[sync][
   std::fwrite(list.data(), 1, list.size(), lf);
   std::fclose(lf);
   const std::string cmd = "cd '" + dir.string() + "' && tar -cf - --format=gnu --null --verbatim-files-from --no-recursion -T list";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
   Collect c;
-  const auto reader = tar_engine().make_reader(c, 0);
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-    REQUIRE(reader->feed(buf, n).has_value());
-  }
-  ::pclose(p);
+  CHECK(read_command(c, cmd));
   std::filesystem::remove_all(dir);
-  REQUIRE(reader->flush().has_value());
-  CHECK(reader->finished());
   CHECK(c.files == files);
 }
 
