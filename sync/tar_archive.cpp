@@ -82,11 +82,20 @@ public:
     if (m_done) {
       return after_done(data, size);
     }
-    if (m_batch.empty() && size >= k_batch) {
+    if (m_batch.size() + size > k_batch) {
+      TRY(flush());  // the batch never grows past k_batch
+      if (m_done) {
+        return after_done(data, size);
+      }
+    }
+    if (size >= k_batch) {
       return hand_over(data, size);  // large enough on its own: no copy
     }
+    if (m_batch.capacity() < k_batch) {
+      m_batch.reserve(k_batch);
+    }
     m_batch.append(data, size);
-    return m_batch.size() >= k_batch ? flush() : Result<void>{};
+    return m_batch.size() == k_batch ? flush() : Result<void>{};
   }
 
   Result<void> flush() override
@@ -325,6 +334,12 @@ public:
       m_broken = m_archive ? archive_message(m_archive.get(), "cannot start the archive") : "tar stream: out of memory";
     }
   }
+  LibarchiveWriter(const LibarchiveWriter&) = delete;
+  LibarchiveWriter& operator=(const LibarchiveWriter&) = delete;
+
+  // Freed first, while the members its write callback touches still live (an unfinished archive's
+  // end blocks go nowhere).
+  ~LibarchiveWriter() override { m_archive.reset(); }
 
   Result<void> begin_member(const TarMember& m, std::string& out) override
   {
