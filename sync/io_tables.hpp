@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include <atomic>
+
 // Tables of C++ functions that the IO module (libgpurent_io.so) exports, for the parts of the pure
 // code that need a library only the IO module links: OpenSSL's libcrypto (sync/crypto_engine.hpp)
 // and libarchive (sync/tar_stream.hpp). Commands that never transfer never load them, so `plan`
@@ -21,5 +23,18 @@ using IoTableFunction = const void* (*)() noexcept;
 // else from the loader. Throws std::runtime_error naming `what` when neither has it (the commands
 // that use these tables have loaded the module already to reach the server, so this is not expected).
 [[nodiscard]] const void* load_io_table(const char* name, IoTableFunction linked, const char* what);
+
+// load_io_table once: the table is kept in `slot` (a function-local static of the caller).
+template <class Table>
+[[nodiscard]] const Table& cached_io_table(std::atomic<const Table*>& slot, const char* name, IoTableFunction linked,
+                                           const char* what)
+{
+  const Table* t = slot.load(std::memory_order_acquire);
+  if (t == nullptr) {
+    t = static_cast<const Table*>(load_io_table(name, linked, what));
+    slot.store(t, std::memory_order_release);
+  }
+  return *t;
+}
 
 }  // namespace gpurent

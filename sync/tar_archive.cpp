@@ -172,23 +172,19 @@ private:
     }
     m_in_ready = false;
     m_in_busy = true;
-    m_cur_data = m_in_data;
-    m_cur_size = m_in_size;
-    *buffer = m_cur_data;
-    return static_cast<la_ssize_t>(m_cur_size);
+    *buffer = m_in_data;
+    return static_cast<la_ssize_t>(m_in_size);
   }
 
   // Under the lock: libarchive is done with the current buffer but for what it copied.
   void release_current()
   {
-    const std::size_t tail = std::min(m_cur_size, k_history);
-    m_history.append(m_cur_data + m_cur_size - tail, tail);
+    const std::size_t tail = std::min(m_in_size, k_history);
+    m_history.append(m_in_data + m_in_size - tail, tail);
     if (m_history.size() > 2 * k_history) {
       m_history.erase(0, m_history.size() - k_history);
     }
-    m_cur_start += m_cur_size;
-    m_cur_data = nullptr;
-    m_cur_size = 0;
+    m_cur_start += m_in_size;
     m_in_busy = false;
   }
 
@@ -222,17 +218,18 @@ private:
     m_cv.notify_all();
   }
 
-  // Under the lock, at the end of the archive: what was fed after byte `consumed` is after_end.
+  // Under the lock, at the end of the archive, while libarchive holds the buffer m_in_data: what
+  // was fed after byte `consumed` is after_end.
   void keep_rest(la_int64_t consumed)
   {
     const auto at = static_cast<std::uint64_t>(std::max<la_int64_t>(consumed, 0));
     if (at < m_cur_start) {
       const auto back = static_cast<std::size_t>(std::min<std::uint64_t>(m_cur_start - at, m_history.size()));
       keep_after(m_history.data() + m_history.size() - back, back);
-      keep_after(m_cur_data, m_cur_size);
-    } else if (at - m_cur_start < m_cur_size) {
+      keep_after(m_in_data, m_in_size);
+    } else if (at - m_cur_start < m_in_size) {
       const auto skip = static_cast<std::size_t>(at - m_cur_start);
-      keep_after(m_cur_data + skip, m_cur_size - skip);
+      keep_after(m_in_data + skip, m_in_size - skip);
     }
   }
 
@@ -307,13 +304,12 @@ private:
   std::thread m_thread;
   std::mutex m_mutex;
   std::condition_variable m_cv;
-  // The buffer feed() offers, and the one libarchive reads (stream offset m_cur_start).
+  // The buffer hand_over() offers (m_in_ready) and libarchive then reads (m_in_busy), at stream
+  // offset m_cur_start.
   const char* m_in_data = nullptr;
   std::size_t m_in_size = 0;
   bool m_in_ready = false;
   bool m_in_busy = false;
-  const char* m_cur_data = nullptr;
-  std::size_t m_cur_size = 0;
   std::uint64_t m_cur_start = 0;
   std::string m_history;  // the last bytes of the buffers before the current one
   bool m_cancel = false;
@@ -403,7 +399,6 @@ public:
     TRY(write_to(out, [&] { return archive_write_close(m_archive.get()); }));
     // Blocking is off, so libarchive does not pad the last record as GNU tar does.
     out.append(static_cast<std::size_t>((k_tar_record - m_written % k_tar_record) % k_tar_record), '\0');
-    m_written = 0;
     m_broken = "tar stream: the archive is finished";
     return {};
   }

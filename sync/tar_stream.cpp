@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "sync/tar_stream.hpp"
 
-#include <atomic>
-
 #include "sync/io_tables.hpp"
 
 // Weak: resolved where sync/tar_archive.cpp is linked in (the IO module, tests and fuzz targets,
@@ -14,12 +12,7 @@ namespace gpurent {
 const TarEngine& tar_engine()
 {
   static constinit std::atomic<const TarEngine*> s_engine{nullptr};
-  const TarEngine* e = s_engine.load(std::memory_order_acquire);
-  if (e == nullptr) {
-    e = static_cast<const TarEngine*>(load_io_table("gpurent_tar_engine", gpurent_tar_engine, "read or write tar (libarchive)"));
-    s_engine.store(e, std::memory_order_release);
-  }
-  return *e;
+  return cached_io_table(s_engine, "gpurent_tar_engine", gpurent_tar_engine, "read or write tar (libarchive)");
 }
 
 }  // namespace gpurent
