@@ -26,6 +26,7 @@ struct BackupOptions {
   std::string to;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
+  std::size_t streams = 0;
   SshFlags ssh;
 };
 
@@ -107,6 +108,13 @@ void print_json(Services& s, const BackupReport& r)
   for (const auto& f : r.failed) {
     failed.push_back({{"path", nlohmann::json::parse(json_text(f.path))}, {"error", nlohmann::json::parse(json_text(f.error))}});
   }
+  nlohmann::json per_stream = nlohmann::json::array();
+  for (const auto& st : r.per_stream) {
+    per_stream.push_back({{"bytes", st.bytes},
+                          {"seconds", round_to_places(st.seconds, 3)},
+                          {"mb_per_s", round_to_places(st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds / 1e6 : 0.0, 1)},
+                          {"ranges", st.ranges}});
+  }
   nlohmann::json j = {{"files_total", r.files_total},
                       {"files_copied", r.files_copied},
                       {"files_skipped", r.files_skipped},
@@ -114,8 +122,12 @@ void print_json(Services& s, const BackupReport& r)
                       {"bytes_total", r.bytes_total},
                       {"seconds", round_to_places(r.seconds, 3)},
                       {"verified", r.verified},
+                      {"streams", r.streams},
+                      {"per_stream", per_stream},
+                      {"ranges_resumed", r.ranges_resumed},
                       {"manifest", nlohmann::json::parse(json_text(r.manifest.string()))},
-                      {"failed", failed}};
+                      {"failed", failed},
+                      {"warnings", r.warnings}};
   s.out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
@@ -125,8 +137,10 @@ void print_text(Services& s, const std::string& who, const std::filesystem::path
   s.out << "Backed up " << who << " to " << dest.string() << "\n";
   s.out << fmt::format("  files     {} ({} copied, {} unchanged, {} failed)\n", r.files_total, r.files_copied, r.files_skipped,
                        r.failed.size());
-  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s)\n", format_bytes(r.bytes_copied),
-                       format_bytes(r.bytes_total), r.seconds, mbps);
+  s.out << fmt::format("  data      {} copied of {} in {:.1f} s ({:.0f} MB/s{}{})\n", format_bytes(r.bytes_copied),
+                       format_bytes(r.bytes_total), r.seconds, mbps,
+                       r.streams > 1 ? fmt::format(", {} connections", r.streams) : std::string(),
+                       r.ranges_resumed > 0 ? fmt::format(", {} verified range(s) kept from the last run", r.ranges_resumed) : std::string());
   std::string verified = "no, see the failures below";
   if (r.verified && r.files_copied == 0) {
     verified = "yes, nothing changed since the last verified copy";
@@ -189,6 +203,8 @@ Result<int> run(Services& s, BackupOptions& o, InterruptWatch& watch)
   req.include = o.include;
   req.exclude = o.exclude;
   TRY_ASSIGN(auto session, connect_ssh(s, dest.target, options));
+  req.streams = o.streams;
+  req.more_sessions = more_sessions(s, dest.target, options, *session);
   ProgressBar bar(s, s.stderr_tty && !s.global.json);
   watch.set_last_words("gpurent: the backup to " + req.dest.string() + " is incomplete and not verified; the files copied "
                        "so far are kept, and the same command resumes it\n");
@@ -243,6 +259,7 @@ void add_backup_command(CLI::App& app, Services& s)
   sub->add_option("--to", opts->to, "destination directory (default: backup_dir/NAME, else ~/.local/share/gpurent/backups/NAME)");
   sub->add_option("--include", opts->include, "copy only paths matching this glob (repeatable; * ** ? supported)");
   sub->add_option("--exclude", opts->exclude, "skip paths matching this glob (repeatable)");
+  add_streams_flag(*sub, opts->streams);
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
     InterruptWatch watch(s);

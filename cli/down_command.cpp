@@ -88,6 +88,7 @@ Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerReco
   } else {
     TRY_ASSIGN(req.dest, default_backup_dir(s, cfg.backup_dir, rec.name));
   }
+  req.more_sessions = more_sessions(s, SshTarget{rec.user, rec.host, rec.port}, options, *session);
   s.err << "gpurent: backing up " << rec.name << " to " << req.dest.string() << " before destroying it\n";
   DownBackupObserver observer(s);
   TRY_ASSIGN(BackupReport report, run_backup(*session, req, observer));

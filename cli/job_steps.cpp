@@ -57,6 +57,7 @@ Result<void> backup_step(Services& s, StateStore& store, const JobServer& server
   BackupRequest req;
   req.remote_paths = {b.remote};
   req.dest = b.local;
+  req.more_sessions = more_sessions(s, server.dest.target, server.options, *session);
   NullBackupObserver quiet;
   TRY_ASSIGN(const BackupReport report, run_backup(*session, req, quiet));
   if (server.dest.server_id != 0) {

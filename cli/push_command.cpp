@@ -23,6 +23,7 @@ struct PushCommandOptions {
   std::vector<std::string> excludes;
   bool with_git = false;
   std::vector<std::string> allow_secrets;
+  std::size_t streams = 0;
   SshFlags ssh;
 };
 
@@ -38,6 +39,7 @@ Result<int> run_push_command(Services& s, const PushCommandOptions& o)
   p.excludes = o.excludes;
   p.with_git = o.with_git;
   p.allow_secrets = o.allow_secrets;
+  p.streams = o.streams;
   TRY_ASSIGN(const JobServer server, open_job_server(s, name, o.ssh));
   // What would be sent is decided, and likely secrets refused, before connecting.
   TRY_ASSIGN(LocalTree tree, walk_for_push(s, p));
@@ -73,6 +75,7 @@ void add_push_command(CLI::App& app, Services& s)
   sub->add_flag("--with-git", opts->with_git, "also send the .git directory (the repository's history); by default only its size is reported");
   sub->add_option("--allow-secret", opts->allow_secrets, "send this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);
+  add_streams_flag(*sub, opts->streams);
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
     auto r = run_push_command(s, *opts);

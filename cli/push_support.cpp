@@ -135,7 +135,8 @@ Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSessi
     req.max_sessions = static_cast<std::size_t>(std::max(1L, std::strtol(n->c_str(), nullptr, 10)));
   }
   PushBar bar(s, s.stderr_tty && !s.global.json);
-  const SessionFactory more = [&s, &server]() { return connect_job_server(s, server); };
+  req.streams = p.streams;
+  const SessionFactory more = more_sessions(s, server.dest.target, server.options, session);
   auto report = run_push(session, more, req, bar);
   bar.clear();
   return report;
@@ -155,6 +156,13 @@ nlohmann::json push_report_json(const PushReport& r)
   nlohmann::json failed = nlohmann::json::array();
   for (const auto& f : r.failed) {
     failed.push_back({{"path", text_json(f.path)}, {"error", text_json(f.error)}});
+  }
+  nlohmann::json per_stream = nlohmann::json::array();
+  for (const auto& st : r.per_stream) {
+    per_stream.push_back({{"bytes", st.bytes},
+                          {"seconds", round_to_places(st.seconds, 3)},
+                          {"mb_per_s", round_to_places(st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds / 1e6 : 0.0, 1)},
+                          {"units", st.ranges}});
   }
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto* list : {&r.tree.warnings, &r.warnings}) {
@@ -182,6 +190,8 @@ nlohmann::json push_report_json(const PushReport& r)
           {"skipped", {{"count", r.tree.skipped_files}, {"bytes", r.tree.skipped_bytes}, {"largest", largest}}},
           {"seconds", round_to_places(r.seconds, 3)},
           {"sessions", r.sessions},
+          {"streams", r.sessions},
+          {"per_stream", per_stream},
           {"verified", r.verified},
           {"verify_method", r.verify_method},
           {"failed", failed},

@@ -22,6 +22,7 @@ struct PushSettings {
   std::vector<std::string> excludes;
   bool with_git = false;                   // --with-git: send `.git` directories too
   std::vector<std::string> allow_secrets;  // --allow-secret PATH (relative to `local`)
+  std::size_t streams = 0;                 // --streams N (0: chosen)
 };
 // "~/gpurent/<the local directory's name>".
 [[nodiscard]] std::string default_push_dir(const std::filesystem::path& local);
@@ -36,7 +37,8 @@ struct PushSettings {
 [[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p,
                                                 LocalTree tree);
 // The contract's keys {files_total, files_sent, bytes_sent, skipped{count, largest}, seconds,
-// verified} plus remote_dir, bytes_total, sessions, verify_method, failed, warnings (the walk's
+// verified} plus remote_dir, bytes_total, sessions, streams (the same), per_stream [{bytes,
+// seconds, mb_per_s, units}], verify_method, failed, warnings (the walk's
 // and the send's), git {commit, dirty, git_dir {bytes, files, sent}} and secrets_sent.
 [[nodiscard]] nlohmann::json push_report_json(const PushReport& r);
 void print_push_report(std::ostream& o, const PushReport& r);

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <charconv>
+#include <map>
+#include <mutex>
 
 #include "cli/services.hpp"
 #include "providers/state_store.hpp"
@@ -177,14 +179,25 @@ Result<SshOptions> make_ssh_options(const Services& s, const SshFlags& flags)
   o.accept_new_host_key = flags.accept_new_host_key;
   const auto env_pass = s.getenv("GPURENT_SSH_PASSPHRASE");
   const auto askpass = s.getenv("SSH_ASKPASS");
-  o.passphrase = [env_pass, askpass](const std::filesystem::path& key) -> std::optional<std::string> {
+  // Asked once per key, whatever the number of connections (backup and push open several, from
+  // several threads): every copy of these options shares the answers.
+  struct Asked {
+    std::mutex mu;
+    std::map<std::filesystem::path, std::optional<std::string>> by_key;
+  };
+  o.passphrase = [env_pass, askpass, asked = std::make_shared<Asked>()](const std::filesystem::path& key) -> std::optional<std::string> {
     if (env_pass) {
       return env_pass;
     }
-    if (askpass) {
-      return run_askpass(*askpass, "Enter passphrase for " + key.string() + ": ");
+    if (!askpass) {
+      return std::nullopt;
     }
-    return std::nullopt;
+    std::lock_guard lock(asked->mu);
+    const auto known = asked->by_key.find(key);
+    if (known != asked->by_key.end()) {
+      return known->second;
+    }
+    return asked->by_key[key] = run_askpass(*askpass, "Enter passphrase for " + key.string() + ": ");
   };
   return o;
 }
@@ -261,6 +274,21 @@ Result<SshDestination> resolve_destination(Services& s, const std::string& name,
   d.workspace_dir = record->terms.workspace_dir;
   apply_remembered(s, options, flags, *record);
   return d;
+}
+
+void add_streams_flag(CLI::App& sub, std::size_t& streams)
+{
+  sub.add_option("--streams", streams,
+                 "SSH connections that carry files of 64 MiB and more as byte ranges, each verified and resumable "
+                 "(backup default 1: one tar stream; push default: one per 16 MiB to send, up to 6)")
+      ->check(CLI::Range(1, 64));
+}
+
+SessionFactory more_sessions(Services& s, const SshTarget& target, SshOptions options, const SshSession& first)
+{
+  options.expected_host_key = first.host_key_fingerprint();
+  options.accept_new_host_key = false;
+  return [&s, target, options]() { return connect_ssh(s, target, options); };
 }
 
 Result<std::unique_ptr<SshSession>> connect_ssh(Services& s, const SshTarget& target, const SshOptions& options)

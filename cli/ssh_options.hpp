@@ -55,6 +55,13 @@ struct SshDestination {
 [[nodiscard]] Result<SshDestination> resolve_destination(Services& s, const std::string& name, const SshFlags& flags,
                                                          SshOptions& options);
 
+// --streams N (backup, push; 0 when not given: chosen automatically).
+void add_streams_flag(CLI::App& sub, std::size_t& streams);
+
+// More connections to the server `first` is connected to (backup and push spread large files
+// over several): the same identity, and only the host key `first` verified.
+[[nodiscard]] SessionFactory more_sessions(Services& s, const SshTarget& target, SshOptions options, const SshSession& first);
+
 // Opens a session through s.ssh_connect.
 [[nodiscard]] Result<std::unique_ptr<SshSession>> connect_ssh(Services& s, const SshTarget& target, const SshOptions& options);
 

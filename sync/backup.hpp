@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "sync/range_plan.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent {
@@ -21,7 +22,15 @@ struct BackupRequest {
   std::filesystem::path dest;         // created when missing
   std::vector<std::string> include;   // globs over relative paths (see sync/glob.hpp)
   std::vector<std::string> exclude;
+  // With `streams` of 2 or more, large files (at least range_threshold bytes) travel as byte
+  // ranges over that many SSH connections (sync/range_plan.hpp), the others opened by
+  // `more_sessions` (empty: only the given session). 0 or 1: one connection, one tar stream.
+  std::size_t streams = 0;
+  SessionFactory more_sessions;
+  std::uint64_t range_threshold = 64ULL * 1024 * 1024;
+  std::uint64_t range_size = 64ULL * 1024 * 1024;  // at most; about two per connection
 };
+
 
 struct FailedFile {
   std::string path;
@@ -38,6 +47,9 @@ struct BackupReport {
   bool verified = false;           // every copied file matched a SHA-256 computed on the server
   std::string verify_method;       // the server's tool: "openssl", "sha256sum", "shasum"; or "size-only"
   std::filesystem::path manifest;
+  std::size_t streams = 1;             // connections that carried byte ranges (1: none but the first)
+  std::vector<StreamStat> per_stream;  // empty when no file went as ranges
+  std::uint64_t ranges_resumed = 0;    // ranges a killed run had finished and verified: not fetched again
   std::vector<FailedFile> failed;  // non-empty: exit 4
   std::vector<std::string> warnings;
 };

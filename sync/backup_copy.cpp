@@ -50,7 +50,7 @@ public:
     }
     m_hash = Sha256{};
     m_bytes = 0;
-    m_r.m_progress.current = m_entry->path;
+    m_r.advance(0, 0, m_entry->path);
     return {};
   }
   Result<void> file_data(const char* data, std::size_t n) override
@@ -77,10 +77,9 @@ public:
     }
     m_hash.update(data, n);
     m_bytes += n;
-    m_r.m_progress.bytes_done += n;
     m_r.m_report.bytes_copied += n;
-    m_r.m_obs.on_progress(m_r.m_progress);
-    if (m_r.m_obs.cancelled()) {
+    m_r.advance(n, 0, {});
+    if (m_r.cancelled()) {
       ::close(m_fd);
       m_fd = -1;
       return std::unexpected(interrupted_error("copying " + m_entry->path + " (kept as a partial file: a re-run resumes it)"));
@@ -96,8 +95,7 @@ public:
     m_fd = -1;
     copied.push_back(Copied{*m_entry, m_hash.finish_hex(), m_bytes});
     delivered.insert(m_entry->path);
-    ++m_r.m_progress.files_done;
-    m_r.m_obs.on_progress(m_r.m_progress);
+    m_r.advance(0, 1, {});
     m_entry = nullptr;
     return {};
   }
@@ -230,8 +228,7 @@ Result<Copied> Runner::copy_one(const RemoteEntry& e, bool allow_resume)
     return std::unexpected(disk_error(partial, err));
   }
   ::lseek(fd, static_cast<off_t>(offset), SEEK_SET);
-  m_progress.bytes_done += offset;
-  m_progress.current = e.path;
+  advance(offset, 0, e.path);
   int write_errno = 0;
   const auto& src = m_sources.at(e.path);
   auto got = m_session.read_file(join_remote(src.root, src.rel), offset, [&](const char* data, std::size_t n) -> Result<void> {
@@ -248,9 +245,8 @@ Result<Copied> Runner::copy_one(const RemoteEntry& e, bool allow_resume)
       done += static_cast<std::size_t>(w);
     }
     h.update(data, n);
-    m_progress.bytes_done += n;
-    m_obs.on_progress(m_progress);
-    if (m_obs.cancelled()) {
+    advance(n, 0, {});
+    if (cancelled()) {
       return std::unexpected(interrupted_error("copying " + e.path + " (kept as a partial file: a re-run resumes it)"));
     }
     return {};
@@ -263,8 +259,7 @@ Result<Copied> Runner::copy_one(const RemoteEntry& e, bool allow_resume)
     return std::unexpected(got.error());
   }
   m_report.bytes_copied += *got;
-  ++m_progress.files_done;
-  m_obs.on_progress(m_progress);
+  advance(0, 1, {});
   return Copied{e, h.finish_hex(), offset + *got};
 }
 

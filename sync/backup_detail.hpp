@@ -4,11 +4,13 @@
 // runner and the local side of its copies.
 //   backup.cpp        listing the roots and running a backup (plan, copy rounds, verify, record)
 //   backup_copy.cpp   the copies: tar streams, the backup channels, SFTP reads that resume
+//   backup_ranges.cpp the large files: byte ranges over several connections, resumed by range
 //   backup_local.cpp  the destination: directories, symlinks, partial files, publishing
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,17 +50,33 @@ struct Copied {
 [[nodiscard]] Result<std::string> hash_prefix(int fd, std::uint64_t size, Sha256& h);
 // Size of a partial copy left by an interrupted run that a new copy can resume from; 0: none.
 [[nodiscard]] std::uint64_t resumable_bytes(const std::filesystem::path& dest, const RemoteEntry& e);
-// Publishes a verified partial: mode, mtime, then an atomic rename over the old copy.
+// The range ledger of a partial file (sync/range_plan.hpp): PARTIAL.ranges.
+[[nodiscard]] std::string ledger_path_of(const std::string& partial);
+// Publishes a verified partial (and drops its range ledger): mode, mtime, then an atomic rename over the old copy.
 [[nodiscard]] Result<void> publish(const std::filesystem::path& dest, const RemoteEntry& e);
 
 class Runner {
 public:
-  Runner(SshSession& s, const BackupRequest& r, BackupObserver& o) : m_session(s), m_req(r), m_obs(o) {}
+  Runner(SshSession& s, const BackupRequest& r, BackupObserver& o);
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+  ~Runner();
 
   Result<BackupReport> run();
 
 private:
   class StreamSink;
+  class RangeCopier;
+  // backup_ranges.cpp: the large files as byte ranges. start_ranges opens their partial files
+  // and starts the other connections (they fetch while the main session copies the small files);
+  // finish_ranges fetches on the main session too, then waits for all and returns the copies.
+  [[nodiscard]] std::size_t choose_backup_streams(const std::vector<RemoteEntry>& to_copy) const;
+  Result<void> start_ranges(const std::vector<RemoteEntry>& files, std::size_t streams, bool allow_resume);
+  Result<std::vector<Copied>> finish_ranges();
+  // The observer and m_progress, from any thread (backup_ranges.cpp).
+  void advance(std::uint64_t bytes, std::uint64_t files, std::string_view current);
+  [[nodiscard]] bool cancelled();
+  void warn(std::string msg);
   // backup_copy.cpp
   Result<void> stream_whole_files(std::vector<RemoteEntry>& to_copy, std::vector<Copied>& copied, bool allow_resume);
 
@@ -76,12 +94,6 @@ private:
                                      bool& have_sums);
   Result<Copied> copy_one(const RemoteEntry& e, bool allow_resume);
 
-  void warn(std::string msg)
-  {
-    m_obs.on_warning(msg);
-    m_report.warnings.push_back(std::move(msg));
-  }
-
   SshSession& m_session;
   const BackupRequest& m_req;
   BackupObserver& m_obs;
@@ -90,7 +102,9 @@ private:
   std::set<std::string> m_missing_roots;  // given but not on the server (several roots only)
   std::map<std::string, Source> m_sources;  // destination-relative path -> where it comes from
   std::map<std::string, std::unique_ptr<BackupChannel>> m_channels;  // user root -> open channel
+  std::mutex m_obs_mu;  // m_obs, m_progress and m_report.warnings: the range threads report too
   BackupProgress m_progress;
+  std::unique_ptr<RangeCopier> m_ranges;
   bool m_use_stream = true;
   bool m_recheck = false;  // list again after the copy: the server saw changes, or SFTP was used
 };

@@ -119,6 +119,11 @@ std::uint64_t resumable_bytes(const std::filesystem::path& dest, const RemoteEnt
   return static_cast<std::uint64_t>(st.st_size);
 }
 
+std::string ledger_path_of(const std::string& partial)
+{
+  return partial + ".ranges";
+}
+
 Result<void> publish(const std::filesystem::path& dest, const RemoteEntry& e)
 {
   const auto final_path = dest / e.path;
@@ -130,6 +135,7 @@ Result<void> publish(const std::filesystem::path& dest, const RemoteEntry& e)
   if (::rename(partial.c_str(), final_path.c_str()) != 0) {
     return fail(Errc::internal, "cannot rename into place: " + std::string(std::strerror(errno)));
   }
+  ::unlink(ledger_path_of(partial).c_str());
   return {};
 }
 

@@ -53,20 +53,19 @@ Result<PushReport> Pusher::run()
   m_report.files_total = plan.files_total;
   m_report.bytes_total = plan.bytes_total;
 
-  std::size_t sessions = 1;
-  if (m_more && m_req.max_sessions > 1) {
-    sessions = std::min<std::size_t>(m_req.max_sessions, 1 + plan.bytes_to_send / std::max<std::uint64_t>(m_req.bytes_per_session, 1));
-  }
-  m_groups = split_stream(plan.stream, m_local, sessions);
-  // About two ranges per connection, so that they end together; never more than range_size.
   std::uint64_t big_bytes = 0;
   for (const auto i : plan.big) {
     big_bytes += m_local[i].size;
   }
-  const std::uint64_t most = std::max<std::uint64_t>(m_req.range_size, 1);
-  const std::uint64_t range =
-      std::clamp<std::uint64_t>((big_bytes + 2 * sessions - 1) / (2 * sessions), std::min<std::uint64_t>(8 * k_push_mib, most), most);
-  m_ranges = split_ranges(plan.big, m_local, range);
+  std::size_t sessions = 1;
+  if (m_more && m_req.streams >= 1) {
+    sessions = m_req.streams;
+  } else if (m_more && m_req.max_sessions > 1) {
+    sessions = std::min<std::size_t>(m_req.max_sessions, 1 + plan.bytes_to_send / std::max<std::uint64_t>(m_req.bytes_per_session, 1));
+  }
+  m_stats.assign(sessions, StreamStat{});
+  m_groups = split_stream(plan.stream, m_local, sessions);
+  m_ranges = split_ranges(plan.big, m_local, piece_size(big_bytes, sessions, m_req.range_size));
   m_range_ok.assign(m_ranges.size(), false);
   for (std::size_t r = 0; r < m_ranges.size(); ++r) {
     m_queue.push_back(Work{true, r});  // large units first: they balance best
@@ -96,7 +95,7 @@ Result<PushReport> Pusher::run()
   }
   Result<void> main_result;
   if (!m_groups.empty()) {
-    main_result = send_group(m_main, 0, agent.get());
+    main_result = timed(0, group_bytes(0), [&] { return send_group(m_main, 0, agent.get()); });
   } else {
     if (auto end = agent->finish({}, {}, {}, {}); !end) {
       main_result = std::unexpected(end.error());
@@ -104,7 +103,7 @@ Result<PushReport> Pusher::run()
   }
   agent.reset();
   if (main_result) {
-    work_loop(m_main);
+    work_loop(m_main, 0);
   }
   for (auto& t : workers) {
     t.join();
@@ -119,6 +118,11 @@ Result<PushReport> Pusher::run()
                                        "); re-run the push: it sends only what is missing");
   }
   m_report.sessions = m_sessions.load();
+  for (const auto& st : m_stats) {
+    if (st.ranges > 0) {
+      m_report.per_stream.push_back(st);
+    }
+  }
 
   // Retries on the main connection: stream files that failed, then the large files' ranges.
   for (int round = 1; round < k_rounds; ++round) {
@@ -154,7 +158,7 @@ Result<PushReport> Pusher::run()
     if (!again.empty()) {
       TRY(send_group(m_main, 0, nullptr));
     }
-    work_loop(m_main);
+    work_loop(m_main, 0);
     if (!m_queue.empty()) {
       return fail(Errc::unavailable, "push: the connection was lost (" + last_warning() + "); re-run the push");
     }

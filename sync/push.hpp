@@ -15,6 +15,7 @@
 
 #include "common/result.hpp"
 #include "sync/local_tree.hpp"
+#include "sync/range_plan.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent {
@@ -28,7 +29,8 @@ struct PushRequest {
   std::optional<LocalTree> walked;                   // already walked (the CLI walks before connecting); else walk here
   std::uint64_t big_threshold = 64 * k_push_mib;     // files this large go as byte ranges
   std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
-  std::size_t max_sessions = 6;                      // SSH connections at most (1: only the given one)
+  std::size_t streams = 0;                           // SSH connections (--streams; 0: chosen as below)
+  std::size_t max_sessions = 6;                      // chosen: at most this many (1: only the given one)
   std::uint64_t bytes_per_session = 16 * k_push_mib; // one more connection per this much to send
 };
 
@@ -46,6 +48,7 @@ struct PushReport {
   std::uint64_t entries_sent = 0;   // files, directories and links
   LocalTree tree;                   // what was walked (skipped paths, warnings)
   std::size_t sessions = 1;         // SSH connections used
+  std::vector<StreamStat> per_stream;  // what each connection carried
   double seconds = 0;
   bool verified = false;            // every file sent matched the SHA-256 the server computed
   std::string verify_method;        // "openssl", "sha256sum", "shasum", "size-only", "nothing sent"
@@ -60,9 +63,6 @@ public:
   virtual void on_progress(std::uint64_t bytes_done, std::uint64_t bytes_total) = 0;
   virtual void on_warning(std::string_view message) = 0;
 };
-
-// Opens one more SSH connection to the same server (called from worker threads).
-using SessionFactory = std::function<Result<std::unique_ptr<SshSession>>()>;
 
 // Errors: the walk failed, likely secrets would be sent (Errc::refused: the CLI refuses before
 // connecting; this is the last guard), the server cannot run the agent, the connection was

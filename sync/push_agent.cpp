@@ -4,17 +4,10 @@
 #include <charconv>
 
 #include "sync/backup.hpp"
+#include "sync/range_agent.hpp"
 
 namespace gpurent {
 namespace {
-
-// The first SHA-256 tool that works, in $H (empty when there is none); prints "HEX  NAME".
-constexpr const char* k_pick_hash =
-    "if openssl dgst -sha256 -r </dev/null >/dev/null 2>&1; then H='openssl dgst -sha256 -r'\n"
-    "elif sha256sum </dev/null >/dev/null 2>&1; then H=sha256sum\n"
-    "elif shasum -a 256 </dev/null >/dev/null 2>&1; then H='shasum -a 256'\n"
-    "else H=; fi\n";
-
 
 bool is_hex64(std::string_view s)
 {
@@ -111,7 +104,7 @@ std::string range_write_command(std::string_view dir, std::string_view rel, std:
          shell_quote(partial_of(rel)) +
          "\n"
          "case $f in */*) mkdir -p -- \"${f%/*}\";; esac\n" +
-         k_pick_hash +
+         std::string(pick_hash_lines()) +
          "h=\n"
          "if [ -n \"$H\" ] && t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/p\"; then\n"
          "  $H < \"$t/p\" > \"$t/h\" 2>/dev/null &\n"
@@ -148,7 +141,7 @@ Result<RangeResult> parse_range_result(std::string_view out)
 
 std::string finalize_command(std::string_view dir, const std::vector<BigFileFinal>& files)
 {
-  std::string s = "cd -- " + remote_shell_path(dir) + " || exit 3\n" + k_pick_hash +
+  std::string s = "cd -- " + remote_shell_path(dir) + " || exit 3\n" + std::string(pick_hash_lines()) +
                   "fin() {\n"
                   "  p=\"$1.gpurent-partial\"; h=\n"
                   "  n=$(wc -c < \"$p\" 2>/dev/null) || n=0\n"

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -37,7 +38,10 @@ public:
 private:
   Result<void> send_group(SshSession& s, std::size_t g, ExecStream* open_agent);
   Result<void> send_range(SshSession& s, std::size_t r);
-  void work_loop(SshSession& s);
+  void work_loop(SshSession& s, std::size_t k);
+  // Runs one send of connection k and counts it in m_stats[k] when it succeeds.
+  Result<void> timed(std::size_t k, std::uint64_t bytes, const std::function<Result<void>()>& send);
+  [[nodiscard]] std::uint64_t group_bytes(std::size_t g) const;
   void worker(std::size_t id);
   Result<void> finish_big_files(std::set<std::size_t>& failed_big);
   void fail_file(const std::string& path, std::string why)
@@ -72,6 +76,7 @@ private:
   std::set<std::string> m_tools;                // "none" when a server had no hashing tool
   std::atomic<std::uint64_t> m_bytes_done{0};
   std::atomic<std::size_t> m_sessions{1};
+  std::vector<StreamStat> m_stats;  // per connection: index 0 the main one, i the worker i
   std::map<std::size_t, Result<std::string>> m_whole;  // big file entry -> local SHA-256, hashed during the upload
 };
 

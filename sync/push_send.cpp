@@ -2,6 +2,8 @@
 // The sends of a push (sync/push_detail.hpp): small files as tar streams through the push agent,
 // large files as byte ranges, each verified against the SHA-256 the server computed; the work loop
 // of each connection; and the large files finished (hashed whole, renamed) on the server.
+#include <chrono>
+
 #include "sync/backup_agent.hpp"
 #include "sync/push_agent.hpp"
 #include "sync/push_detail.hpp"
@@ -89,7 +91,29 @@ Result<void> Pusher::send_range(SshSession& s, std::size_t r)
   return {};
 }
 
-void Pusher::work_loop(SshSession& s)
+std::uint64_t Pusher::group_bytes(std::size_t g) const
+{
+  std::uint64_t bytes = 0;
+  for (const auto i : m_groups[g]) {
+    bytes += m_local[i].size;
+  }
+  return bytes;
+}
+
+Result<void> Pusher::timed(std::size_t k, std::uint64_t bytes, const std::function<Result<void>()>& send)
+{
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = send();
+  if (r && k < m_stats.size()) {
+    auto& st = m_stats[k];  // each connection writes its own
+    st.bytes += bytes;
+    st.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++st.ranges;
+  }
+  return r;
+}
+
+void Pusher::work_loop(SshSession& s, std::size_t k)
 {
   while (true) {
     Work w;
@@ -101,7 +125,8 @@ void Pusher::work_loop(SshSession& s)
       w = m_queue.front();
       m_queue.pop_front();
     }
-    auto r = w.range ? send_range(s, w.index) : send_group(s, w.index, nullptr);
+    auto r = w.range ? timed(k, m_ranges[w.index].length, [&] { return send_range(s, w.index); })
+                     : timed(k, group_bytes(w.index), [&] { return send_group(s, w.index, nullptr); });
     if (!r) {
       // The connection is probably gone: give the work back for another one, and stop here.
       std::lock_guard lock(m_mu);
@@ -112,7 +137,7 @@ void Pusher::work_loop(SshSession& s)
   }
 }
 
-void Pusher::worker(std::size_t)
+void Pusher::worker(std::size_t id)
 {
   auto s = m_more();
   if (!s) {
@@ -121,7 +146,7 @@ void Pusher::worker(std::size_t)
     return;
   }
   m_sessions.fetch_add(1);
-  work_loop(**s);
+  work_loop(**s, id);
 }
 
 Result<void> Pusher::finish_big_files(std::set<std::size_t>& failed_big)

@@ -192,6 +192,10 @@ public:
   [[nodiscard]] virtual Result<int> run_interactive(const std::string& command, const InteractiveIo& io) = 0;
 };
 
+// Opens one more SSH connection to the same server, with the same host key and identity
+// (called from worker threads: `backup` and `push` spread large files over several).
+using SessionFactory = std::function<Result<std::unique_ptr<SshSession>>()>;
+
 // The factory exported by libgpurent_io.so (sync/ssh_transport.cpp), C linkage so that
 // cli/main.cpp can dlsym it. Errors: unavailable (refused/unreachable), timeout,
 // unauthorized (auth failed), refused (unknown or changed host key).

@@ -130,7 +130,9 @@ TEST_CASE("run_backup: a lost connection leaves a partial file that the next run
   auto t = sample_server();
   t.have_tar = false;  // per-file reads, so the cut lands inside model.bin
   t.cut_after_bytes = 50'000;
-  BackupRequest req{{"/data"}, tmp.path, {}, {}};
+  BackupRequest req;
+  req.remote_paths = {"/data"};
+  req.dest = tmp.path;
   NullBackupObserver obs;
   const auto failed = run_backup(t, req, obs);
   REQUIRE_FALSE(failed.has_value());
@@ -212,7 +214,11 @@ TEST_CASE("run_backup: several remote paths go to subdirectories; include/exclud
   auto t = sample_server();
   t.add_dir("/logs");
   t.add_file("/logs/run.log", "log");
-  BackupRequest req{{"/data", "/logs/"}, tmp.path, {"*.bin", "*.log"}, {"link*"}};
+  BackupRequest req;
+  req.remote_paths = {"/data", "/logs/"};
+  req.dest = tmp.path;
+  req.include = {"*.bin", "*.log"};
+  req.exclude = {"link*"};
   NullBackupObserver obs;
   const auto r = run_backup(t, req, obs);
   REQUIRE(r.has_value());
@@ -226,7 +232,9 @@ TEST_CASE("run_backup: a missing remote path is an error", "[sync][backup]")
 {
   TempDir tmp;
   MemoryTransport t;
-  BackupRequest req{{"/nope"}, tmp.path, {}, {}};
+  BackupRequest req;
+  req.remote_paths = {"/nope"};
+  req.dest = tmp.path;
   NullBackupObserver obs;
   const auto r = run_backup(t, req, obs);
   REQUIRE_FALSE(r.has_value());
