@@ -4,17 +4,38 @@
 // another version). Any bytes give a manifest or an invalid_input error, never an escaping
 // exception, a crash or a sanitizer report; a manifest rendered and read back keeps every path,
 // kind, size, time and mode, the hashes of files and the targets of links (what the format
-// holds), and a second round changes nothing.
+// holds), and a second round changes nothing. The same bytes are read as a range ledger
+// (sync/range_plan.hpp, FILE.gpurent-partial.ranges beside a partial copy): a ledger or an
+// invalid_input error; one that is read renders and reads back equal, and its ranges are in
+// order, inside the file and not overlapping.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "sync/manifest.hpp"
+#include "sync/range_plan.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (const auto l = gpurent::parse_range_ledger(text); !l) {
+    if (l.error().code != gpurent::Errc::invalid_input || l.error().message.empty()) {
+      std::abort();
+    }
+  } else {
+    const auto back = gpurent::parse_range_ledger(gpurent::render_range_ledger(*l));
+    if (!back || *back != *l) {
+      std::abort();
+    }
+    std::uint64_t end = 0;
+    for (const auto& r : l->done) {
+      if (r.span.offset < end || r.span.offset > l->size || r.span.length > l->size - r.span.offset) {
+        std::abort();
+      }
+      end = r.span.offset + r.span.length;
+    }
+  }
   const auto m = gpurent::parse_manifest(text);
   if (!m) {
     if (m.error().code != gpurent::Errc::invalid_input || m.error().message.empty()) {
