@@ -87,14 +87,14 @@ struct Metavar {
   std::string_view name;
 };
 
-constexpr std::array<Metavar, 36> k_metavars{{
+constexpr std::array<Metavar, 37> k_metavars{{
     {"--workdir", "DIR"},      {"--env", "NAME=VALUE"},  {"--then", "STEP"},         {"--stop", "JOB"},
     {"--kill", "JOB"},         {"--grace", "SECONDS"},   {"--tail", "N"},
     {"--gpus", "N"},           {"--hours", "H"},         {"--stopped-hours", "H"},   {"--hibernated-hours", "H"},
     {"--price", "USD"},        {"--max-price", "USD"},   {"--min-vram", "GIB"},      {"--from-plan", "MODEL"},
     {"--identity", "KEY"},     {"--known-hosts", "FILE"}, {"--ssh-key", "PUBKEY"},   {"--to", "DIR"},
     {"--include", "GLOB"},     {"--exclude", "GLOB"},    {"--host", "USER@HOST[:PORT]"}, {"--context", "TOKENS"},
-    {"--allow-secret", "PATH"},
+    {"--allow-secret", "PATH"}, {"--streams", "N"},
     {"--since", "TIME"},       {"--path", "REMOTE_PATH"}, {"--params", "COUNT"},     {"--gguf", "FILE|URL"},
     {"--idle", "DURATION"},    {"--release-after", "DURATION"}, {"--pause", "DURATION"},
     {"--server-credential", "ENV"}, {"--backup-to", "USER@HOST:PATH"}, {"--backup-dir", "REMOTE_DIR"},

@@ -281,7 +281,6 @@ void add_streams_flag(CLI::App& sub, std::size_t& streams)
   sub.add_option("--streams", streams,
                  "SSH connections that carry files of 64 MiB and more as byte ranges, each verified and resumable "
                  "(backup default 1: one tar stream; push default: one per 16 MiB to send, up to 6)")
-      ->type_name("N")
       ->check(CLI::Range(1, 64));
 }
 
