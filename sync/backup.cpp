@@ -131,6 +131,21 @@ std::size_t Runner::choose_backup_streams(const std::vector<RemoteEntry>& to_cop
   return any && m_req.more_sessions ? std::max<std::size_t>(m_req.streams, 1) : 1;
 }
 
+// Starts the server's SHA-256 of these files, one job per root, without waiting for it.
+Result<void> Runner::start_hash_jobs(const std::vector<RemoteEntry>& files, HashJobs& jobs)
+{
+  std::map<std::string, std::vector<std::string>> by_root;
+  for (const auto& e : files) {
+    const auto& s = m_sources.at(e.path);
+    by_root[s.root].push_back(s.rel);
+  }
+  for (const auto& [root, rels] : by_root) {
+    TRY_ASSIGN(auto job, m_session.start_sha256(root, rels));
+    jobs.emplace_back(root, std::move(job));
+  }
+  return {};
+}
+
 Result<BackupReport> Runner::run()
 {
   const auto t0 = std::chrono::steady_clock::now();
@@ -224,17 +239,9 @@ Result<BackupReport> Runner::run()
       big.assign(std::make_move_iterator(small_end), std::make_move_iterator(to_copy.end()));
       to_copy.erase(small_end, to_copy.end());
     }
-    std::vector<std::pair<std::string, std::unique_ptr<RemoteHashJob>>> jobs;
+    HashJobs jobs;
     if (!big.empty()) {
-      std::map<std::string, std::vector<std::string>> big_by_root;
-      for (const auto& e : big) {
-        const auto& s = m_sources.at(e.path);
-        big_by_root[s.root].push_back(s.rel);
-      }
-      for (const auto& [root, rels] : big_by_root) {
-        TRY_ASSIGN(auto job, m_session.start_sha256(root, rels));
-        jobs.emplace_back(root, std::move(job));
-      }
+      TRY(start_hash_jobs(big, jobs));
       TRY(start_ranges(big, streams, allow_resume));
     }
     if (round == 0) {
@@ -244,15 +251,7 @@ Result<BackupReport> Runner::run()
     }
     // What is left (servers without GNU tar or find, partial files to resume, retries): start
     // the server-side hashes first so they run while the data flows.
-    std::map<std::string, std::vector<std::string>> by_root;
-    for (const auto& e : to_copy) {
-      const auto& s = m_sources.at(e.path);
-      by_root[s.root].push_back(s.rel);
-    }
-    for (const auto& [root, rels] : by_root) {
-      TRY_ASSIGN(auto job, m_session.start_sha256(root, rels));
-      jobs.emplace_back(root, std::move(job));
-    }
+    TRY(start_hash_jobs(to_copy, jobs));
     TRY(stream_whole_files(to_copy, copied, allow_resume));
     m_recheck = m_recheck || !to_copy.empty();  // a file read by SFTP has no check of its own for changes
     for (const auto& e : to_copy) {

@@ -70,6 +70,8 @@ private:
   // backup_ranges.cpp: the large files as byte ranges. start_ranges opens their partial files
   // and starts the other connections (they fetch while the main session copies the small files);
   // finish_ranges fetches on the main session too, then waits for all and returns the copies.
+  using HashJobs = std::vector<std::pair<std::string, std::unique_ptr<RemoteHashJob>>>;  // root, job
+  Result<void> start_hash_jobs(const std::vector<RemoteEntry>& files, HashJobs& jobs);
   [[nodiscard]] std::size_t choose_backup_streams(const std::vector<RemoteEntry>& to_copy) const;
   Result<void> start_ranges(const std::vector<RemoteEntry>& files, std::size_t streams, bool allow_resume);
   Result<std::vector<Copied>> finish_ranges();

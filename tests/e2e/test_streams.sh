@@ -27,6 +27,16 @@ jq_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(ev
 G() { exec_or_call "$GPURENT_BIN" backup --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" "$@"; }
 exec_or_call() { if [ "${BACKGROUND:-0}" = 1 ]; then exec "$@"; else "$@"; fi; }
 MIB=$((1024 * 1024))
+# kill_when_ledger PID LEDGER: SIGKILL the backup PID as soon as its range ledger holds a range.
+kill_when_ledger() {
+  for _ in $(seq 1 1000); do
+    [ -s "$2" ] && break
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.01
+  done
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 
 R=$T/remote
 mkdir -p "$R"
@@ -61,14 +71,7 @@ set -e
 echo "== backup: killed with SIGKILL, then resumed: only the ranges not in the ledger travel"
 L="$T/d3/model.safetensors.gpurent-partial.ranges"
 (BACKGROUND=1 G "$R" --to "$T/d3" --streams 4 --json > /dev/null 2>&1) &
-PID=$!
-for _ in $(seq 1 1000); do
-  [ -s "$L" ] && break
-  kill -0 "$PID" 2>/dev/null || break
-  sleep 0.01
-done
-kill -9 "$PID" 2>/dev/null || true
-wait "$PID" 2>/dev/null || true
+kill_when_ledger $! "$L"
 [ -s "$L" ] || fail "no range ledger was written before the run ended"
 DONE=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sum(r['length'] for r in d['done']), len(d['done']))" "$L")
 DONE_BYTES=${DONE% *}
@@ -86,11 +89,8 @@ cmp "$R/model.safetensors" "$T/d3/model.safetensors" || fail "resumed copy diffe
 
 echo "== backup: a damaged ledger or a range damaged on disk is never trusted"
 (BACKGROUND=1 G "$R" --to "$T/d4" --streams 4 --json > /dev/null 2>&1) &
-PID=$!
 L4="$T/d4/model.safetensors.gpurent-partial.ranges"
-for _ in $(seq 1 1000); do [ -s "$L4" ] && break; kill -0 "$PID" 2>/dev/null || break; sleep 0.01; done
-kill -9 "$PID" 2>/dev/null || true
-wait "$PID" 2>/dev/null || true
+kill_when_ledger $! "$L4"
 [ -s "$L4" ] || fail "no ledger (d4)"
 # Flip bytes inside a range the ledger says is done: the whole-file SHA-256 catches it, and
 # the file is fetched again from byte 0.
@@ -100,11 +100,8 @@ G "$R" --to "$T/d4" --streams 4 --json > "$T/out4.json"
 cmp "$R/model.safetensors" "$T/d4/model.safetensors" || fail "a damaged resumed range was published"
 [ "$(jq_get "$T/out4.json" 'd["verified"]')" = True ] || fail "d4 not verified: $(cat "$T/out4.json")"
 (BACKGROUND=1 G "$R" --to "$T/d7" --streams 4 --json > /dev/null 2>&1) &
-PID=$!
 L7="$T/d7/model.safetensors.gpurent-partial.ranges"
-for _ in $(seq 1 1000); do [ -s "$L7" ] && break; kill -0 "$PID" 2>/dev/null || break; sleep 0.01; done
-kill -9 "$PID" 2>/dev/null || true
-wait "$PID" 2>/dev/null || true
+kill_when_ledger $! "$L7"
 echo '{"gpurent_range_ledger": 1, "size": 1, "done": [' > "$L7"  # damaged: not read, every range fetched
 G "$R" --to "$T/d7" --streams 4 --json > "$T/out7.json"
 cmp "$R/model.safetensors" "$T/d7/model.safetensors" || fail "copy after a damaged ledger differs"

@@ -76,6 +76,15 @@ public:
     o.connect_timeout = std::chrono::seconds(10);
     return o;
   }
+  // A libssh2 session to it with options() (the IO module's factory).
+  [[nodiscard]] Result<std::unique_ptr<SshSession>> connect() const
+  {
+    Result<std::unique_ptr<SshSession>> out = std::unexpected(Error{});
+    const auto t = target();
+    const auto o = options();
+    gpurent_ssh_connect(&t, &o, &out);
+    return out;
+  }
   // Kills the per-connection sshd processes (children of the listener), by PID.
   void kill_connections() const
   {

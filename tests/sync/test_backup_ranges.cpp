@@ -18,15 +18,6 @@ using gpurent::testing::SshdFixture;
 
 namespace {
 
-Result<std::unique_ptr<SshSession>> connect_to(const SshdFixture& sshd)
-{
-  Result<std::unique_ptr<SshSession>> out = std::unexpected(Error{});
-  const auto t = sshd.target();
-  const auto o = sshd.options();
-  gpurent_ssh_connect(&t, &o, &out);
-  return out;
-}
-
 // Flips one byte of the first chunk of the range reads it is told to damage.
 struct Damage {
   std::atomic<int> left{0};      // how many range reads still to damage
@@ -114,6 +105,26 @@ std::string random_bytes(std::size_t n, unsigned seed)
   return s;
 }
 
+// Backs up `remote` over `streams` connections, each damaging the first `damaged` range reads.
+Result<BackupReport> backup_damaging(const SshdFixture& sshd, const std::filesystem::path& remote, const std::filesystem::path& dest,
+                                     std::size_t streams, Damage& damage)
+{
+  auto first = sshd.connect();
+  REQUIRE(first);
+  DamagingSession main(std::move(*first), damage);
+  BackupRequest req;
+  req.remote_paths = {remote.string()};
+  req.dest = dest;
+  req.streams = streams;
+  req.range_threshold = 16 * 1024 * 1024;
+  req.more_sessions = [&]() -> Result<std::unique_ptr<SshSession>> {
+    TRY_ASSIGN(auto s, sshd.connect());
+    return std::make_unique<DamagingSession>(std::move(s), damage);
+  };
+  NullBackupObserver quiet;
+  return run_backup(main, req, quiet);
+}
+
 }  // namespace
 
 TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alone", "[sync][backup][ranges][ssh]")
@@ -125,20 +136,7 @@ TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alon
   testing::write_file(remote.path() / "ckpt.bin", big);
   Damage damage;
   damage.left = 2;
-  auto first = connect_to(sshd);
-  REQUIRE(first);
-  DamagingSession main(std::move(*first), damage);
-  BackupRequest req;
-  req.remote_paths = {remote.path().string()};
-  req.dest = dest.path();
-  req.streams = 3;
-  req.range_threshold = 16 * 1024 * 1024;
-  req.more_sessions = [&]() -> Result<std::unique_ptr<SshSession>> {
-    TRY_ASSIGN(auto s, connect_to(sshd));
-    return std::make_unique<DamagingSession>(std::move(s), damage);
-  };
-  NullBackupObserver quiet;
-  const auto r = run_backup(main, req, quiet);
+  const auto r = backup_damaging(sshd, remote.path(), dest.path(), 3, damage);
   REQUIRE(r);
   CHECK(r->failed.empty());
   CHECK(r->verified);
@@ -146,8 +144,8 @@ TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alon
   // 40 MiB over 3 connections: pieces of 8 MiB (5), plus the 2 fetched again.
   CHECK(damage.range_reads == 7);
   std::uint64_t carried = 0;
-  for (const auto& s : r->per_stream) {
-    carried += s.bytes;
+  for (const auto& st : r->per_stream) {
+    carried += st.bytes;
   }
   CHECK(carried == big.size() + 2 * 8 * 1024 * 1024);
   CHECK(testing::slurp(dest.path() / "ckpt.bin") == big);
@@ -163,20 +161,7 @@ TEST_CASE("run_backup ranges: a range that never arrives intact fails its file; 
   testing::write_file(remote.path() / "small.txt", "kept\n");
   Damage damage;
   damage.left = 1000;
-  auto first = connect_to(sshd);
-  REQUIRE(first);
-  DamagingSession main(std::move(*first), damage);
-  BackupRequest req;
-  req.remote_paths = {remote.path().string()};
-  req.dest = dest.path();
-  req.streams = 2;
-  req.range_threshold = 16 * 1024 * 1024;
-  req.more_sessions = [&]() -> Result<std::unique_ptr<SshSession>> {
-    TRY_ASSIGN(auto s, connect_to(sshd));
-    return std::make_unique<DamagingSession>(std::move(s), damage);
-  };
-  NullBackupObserver quiet;
-  const auto r = run_backup(main, req, quiet);
+  const auto r = backup_damaging(sshd, remote.path(), dest.path(), 2, damage);
   REQUIRE(r);
   REQUIRE(r->failed.size() == 1);
   CHECK(r->failed[0].path == "ckpt.bin");

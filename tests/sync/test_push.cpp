@@ -20,15 +20,6 @@ using gpurent::testing::write_file;
 
 namespace {
 
-Result<std::unique_ptr<SshSession>> connect_to(const SshdFixture& sshd)
-{
-  Result<std::unique_ptr<SshSession>> out = std::unexpected(Error{});
-  const auto t = sshd.target();
-  const auto o = sshd.options();
-  gpurent_ssh_connect(&t, &o, &out);
-  return out;
-}
-
 struct Quiet final : PushObserver {
   void on_progress(std::uint64_t, std::uint64_t) override {}
   void on_warning(std::string_view w) override { warnings.emplace_back(w); }
@@ -54,12 +45,12 @@ TEST_CASE("run_push over a real sshd: several connections, ranges, verification,
   write_file(src / ".gitignore", "*.tmp\n");
   write_file(src / "junk.tmp", "junk");
 
-  auto session = connect_to(sshd);
+  auto session = sshd.connect();
   REQUIRE(session.has_value());
   int opened = 0;
   const SessionFactory more = [&]() {
     ++opened;
-    return connect_to(sshd);
+    return sshd.connect();
   };
   PushRequest req;
   req.local_root = src;
