@@ -192,6 +192,7 @@ nlohmann::json push_report_json(const PushReport& r)
           {"sessions", r.sessions},
           {"streams", r.sessions},
           {"per_stream", per_stream},
+          {"ranges_resumed", r.ranges_resumed},
           {"verified", r.verified},
           {"verify_method", r.verify_method},
           {"failed", failed},

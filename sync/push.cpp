@@ -4,6 +4,7 @@
 #include "sync/push.hpp"
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <thread>
 
@@ -11,6 +12,8 @@
 #include "sync/push_agent.hpp"
 #include "sync/push_detail.hpp"
 #include "sync/push_sources.hpp"
+#include "sync/range_plan.hpp"
+#include "sync/backup.hpp"
 
 namespace gpurent {
 namespace push_detail {
@@ -19,6 +22,56 @@ namespace {
 constexpr int k_rounds = 3;
 
 }  // namespace
+
+// The ranges a killed push left verified on the server: its range ledger's lines whose SHA-256
+// equals that of the same bytes of the local file now (so a ledger of another version of the
+// file, or a line a kill cut short, is never trusted), not overlapping.
+std::map<std::size_t, std::vector<Span>> Pusher::resumable_ranges(const std::vector<RemoteEntry>& remote)
+{
+  std::set<std::string> names;
+  for (const auto& e : remote) {
+    names.insert(e.path);
+  }
+  std::vector<std::string> rels;
+  std::map<std::string, std::size_t> by_rel;
+  for (const auto i : m_big) {
+    if (names.contains(m_local[i].path + std::string(k_partial_suffix) + ".ranges")) {
+      rels.push_back(m_local[i].path);
+      by_rel[m_local[i].path] = i;
+    }
+  }
+  std::map<std::size_t, std::vector<Span>> out;
+  if (rels.empty()) {
+    return out;
+  }
+  auto r = m_main.exec(push_ledger_command(m_req.remote_dir, rels));
+  auto ledgers = r ? parse_push_ledgers(r->out) : Result<std::map<std::string, std::vector<PushLedgerRange>>>(std::unexpected(r.error()));
+  if (!ledgers) {
+    return out;  // the ranges are all sent again
+  }
+  for (auto& [rel, lines] : *ledgers) {
+    const auto it = by_rel.find(rel);
+    if (it == by_rel.end()) {
+      continue;
+    }
+    const LocalEntry& e = m_local[it->second];
+    std::sort(lines.begin(), lines.end());
+    std::uint64_t end = 0;
+    for (const auto& l : lines) {
+      if (l.offset < end || l.offset > e.size || l.length > e.size - l.offset || l.length == 0) {
+        continue;
+      }
+      const auto mine = hash_local_range(m_req.local_root / e.path, l.offset, l.length);
+      if (mine && *mine == l.sha256) {
+        out[it->second].push_back(Span{l.offset, l.length});
+        end = l.offset + l.length;
+        ++m_report.ranges_resumed;
+        m_bytes_done += l.length;
+      }
+    }
+  }
+  return out;
+}
 
 Result<PushReport> Pusher::run()
 {
@@ -65,7 +118,15 @@ Result<PushReport> Pusher::run()
   }
   m_stats.assign(sessions, StreamStat{});
   m_groups = split_stream(plan.stream, m_local, sessions);
-  m_ranges = split_ranges(plan.big, m_local, piece_size(big_bytes, sessions, m_req.range_size));
+  m_big = plan.big;
+  const auto resumed = resumable_ranges(*remote);
+  const std::uint64_t piece = piece_size(big_bytes, sessions, m_req.range_size);
+  for (const auto i : plan.big) {
+    const auto done = resumed.find(i);
+    for (const auto& sp : spans_to_fetch(m_local[i].size, done == resumed.end() ? std::vector<Span>{} : done->second, piece)) {
+      m_ranges.push_back(ByteRange{i, sp.offset, sp.length});
+    }
+  }
   m_range_ok.assign(m_ranges.size(), false);
   for (std::size_t r = 0; r < m_ranges.size(); ++r) {
     m_queue.push_back(Work{true, r});  // large units first: they balance best

@@ -49,6 +49,7 @@ struct PushReport {
   LocalTree tree;                   // what was walked (skipped paths, warnings)
   std::size_t sessions = 1;         // SSH connections used
   std::vector<StreamStat> per_stream;  // what each connection carried
+  std::uint64_t ranges_resumed = 0;    // ranges a killed push had written and verified: not sent again
   double seconds = 0;
   bool verified = false;            // every file sent matched the SHA-256 the server computed
   std::string verify_method;        // "openssl", "sha256sum", "shasum", "size-only", "nothing sent"

@@ -95,18 +95,23 @@ Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<s
   return t;
 }
 
-std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset)
+std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset, std::uint64_t length)
 {
   // The bytes are hashed as they arrive (tee into a FIFO read by the hashing tool), so the
   // range's SHA-256 costs no second read; the whole file is hashed again from disk at the end.
-  const std::string write = "dd of=\"$f\" bs=1048576 oflag=seek_bytes seek=" + std::to_string(offset) + " conv=notrunc status=none 2>/dev/null";
+  // dd reports the bytes it wrote (C locale); a range that arrived whole and hashed is
+  // appended to the range ledger, which a later push checks against the local file's bytes.
+  const std::string write = "LC_ALL=C dd of=\"$f\" bs=1048576 oflag=seek_bytes seek=" + std::to_string(offset) +
+                            " conv=notrunc 2>\"$e\"";
   return "cd -- " + remote_shell_path(dir) + " || { printf 'gpurent-range\\0cd\\0\\0'; exit 3; }\n" + "f=" +
          shell_quote(partial_of(rel)) +
          "\n"
          "case $f in */*) mkdir -p -- \"${f%/*}\";; esac\n" +
          std::string(pick_hash_lines()) +
          "h=\n"
-         "if [ -n \"$H\" ] && t=$(mktemp -d 2>/dev/null) && mkfifo \"$t/p\"; then\n"
+         "e=/dev/null\n"
+         "if t=$(mktemp -d 2>/dev/null); then e=\"$t/e\"; else t=; fi\n"
+         "if [ -n \"$H\" ] && [ -n \"$t\" ] && mkfifo \"$t/p\"; then\n"
          "  $H < \"$t/p\" > \"$t/h\" 2>/dev/null &\n"
          "  tee \"$t/p\" | " +
          write +
@@ -114,13 +119,67 @@ std::string range_write_command(std::string_view dir, std::string_view rel, std:
          "  s=$?\n"
          "  wait\n"
          "  h=$(cut -c1-64 < \"$t/h\")\n"
-         "  rm -rf -- \"$t\"\n"
          "else\n  " +
          write +
          "\n"
          "  s=$?\n"
          "fi\n"
+         "n=$(sed -n 's/^\\([0-9][0-9]*\\) bytes.*/\\1/p' \"$e\" 2>/dev/null)\n"
+         "if [ -n \"$t\" ]; then rm -rf -- \"$t\"; fi\n"
+         "if [ \"$s\" = 0 ] && [ -n \"$h\" ] && [ \"$n\" = " +
+         std::to_string(length) + " ]; then printf '%s %s %s\\n' " + std::to_string(offset) + " " + std::to_string(length) +
+         " \"$h\" >> \"$f.ranges\"; fi\n"
          "printf 'gpurent-range\\0%s\\0%s\\0' \"$s\" \"$h\"\n";
+}
+
+std::string push_ledger_command(std::string_view dir, const std::vector<std::string>& rels)
+{
+  std::string s = "cd -- " + remote_shell_path(dir) + " || exit 3\n"
+                  "led() { if [ -f \"$1.gpurent-partial\" ] && [ -f \"$1.gpurent-partial.ranges\" ]; then\n"
+                  "  printf '%s\\0' \"$1\"; head -c 1048576 \"$1.gpurent-partial.ranges\" | tr -d '\\000'; printf '\\0'; fi; }\n";
+  for (const auto& r : rels) {
+    s += "led " + shell_quote(r) + "\n";
+  }
+  return s;
+}
+
+Result<std::map<std::string, std::vector<PushLedgerRange>>> parse_push_ledgers(std::string_view out)
+{
+  const auto f = split_nul_fields(out);
+  if (f.size() % 2 != 0) {
+    return fail(Errc::invalid_input, "push: unreadable range ledgers");
+  }
+  std::map<std::string, std::vector<PushLedgerRange>> res;
+  for (std::size_t i = 0; i < f.size(); i += 2) {
+    auto& ranges = res[std::string(f[i])];
+    std::string_view text = f[i + 1];
+    while (!text.empty()) {
+      const auto nl = text.find('\n');
+      if (nl == std::string_view::npos) {
+        break;  // a last line without its newline was cut short
+      }
+      const std::string_view line = text.substr(0, nl);
+      text.remove_prefix(nl + 1);
+      const auto sp1 = line.find(' ');
+      const auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+      if (sp2 == std::string_view::npos) {
+        continue;
+      }
+      PushLedgerRange r;
+      const auto a = line.substr(0, sp1);
+      const auto b = line.substr(sp1 + 1, sp2 - sp1 - 1);
+      const auto h = line.substr(sp2 + 1);
+      const auto [pa, ea] = std::from_chars(a.data(), a.data() + a.size(), r.offset);
+      const auto [pb, eb] = std::from_chars(b.data(), b.data() + b.size(), r.length);
+      if (ea != std::errc{} || pa != a.data() + a.size() || a.empty() || eb != std::errc{} || pb != b.data() + b.size() || b.empty() ||
+          !is_hex64(h)) {
+        continue;
+      }
+      r.sha256 = std::string(h);
+      ranges.push_back(std::move(r));
+    }
+  }
+  return res;
 }
 
 Result<RangeResult> parse_range_result(std::string_view out)
@@ -149,7 +208,7 @@ std::string finalize_command(std::string_view dir, const std::vector<BigFileFina
                   "    [ -n \"$H\" ] && h=$($H < \"$p\" | cut -c1-64)\n"
                   "    if [ \"$h\" = \"$3\" ] || [ -z \"$H\" ]; then\n"
                   "      chmod \"$4\" -- \"$p\"; touch -m -d \"@$5\" -- \"$p\"\n"
-                  "      if mv -f -- \"$p\" \"$1\"; then printf 'ok\\0%s\\0%s\\0' \"$1\" \"$h\"; return; fi\n"
+                  "      if mv -f -- \"$p\" \"$1\"; then rm -f -- \"$p.ranges\"; printf 'ok\\0%s\\0%s\\0' \"$1\" \"$h\"; return; fi\n"
                   "    fi\n"
                   "  fi\n"
                   "  printf 'bad\\0%s\\0%s\\0' \"$1\" \"$h\"\n"

@@ -36,8 +36,24 @@ struct PushTrailer {
 // The agent's stdout after the listing.
 [[nodiscard]] Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<std::string>& asked);
 
-// Writes stdin at `offset` of REL.gpurent-partial under `dir`, hashing it as it arrives.
-[[nodiscard]] std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset);
+// Writes stdin at `offset` of REL.gpurent-partial under `dir`, hashing it as it arrives; when
+// exactly `length` bytes arrived and were hashed, appends "OFFSET LENGTH SHA256\n" to the range
+// ledger REL.gpurent-partial.ranges (what a killed push's successor need not send again, once
+// it has checked the SHA-256 against its own bytes).
+[[nodiscard]] std::string range_write_command(std::string_view dir, std::string_view rel, std::uint64_t offset, std::uint64_t length);
+
+// Prints, for each REL whose partial file and range ledger exist under `dir`, REL "\0" and the
+// ledger's text (at most 1 MiB) "\0".
+[[nodiscard]] std::string push_ledger_command(std::string_view dir, const std::vector<std::string>& rels);
+struct PushLedgerRange {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::string sha256;
+  auto operator<=>(const PushLedgerRange&) const = default;
+};
+// rel -> the ledger's well-formed lines (others are skipped: a line cut by a kill, a foreign
+// one). Errc::invalid_input when the output is not REL/TEXT pairs.
+[[nodiscard]] Result<std::map<std::string, std::vector<PushLedgerRange>>> parse_push_ledgers(std::string_view out);
 struct RangeResult {
   int dd_status = 0;
   std::string sha256;  // empty: no hashing tool on the server

@@ -18,6 +18,7 @@
 #include "common/result.hpp"
 #include "sync/push.hpp"
 #include "sync/push_plan.hpp"
+#include "sync/range_plan.hpp"
 
 namespace gpurent::push_detail {
 
@@ -44,6 +45,7 @@ private:
   [[nodiscard]] std::uint64_t group_bytes(std::size_t g) const;
   void worker(std::size_t id);
   Result<void> finish_big_files(std::set<std::size_t>& failed_big);
+  std::map<std::size_t, std::vector<Span>> resumable_ranges(const std::vector<RemoteEntry>& remote);
   void fail_file(const std::string& path, std::string why)
   {
     std::lock_guard lock(m_mu);
@@ -67,7 +69,8 @@ private:
   PushReport m_report;
   std::vector<LocalEntry> m_local;
   std::vector<std::vector<std::size_t>> m_groups;
-  std::vector<ByteRange> m_ranges;
+  std::vector<std::size_t> m_big;  // the large files to send (local entries)
+  std::vector<ByteRange> m_ranges;  // what is left of them to send
   std::vector<std::string> m_range_sums;  // server-verified SHA-256 per range, empty until then
   std::vector<bool> m_range_ok;
   std::mutex m_mu;

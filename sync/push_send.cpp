@@ -65,7 +65,7 @@ Result<void> Pusher::send_range(SshSession& s, std::size_t r)
 {
   const ByteRange& br = m_ranges[r];
   const LocalEntry& e = m_local[br.entry];
-  TRY_ASSIGN(auto ch, s.open_exec(range_write_command(m_req.remote_dir, e.path, br.offset)));
+  TRY_ASSIGN(auto ch, s.open_exec(range_write_command(m_req.remote_dir, e.path, br.offset, br.length)));
   RangeSource src(m_req.local_root / e.path, br.offset, br.length, m_bytes_done);
   std::string out;
   TRY(ch->finish([&](char* b, std::size_t n) { return src.read(b, n); },
@@ -152,7 +152,10 @@ void Pusher::worker(std::size_t id)
 Result<void> Pusher::finish_big_files(std::set<std::size_t>& failed_big)
 {
   std::vector<BigFileFinal> finals;
-  std::map<std::size_t, bool> ready;  // entry -> every range verified
+  std::map<std::size_t, bool> ready;  // entry -> every range verified (or resumed)
+  for (const auto i : m_big) {
+    ready.emplace(i, true);
+  }
   for (std::size_t r = 0; r < m_ranges.size(); ++r) {
     auto [it, fresh] = ready.emplace(m_ranges[r].entry, true);
     it->second = it->second && m_range_ok[r];

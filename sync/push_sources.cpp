@@ -175,7 +175,7 @@ Result<std::size_t> RangeSource::read(char* buf, std::size_t cap)
   return k;
 }
 
-Result<std::string> hash_local_file(const std::filesystem::path& file)
+Result<std::string> hash_local_range(const std::filesystem::path& file, std::uint64_t offset, std::uint64_t length)
 {
   const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -183,8 +183,11 @@ Result<std::string> hash_local_file(const std::filesystem::path& file)
   }
   std::vector<char> buf(1 << 20);
   Sha256 h;
-  while (true) {
-    const auto n = ::read(fd, buf.data(), buf.size());
+  std::uint64_t at = offset;
+  const std::uint64_t end = length == k_to_the_end ? ~std::uint64_t{0} : offset + length;
+  while (at < end) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), end - at));
+    const auto n = ::pread(fd, buf.data(), want, static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -194,12 +197,22 @@ Result<std::string> hash_local_file(const std::filesystem::path& file)
       return fail(Errc::internal, "cannot read " + file.string() + ": " + why);
     }
     if (n == 0) {
+      if (length != k_to_the_end) {
+        ::close(fd);
+        return fail(Errc::internal, file.string() + " is shorter than " + std::to_string(end) + " bytes");
+      }
       break;
     }
     h.update(buf.data(), static_cast<std::size_t>(n));
+    at += static_cast<std::uint64_t>(n);
   }
   ::close(fd);
   return h.finish_hex();
+}
+
+Result<std::string> hash_local_file(const std::filesystem::path& file)
+{
+  return hash_local_range(file, 0, k_to_the_end);
 }
 
 }  // namespace gpurent

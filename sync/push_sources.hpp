@@ -82,5 +82,9 @@ private:
 
 // SHA-256 of a whole local file; Errc::internal when it cannot be read.
 [[nodiscard]] Result<std::string> hash_local_file(const std::filesystem::path& file);
+// SHA-256 of `length` bytes from `offset` (k_to_the_end: to the end of the file); Errc::internal
+// when it cannot be read or is shorter.
+inline constexpr std::uint64_t k_to_the_end = ~std::uint64_t{0};
+[[nodiscard]] Result<std::string> hash_local_range(const std::filesystem::path& file, std::uint64_t offset, std::uint64_t length);
 
 }  // namespace gpurent

@@ -137,6 +137,35 @@ cmp "$T/up/model.safetensors" "$T/remote_up/model.safetensors" || fail "pushed c
 [ "$(jq_get "$T/push.json" 'd["verified"], d["streams"]')" = "(True, 4)" ] || fail "push: $(cat "$T/push.json")"
 [ "$(jq_get "$T/push.json" 'sum(s["bytes"] for s in d["per_stream"]) >= 200 * 1024 * 1024')" = True ] || fail "push per_stream: $(cat "$T/push.json")"
 
+echo "== push: killed with SIGKILL, then pushed again: only the ranges the server's ledger lacks travel"
+P() { exec_or_call "$GPURENT_BIN" --json push --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" "$@"; }
+PL="$T/remote_up2/model.safetensors.gpurent-partial.ranges"
+(BACKGROUND=1 P "$T/up" --to "$T/remote_up2" --streams 4 > /dev/null 2>&1) &
+kill_when_ledger $! "$PL"
+sleep 1  # the server's range commands still running see the end of their input and finish
+[ -s "$PL" ] || fail "no server-side range ledger before the push ended"
+PDONE=$(awk '{n += $2; c += 1} END {print n, c}' "$PL")
+[ "${PDONE% *}" -lt $((200 * MIB)) ] || fail "the kill came after every range ($PDONE)"
+P "$T/up" --to "$T/remote_up2" --streams 4 > "$T/push2.json"
+cmp "$T/up/model.safetensors" "$T/remote_up2/model.safetensors" || fail "resumed push differs"
+[ "$(jq_get "$T/push2.json" 'd["verified"], d["ranges_resumed"]')" = "(True, ${PDONE#* })" ] || fail "push resume: $(cat "$T/push2.json") vs $PDONE"
+[ "$(jq_get "$T/push2.json" 'sum(s["bytes"] for s in d["per_stream"]) - (d["bytes_sent"] - 200 * 1024 * 1024)')" = $((200 * MIB - ${PDONE% *})) ] || fail "push resent: $(cat "$T/push2.json") vs $PDONE"
+[ -e "$PL" ] && fail "server-side ledger left after the push"
+
+echo "== push: a ledger line for bytes the local file no longer has is never trusted"
+PL3="$T/remote_up3/model.safetensors.gpurent-partial.ranges"
+(BACKGROUND=1 P "$T/up" --to "$T/remote_up3" --streams 4 > /dev/null 2>&1) &
+kill_when_ledger $! "$PL3"
+sleep 1
+[ -s "$PL3" ] || fail "no server-side range ledger (remote_up3)"
+# Change 4 KiB inside the first recorded range: that line no longer matches, the others do.
+FIRST_OFF=$(sort -n "$PL3" | head -1 | cut -d' ' -f1)
+head -c 4096 /dev/urandom | dd of="$T/up/model.safetensors" bs=1 seek=$((FIRST_OFF + 4096)) conv=notrunc status=none
+KEPT=$(awk -v o="$FIRST_OFF" '$1 != o {c += 1} END {print c + 0}' "$PL3")
+P "$T/up" --to "$T/remote_up3" --streams 4 > "$T/push3.json"
+cmp "$T/up/model.safetensors" "$T/remote_up3/model.safetensors" || fail "push after a change differs"
+[ "$(jq_get "$T/push3.json" 'd["verified"], d["ranges_resumed"]')" = "(True, $KEPT)" ] || fail "stale ledger line trusted: $(cat "$T/push3.json"), expected $KEPT kept of $(wc -l < "$PL3")"
+
 echo "== extra connections accept only the host key the first one verified"
 # The first connection trusts on first use; every other one must present that same key.
 "$GPURENT_BIN" backup --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$T/kh_new" --accept-new-host-key \

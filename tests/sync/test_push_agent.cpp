@@ -153,7 +153,7 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
     const std::uint64_t len = std::min<std::uint64_t>(part, data.size() - off);
     RangeSource range(t.dir / "local" / "w.bin", off, len, done);
     const std::string bytes = drain(range);
-    const auto r = run_sh(range_write_command(dest.string(), "sub/w.bin", off), bytes, t.dir);
+    const auto r = run_sh(range_write_command(dest.string(), "sub/w.bin", off, len), bytes, t.dir);
     REQUIRE(r.status == 0);
     const auto res = parse_range_result(r.out);
     REQUIRE(res.has_value());
@@ -163,6 +163,21 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
   }
   CHECK(done.load() == data.size());
   CHECK_FALSE(std::filesystem::exists(dest / "sub" / "w.bin"));  // not before it is finished
+  // Every range that arrived whole is in the server's range ledger, in the order written.
+  const auto ledger = run_sh(push_ledger_command(dest.string(), {"sub/w.bin", "absent.bin"}), {}, t.dir);
+  const auto ledgers = parse_push_ledgers(ledger.out);
+  REQUIRE(ledgers.has_value());
+  REQUIRE(ledgers->size() == 1);
+  const auto& lines = ledgers->at("sub/w.bin");
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == PushLedgerRange{2 * part, data.size() - 2 * part, sha256_hex(std::string_view(data).substr(2 * part))});
+  CHECK(lines[1] == PushLedgerRange{0, part, sha256_hex(std::string_view(data).substr(0, part))});
+  // A range cut short (the client killed) is written but never recorded as finished.
+  const auto cut = run_sh(range_write_command(dest.string(), "sub/w.bin", 0, part), data.substr(0, 100), t.dir);
+  CHECK(parse_range_result(cut.out)->dd_status == 0);
+  CHECK(parse_push_ledgers(run_sh(push_ledger_command(dest.string(), {"sub/w.bin"}), {}, t.dir).out)->at("sub/w.bin").size() == 3);
+  // Put the bytes back for the check below.
+  REQUIRE(run_sh(range_write_command(dest.string(), "sub/w.bin", 0, part), data.substr(0, part), t.dir).status == 0);
   const std::string whole = sha256_hex(data);
   const auto fin = run_sh(finalize_command(dest.string(), {BigFileFinal{"sub/w.bin", data.size(), whole, 0640, 1'700'000'000}}), {}, t.dir);
   const auto results = parse_finalize_output(fin.out);
@@ -170,6 +185,7 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
   CHECK(results->at("sub/w.bin").renamed);
   CHECK(results->at("sub/w.bin").sha256 == whole);
   CHECK(slurp(dest / "sub" / "w.bin") == data);
+  CHECK_FALSE(std::filesystem::exists(dest / "sub" / "w.bin.gpurent-partial.ranges"));  // gone with the partial
   struct stat st {};
   REQUIRE(::stat((dest / "sub" / "w.bin").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0640);
@@ -192,6 +208,14 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
 
 TEST_CASE("push agent readers: crafted, cut and random output", "[sync][push][property]")
 {
+  {
+    const std::string h(64, 'c');
+    const auto l = parse_push_ledgers("a\0" "0 10 "s + h + "\nbad line\n5 x " + h + "\n10 5 " + h + "\n20 5 " + h.substr(0, 10) + "\0"s);
+    REQUIRE(l.has_value());
+    CHECK(l->at("a") == std::vector<PushLedgerRange>{{0, 10, h}, {10, 5, h}});  // the cut last line and the bad ones skipped
+    CHECK_FALSE(parse_push_ledgers("a\0"s).has_value());
+    CHECK(parse_push_ledgers("")->empty());
+  }
   const std::vector<std::string> asked = {"a", "b"};
   const std::string hex_a(64, 'a');
   const std::string good = "gpurent-push\0" "0\0openssl\0"s + hex_a + " *a\n";
