@@ -164,7 +164,7 @@ TEST_CASE("completion: every card of the catalogue is offered for --card", "[cli
   }
 }
 
-TEST_CASE("completion: the zsh and fish scripts parse; fish completes", "[cli][completion]")
+TEST_CASE("completion: the zsh and fish scripts parse, fish completes", "[cli][completion]")
 {
   const TempDir t("gpurent-completion");
   const auto zsh = t.write("_gpurent", generated({"completion", "zsh"}));
@@ -188,7 +188,7 @@ TEST_CASE("completion: the zsh and fish scripts parse; fish completes", "[cli][c
   CHECK_THAT(r.out, Catch::Contains("\nset\t") && Catch::Contains("\nshow\t"));
 }
 
-TEST_CASE("completion: an unknown shell is a usage error; --json wraps the script", "[cli][completion]")
+TEST_CASE("completion: an unknown shell is a usage error, --json wraps the script", "[cli][completion]")
 {
   CliHarness h;
   const auto bad = h.run({"completion", "tcsh"});

@@ -149,7 +149,7 @@ TEST_CASE("config set: the value round-trips and every other line is kept (prope
   }
 }
 
-TEST_CASE("config set: in place, trailing comment kept; the template's line is uncommented", "[cli][config]")
+TEST_CASE("config set: in place, trailing comment kept, the template's line is uncommented", "[cli][config]")
 {
   const auto a = config_set_text("# top\noffers_max_age_hours = 12   # half a day\n\n[prices.runpod]\nl4 = 0.5\n",
                                  "offers_max_age_hours", "6");

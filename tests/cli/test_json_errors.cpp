@@ -284,7 +284,7 @@ TEST_CASE("JSON errors: the held tail joins the error to pretty, compact and emp
   CHECK(run({}, true) == "{\"error\":{\"code\":\"partial\",\"exit\":4,\"hint\":\"retry\",\"message\":\"some failed\"}}\n");
 }
 
-TEST_CASE("Error text: the hint is what follows the first '; ' outside backticks", "[cli][errors]")
+TEST_CASE("Error text: the hint is what follows the first ', ' outside backticks", "[cli][errors]")
 {
   using gpurent::Errc;
   const auto t = gpurent::error_text({Errc::usage, "model x: unknown; see `gpurent models; or not`"}, "plan");
@@ -315,7 +315,7 @@ TEST_CASE("Error codes: every code's exit is the one the contract gives it", "[c
   }
 }
 
-TEST_CASE("Error codes: a malformed GGUF file is a usage error; a log without an OOM is not_found", "[cli][errors][exit]")
+TEST_CASE("Error codes: a malformed GGUF file is a usage error, a log without an OOM is not_found", "[cli][errors][exit]")
 {
   gpurent::test::TempDir tmp{"gpurent-error-codes"};
   const auto gguf = tmp.path() / "broken.gguf";

@@ -81,7 +81,7 @@ TEST_CASE("output: models shows every Hugging Face id whole, within 80 columns",
   }
 }
 
-TEST_CASE("output: offers starts with its first table; a provider without list prices says how to fetch", "[cli][output]")
+TEST_CASE("output: offers starts with its first table, a provider without list prices says how to fetch", "[cli][output]")
 {
   CliHarness h;
   const CliRun all = h.run({"offers"});

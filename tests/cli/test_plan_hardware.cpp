@@ -127,7 +127,7 @@ TEST_CASE("Plan hardware: gpt-oss (MXFP4) is refused on a T4 under vLLM, runs un
   CHECK(cpp.j["card"]["runs"]["status"] == "native");
 }
 
-TEST_CASE("Plan hardware: NVFP4 prefers Blackwell; elsewhere weight-only", "[cli][plan][rules]")
+TEST_CASE("Plan hardware: NVFP4 prefers Blackwell, elsewhere weight-only", "[cli][plan][rules]")
 {
   const Run r = plan({"llama-3.1-8b", "--task", "serve", "--weights", "nvfp4"});
   REQUIRE(r.code == 0);

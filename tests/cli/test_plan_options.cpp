@@ -290,7 +290,7 @@ TEST_CASE("make_job: the weights default to the checkpoint's own format", "[cli]
   CHECK(job_with("phi-3-mini-128k", "infer", nullptr, "llama.cpp").weights == WeightFormat::gguf_q4_k_m);
 }
 
-TEST_CASE("validate_plan_args: QLoRA trains on GPTQ and AWQ bases; GGUF engines take MXFP4", "[cli][plan_options]")
+TEST_CASE("validate_plan_args: QLoRA trains on GPTQ and AWQ bases, GGUF engines take MXFP4", "[cli][plan_options]")
 {
   PlanArgs a;
   a.model = "qwen2.5-7b";

@@ -80,7 +80,7 @@ TEST_CASE("plan v2: documented recipes fit where their authors ran them, with no
   CHECK(h100.code == 3);
 }
 
-TEST_CASE("plan v2: a combined recipe when nothing fits as asked; exit stays 3; single fixes stay", "[cli][plan][recipe]")
+TEST_CASE("plan v2: a combined recipe when nothing fits as asked, exit stays 3, single fixes stay", "[cli][plan][recipe]")
 {
   const Run r = plan({"gemma-2-27b", "--task", "lora", "--card", "RTX 4090", "--gpus", "1"});
   CHECK(r.code == 3);

@@ -82,7 +82,7 @@ TEST_CASE("plan speed: 16 users at 8k with a job size pick 2 x RTX PRO 6000 over
   CHECK(has(sized.text, "hours job cost"));
 }
 
-TEST_CASE("plan speed: the LoRA example's one-card fit is tight; with a size the comfortable box wins", "[cli][plan][speed]")
+TEST_CASE("plan speed: the LoRA example's one-card fit is tight, with a size the comfortable box wins", "[cli][plan][speed]")
 {
   const auto hourly = run_plan({"llama-3.1-8b", "--task", "lora"});
   REQUIRE(hourly.code == 0);
@@ -101,7 +101,7 @@ TEST_CASE("plan speed: the LoRA example's one-card fit is tight; with a size the
   CHECK(two.j["job"]["hours"].get<double>() > sized.j["job"]["hours"].get<double>() * 1.8);
 }
 
-TEST_CASE("plan speed: --rank-by time picks the fastest option; a deadline nobody meets is exit 3 naming the fastest", "[cli][plan][speed]")
+TEST_CASE("plan speed: --rank-by time picks the fastest option, a deadline nobody meets is exit 3 naming the fastest", "[cli][plan][speed]")
 {
   const auto cost = run_plan({"llama-3.1-8b", "--task", "lora", "--tokens", "1B"});
   const auto time = run_plan({"llama-3.1-8b", "--task", "lora", "--tokens", "1B", "--rank-by", "time"});

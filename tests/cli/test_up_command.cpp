@@ -206,7 +206,7 @@ TEST_CASE("up --from-plan: a card that fits but no API provider offers is refuse
   CHECK(u.http.requests().empty());
 }
 
-TEST_CASE("up --from-plan: --provider and --card restrict the choice; the usual confirmation applies", "[cli][up]")
+TEST_CASE("up --from-plan: --provider and --card restrict the choice, the usual confirmation applies", "[cli][up]")
 {
   UpHarness u;
   SECTION("--card")
@@ -448,7 +448,7 @@ TEST_CASE("up: the provider's quote cannot be had: the built-in price is the quo
   CHECK(u.servers().empty());
 }
 
-TEST_CASE("up: a signal stops it at the next safe point; what bills is said, nothing is destroyed unasked",
+TEST_CASE("up: a signal stops it at the next safe point, what bills is said, nothing is destroyed unasked",
           "[cli][up][signal]")
 {
   UpHarness u;

@@ -5,7 +5,7 @@
 
 using gpurent::locale_is_utf8;
 
-TEST_CASE("locale_is_utf8: LC_ALL, then LC_CTYPE, then LANG; the codeset decides", "[common][text]")
+TEST_CASE("locale_is_utf8: LC_ALL, then LC_CTYPE, then LANG, the codeset decides", "[common][text]")
 {
   CHECK(locale_is_utf8("", "", "en_US.UTF-8"));
   CHECK(locale_is_utf8("", "", "C.utf8"));

@@ -50,7 +50,7 @@ TEST_CASE("Cost: gpucloud stopped time bills the full rate, hibernate $0.02/h", 
   CHECK(has("keeps the disk"));
 }
 
-TEST_CASE("Cost: a 1-second run still pays the deploy hour; 30 min hibernated is one hour", "[providers][cost]")
+TEST_CASE("Cost: a 1-second run still pays the deploy hour, 30 min hibernated is one hour", "[providers][cost]")
 {
   const auto p = *find_provider("gpucloud");
   const auto o = offer("gpucloud", "rtx-pro-6000", 1, 1'250'000);

@@ -260,7 +260,7 @@ TEST_CASE("hub weights: real layouts through range requests and the CDN redirect
   CHECK(warned(*hostile, "over the format's limit"));
 }
 
-TEST_CASE("hub weights: a GGUF repository, its types and split files; --gguf", "[providers][hf_files][curl]")
+TEST_CASE("hub weights: a GGUF repository, its types and split files, --gguf", "[providers][hf_files][curl]")
 {
   HubFixture f;
   auto& hub = f.hub;

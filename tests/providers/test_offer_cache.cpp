@@ -83,7 +83,7 @@ TEST_CASE("OfferCache: rejects damaged documents, never crashes on mutations", "
   }
 }
 
-TEST_CASE("OfferCache: refresh writes a provider's entry; load keeps only fresh ones", "[providers][offer_cache]")
+TEST_CASE("OfferCache: refresh writes a provider's entry, load keeps only fresh ones", "[providers][offer_cache]")
 {
   std::string tmpl = (std::filesystem::temp_directory_path() / "gpurent-offers-XXXXXX").string();
   REQUIRE(mkdtemp(tmpl.data()) != nullptr);

@@ -94,7 +94,7 @@ TEST_CASE("default_shard: fsdp for training, tp for inference, none on one GPU",
   CHECK(j.shard == Shard::none);
 }
 
-TEST_CASE("expand_offers: a per-GPU provider's 1-GPU listing scales to every count within its max; others sell only what they list", "[providers][plan]")
+TEST_CASE("expand_offers: a per-GPU provider's 1-GPU listing scales to every count within its max, others sell only what they list", "[providers][plan]")
 {
   const std::vector<Offer> offers = {
       make_offer("minute", "c24", 1, 400'000, 200'000),  // per-GPU price: 1..8
@@ -135,7 +135,7 @@ TEST_CASE("expand_offers on the built-in catalogue: Lambda sells only its instan
   }
 }
 
-TEST_CASE("rank: the cheapest option that fits wins; non-fitting ones sort after", "[providers][plan]")
+TEST_CASE("rank: the cheapest option that fits wins, non-fitting ones sort after", "[providers][plan]")
 {
   const std::vector<Offer> offers = {
       make_offer("minute", "c24", 1, 300'000),  // does not fit 30 GiB on 1 GPU

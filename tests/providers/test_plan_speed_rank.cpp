@@ -85,7 +85,7 @@ PlanRequest sized(std::uint64_t tokens)
 
 }  // namespace
 
-TEST_CASE("rank by the bill: a box four times faster at 2.5 times the price wins a sized job; hourly keeps the cheap one", "[plan][speed]")
+TEST_CASE("rank by the bill: a box four times faster at 2.5 times the price wins a sized job, hourly keeps the cheap one", "[plan][speed]")
 {
   const std::vector<Offer> offers = {offer("second", "slow", 1, 1'000'000), offer("second", "fast", 1, 2'500'000)};
   const auto by_cost = plan(offers, sized(100'000'000));
@@ -115,7 +115,7 @@ TEST_CASE("rank by the bill: a box four times faster at 2.5 times the price wins
   CHECK(plan(offers, unsized).choice->card == "fast");
 }
 
-TEST_CASE("rank by time picks the fastest; a deadline drops what finishes late, and none left means no choice", "[plan][speed]")
+TEST_CASE("rank by time picks the fastest, a deadline drops what finishes late, and none left means no choice", "[plan][speed]")
 {
   const std::vector<Offer> offers = {offer("second", "slow", 1, 100'000), offer("second", "fast", 1, 9'000'000)};
   PlanRequest r = sized(50'000'000);
@@ -154,7 +154,7 @@ TEST_CASE("billing granularity: per-hour billing rounds the job up to whole hour
   CHECK(r.choice->provider == "second");  // same hours, the finer billing costs less
 }
 
-TEST_CASE("tight headroom: not chosen over a comfortable option within 5%; chosen when the comfortable one costs more", "[plan][speed]")
+TEST_CASE("tight headroom: not chosen over a comfortable option within 5%, chosen when the comfortable one costs more", "[plan][speed]")
 {
   // The LoRA job on one 24 GB card: tight (inside the 16% training error), on two: comfortable.
   JobSpec j = lora_8b();

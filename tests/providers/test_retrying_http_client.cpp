@@ -68,7 +68,7 @@ TEST_CASE("RetryingHttpClient: never waits past the deadline", "[providers][retr
   CHECK(clock.sleeps().empty());
 }
 
-TEST_CASE("RetryingHttpClient: POST is retried only on 429; 4xx never", "[providers][retrying]")
+TEST_CASE("RetryingHttpClient: POST is retried only on 429, 4xx never", "[providers][retrying]")
 {
   FakeHttpClient inner;
   inner.on("POST http://x/launch", 500, "");

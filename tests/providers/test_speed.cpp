@@ -59,7 +59,7 @@ TEST_CASE("speed: an MoE model reads only the experts its tokens route to", "[sp
   CHECK(decode(moe, card("h100-sxm")) > 3 * decode(dense, card("h100-sxm")));
 }
 
-TEST_CASE("speed: prefill is compute-bound; FP8 runs on the FP8 tensor cores only where the card has them", "[speed]")
+TEST_CASE("speed: prefill is compute-bound, FP8 runs on the FP8 tensor cores only where the card has them", "[speed]")
 {
   SpeedLoad load;
   load.input_len = 4096;
@@ -100,7 +100,7 @@ TEST_CASE("speed: a card without the figure a term needs says which, and invents
   CHECK(params.range_pct > 0);
 }
 
-TEST_CASE("speed: serving at a concurrency beats one stream; the link bounds tensor parallelism", "[speed]")
+TEST_CASE("speed: serving at a concurrency beats one stream, the link bounds tensor parallelism", "[speed]")
 {
   JobSpec j = job("llama-3.1-70b", Task::serve, Engine::vllm, WeightFormat::bf16, 4);
   SpeedLoad load;
@@ -143,7 +143,7 @@ TEST_CASE("speed: weights offloaded to the CPU cross PCIe on every step", "[spee
   CHECK(s.bound == "offload");
 }
 
-TEST_CASE("speed: training follows the TFLOPS; LoRA does less work per token; recomputation more", "[speed]")
+TEST_CASE("speed: training follows the TFLOPS, LoRA does less work per token, recomputation more", "[speed]")
 {
   const JobSpec full = job("llama-3.1-8b", Task::train, Engine::transformers, WeightFormat::bf16, 8);
   const auto h100 = estimate_speed(full, card("h100-sxm"), {});
@@ -168,7 +168,7 @@ TEST_CASE("speed: FSDP over PCIe on a small-batch job is bound by the link", "[s
   CHECK(s.bound == "interconnect");
 }
 
-TEST_CASE("job time: training tokens x epochs over the rate plus start-up; requests in waves", "[speed]")
+TEST_CASE("job time: training tokens x epochs over the rate plus start-up, requests in waves", "[speed]")
 {
   const JobSpec j = job("llama-3.1-8b", Task::lora, Engine::transformers, WeightFormat::bf16);
   Speed s;

@@ -390,7 +390,7 @@ TEST_CASE("StateStore: a process killed mid-write leaves a consistent database",
   CHECK(store->insert_server(sample("after", k_t0)));
 }
 
-TEST_CASE("StateStore: jobs with their --then steps; one owner carries the steps out", "[providers][state_store]")
+TEST_CASE("StateStore: jobs with their --then steps, one owner carries the steps out", "[providers][state_store]")
 {
   TempDir dir;
   auto store = open_store(dir.path / "state.db");

@@ -24,7 +24,7 @@ RunStatus status(const JobSpec& j, std::optional<std::uint32_t> cc) { return run
 
 }  // namespace
 
-TEST_CASE("Rules: FP8 MoE needs CC 8.9; vLLM falls back to Marlin below, SGLang refuses", "[sizing][rules]")
+TEST_CASE("Rules: FP8 MoE needs CC 8.9, vLLM falls back to Marlin below, SGLang refuses", "[sizing][rules]")
 {
   const JobSpec v = job("qwen3-30b-a3b", Task::serve, Engine::vllm, WeightFormat::fp8);
   CHECK(status(v, 89) == RunStatus::native);
@@ -113,7 +113,7 @@ TEST_CASE("Rules: bf16 on Turing: fp16 for serving, --fp16 for TRL, fp32 for tor
   CHECK(status(job("llama-3.1-8b", Task::train, Engine::deepspeed, WeightFormat::bf16), 86) == RunStatus::native);
 }
 
-TEST_CASE("Rules: an FP8 KV cache below 8.9 becomes e5m2; unknown generations are never native", "[sizing][rules]")
+TEST_CASE("Rules: an FP8 KV cache below 8.9 becomes e5m2, unknown generations are never native", "[sizing][rules]")
 {
   JobSpec j = job("llama-3.1-8b", Task::serve, Engine::vllm, WeightFormat::bf16);
   j.kv_cache = KvDtype::fp8;

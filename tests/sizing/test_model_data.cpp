@@ -46,7 +46,7 @@ std::string error_of(const std::string& text)
 
 }  // namespace
 
-TEST_CASE("models.json: the reader accepts it; every entry is sourced and uniquely named", "[sizing][model_data]")
+TEST_CASE("models.json: the reader accepts it, every entry is sourced and uniquely named", "[sizing][model_data]")
 {
   const std::string text = models_file();
   REQUIRE_FALSE(text.empty());

@@ -63,7 +63,7 @@ TEST_CASE("backup target: what ssh would misread or cannot reach is a usage erro
   }
 }
 
-TEST_CASE("backup target on random text: never more than a usage error; what it accepts is plain", "[autostop][property]")
+TEST_CASE("backup target on random text: never more than a usage error, what it accepts is plain", "[autostop][property]")
 {
   std::mt19937 rng(20261201);
   const std::string alphabet = "ab-_.:@/[]~ 0129\n\x01;'$";

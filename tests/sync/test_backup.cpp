@@ -95,7 +95,7 @@ TEST_CASE("run_backup: copies a tree, keeps modes, times and links, and verifies
   CHECK(m->entries.at("ckpt/model.bin").sha256 == sha256_hex(t.nodes["/data/ckpt/model.bin"].content));
 }
 
-TEST_CASE("run_backup: a re-run without changes copies nothing; a change copies one file", "[sync][backup]")
+TEST_CASE("run_backup: a re-run without changes copies nothing, a change copies one file", "[sync][backup]")
 {
   TempDir tmp;
   auto t = sample_server();
@@ -208,7 +208,7 @@ TEST_CASE("run_backup: hostile remote names never write outside the destination"
   CHECK(std::filesystem::is_symlink(dest / "evil"));
 }
 
-TEST_CASE("run_backup: several remote paths go to subdirectories; include/exclude filter", "[sync][backup]")
+TEST_CASE("run_backup: several remote paths go to subdirectories, include/exclude filter", "[sync][backup]")
 {
   TempDir tmp;
   auto t = sample_server();
@@ -253,7 +253,7 @@ TEST_CASE("run_backup: through the tar stream a file that changes while read is 
   CHECK(t.list_calls >= 3);  // the first listing, the check after tar's warning, and the retry's
 }
 
-TEST_CASE("run_backup: a clean streamed run lists the server once; a resume goes by SFTP from its offset", "[sync][backup]")
+TEST_CASE("run_backup: a clean streamed run lists the server once, a resume goes by SFTP from its offset", "[sync][backup]")
 {
   TempDir tmp;
   auto t = sample_server();
@@ -282,7 +282,7 @@ TEST_CASE("run_backup: a clean streamed run lists the server once; a resume goes
   CHECK(slurp(again.path / "ckpt/model.bin") == content);
 }
 
-TEST_CASE("run_backup: small files travel in one stream; without tar each is read alone", "[sync][backup]")
+TEST_CASE("run_backup: small files travel in one stream, without tar each is read alone", "[sync][backup]")
 {
   TempDir tmp;
   auto t = sample_server();

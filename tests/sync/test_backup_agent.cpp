@@ -50,7 +50,7 @@ std::vector<RemoteEntry> sample_entries()
 
 }  // namespace
 
-TEST_CASE("AgentListingReader: the listing in any pieces; errors from the agent map to codes", "[sync][agent]")
+TEST_CASE("AgentListingReader: the listing in any pieces, errors from the agent map to codes", "[sync][agent]")
 {
   std::mt19937 rng(3);
   const auto entries = sample_entries();

@@ -134,7 +134,7 @@ TEST_CASE("plan_backup: unsafe names, reserved names and entries under non-direc
   }
 }
 
-TEST_CASE("plan_backup: directories come before their contents; filters apply", "[sync][plan]")
+TEST_CASE("plan_backup: directories come before their contents, filters apply", "[sync][plan]")
 {
   const std::vector<RemoteEntry> remote{file("a/b/c.pt"), dir("a/b"), dir("a"), file("a/log.txt"), dir("wandb"), file("wandb/x.pt")};
   const auto p = plan_backup(remote, {}, {}, Filters{{"*.pt"}, {"wandb"}});

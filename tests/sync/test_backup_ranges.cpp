@@ -151,7 +151,7 @@ TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alon
   CHECK(testing::slurp(dest.path() / "ckpt.bin") == big);
 }
 
-TEST_CASE("run_backup ranges: a range that never arrives intact fails its file; nothing wrong is published",
+TEST_CASE("run_backup ranges: a range that never arrives intact fails its file, nothing wrong is published",
           "[sync][backup][ranges][ssh]")
 {
   SshdFixture sshd;

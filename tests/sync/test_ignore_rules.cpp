@@ -91,7 +91,7 @@ TEST_CASE("parse_ignore_file: comments, trailing spaces, CRLF, negation, directo
   CHECK(ex.origin == "--exclude data/");
 }
 
-TEST_CASE("IgnoreMatcher: deeper files and .gpurentignore win; --exclude wins over all", "[sync][ignore]")
+TEST_CASE("IgnoreMatcher: deeper files and .gpurentignore win, --exclude wins over all", "[sync][ignore]")
 {
   IgnoreMatcher m;
   m.push_dir(parse_ignore_file("*.bin\nlogs/\n", "", ".gitignore"), parse_ignore_file("!weights.bin\n", "", ".gpurentignore"));

@@ -22,7 +22,7 @@ RemoteEntry rfile(std::string p, std::uint64_t size, std::int64_t mtime_ns)
 }
 }  // namespace
 
-TEST_CASE("plan_push: new, changed and unchanged files; directories, links and kinds", "[sync][push]")
+TEST_CASE("plan_push: new, changed and unchanged files, directories, links and kinds", "[sync][push]")
 {
   const std::vector<LocalEntry> local = {
       LocalEntry{"src", EntryKind::directory, 0, 5 * k_s, 0755, {}},

@@ -66,7 +66,7 @@ TEST_CASE("Range plan: about two pieces per connection, 8 MiB at least, the cap 
   CHECK(piece_size(20 * k_mib, 4, 1 * k_mib) == 1 * k_mib);
 }
 
-TEST_CASE("Range ledger: what is rendered reads back; anything else is refused, never repaired", "[sync][ranges]")
+TEST_CASE("Range ledger: what is rendered reads back, anything else is refused, never repaired", "[sync][ranges]")
 {
   const RangeLedger l{300, 1700000000123456789LL, {{{0, 100}, k_hex}, {{100, 50}, std::string(64, 'b')}, {{200, 100}, k_hex}}};
   const auto back = parse_range_ledger(render_range_ledger(l));
@@ -124,7 +124,7 @@ TEST_CASE("Range agent: the server sends exactly the range, and the SHA-256 of w
   CHECK(r->missing);
 }
 
-TEST_CASE("Range agent: the report is the last one on stderr; anything else is refused", "[sync][ranges]")
+TEST_CASE("Range agent: the report is the last one on stderr, anything else is refused", "[sync][ranges]")
 {
   const std::string good = std::string("gpurent-range\0", 14) + "0" + '\0' + k_hex + '\0';
   CHECK(parse_range_read_report("motd noise\n" + good)->sha256 == k_hex);

@@ -295,7 +295,7 @@ std::string run_hash_script(const std::filesystem::path& work, const std::filesy
 
 }  // namespace
 
-TEST_CASE("hash_command: openssl first, then sha256sum, shasum, none; odd names survive each", "[sync][listing]")
+TEST_CASE("hash_command: openssl first, then sha256sum, shasum, none, odd names survive each", "[sync][listing]")
 {
   const auto work = std::filesystem::temp_directory_path() / ("gpurent-hash-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(work);

@@ -31,7 +31,7 @@ TEST_CASE("Sha256: FIPS 180-4 / NIST example vectors", "[sync][sha256]")
   CHECK(h(std::string(1'000'000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
-TEST_CASE("Sha256: any split into updates gives the same digest; moves keep the digest", "[sync][sha256]")
+TEST_CASE("Sha256: any split into updates gives the same digest, moves keep the digest", "[sync][sha256]")
 {
   std::mt19937 rng(42);
   for (int round = 0; round < 200; ++round) {

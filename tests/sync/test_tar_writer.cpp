@@ -41,7 +41,7 @@ std::uint64_t field_number(std::string_view f)
 
 }  // namespace
 
-TEST_CASE("tar_writer: GNU tar extracts what it writes; gpurent's reader reads it", "[sync][tar]")
+TEST_CASE("tar_writer: GNU tar extracts what it writes, gpurent's reader reads it", "[sync][tar]")
 {
   const std::string long_dir(120, 'd');
   const std::string long_name = long_dir + "/" + std::string(150, 'f') + ".txt";
@@ -109,7 +109,7 @@ TEST_CASE("tar_writer: sizes of 8 GiB and more in base-256, negative times as 0"
   CHECK(field_number(std::string_view(small).substr(136, 12)) == 7);
 }
 
-TEST_CASE("tar_writer: data passes through in place; sizes are kept; the end is a whole record", "[sync][tar]")
+TEST_CASE("tar_writer: data passes through in place, sizes are kept, the end is a whole record", "[sync][tar]")
 {
   const auto writer = tar_engine().make_writer();
   std::string out;

@@ -15,7 +15,7 @@ const std::string k_base = "http://double/v1";
 const std::string k_gql = "http://double/graphql";
 }  // namespace
 
-TEST_CASE("RunPod API: a pod without publicIp is still booting; portMappings give the SSH port", "[providers][runpod]")
+TEST_CASE("RunPod API: a pod without publicIp is still booting, portMappings give the SSH port", "[providers][runpod]")
 {
   auto booting = runpod::parse_pod(read_fixture("runpod/pod_booting.json"));
   REQUIRE(booting);
@@ -139,7 +139,7 @@ TEST_CASE("RunPod driver: create, stop, terminate requests and error mapping", "
   }
 }
 
-TEST_CASE("RunPod API: EXITED with a non-zero exit code is a crash; unknown statuses are trouble", "[providers][runpod]")
+TEST_CASE("RunPod API: EXITED with a non-zero exit code is a crash, unknown statuses are trouble", "[providers][runpod]")
 {
   CHECK(runpod::exit_code_in("Exited by Runpod: container exit code 137") == 137);
   CHECK(runpod::exit_code_in("exited with code: 1") == 1);
@@ -161,7 +161,7 @@ TEST_CASE("RunPod API: EXITED with a non-zero exit code is a crash; unknown stat
   CHECK((*pods)[2].trouble_detail.find("MIGRATING") != std::string::npos);
 }
 
-TEST_CASE("RunPod API: a stopped pod's volume disk bills $0.20/GB-month; the container disk nothing", "[providers][runpod]")
+TEST_CASE("RunPod API: a stopped pod's volume disk bills $0.20/GB-month, the container disk nothing", "[providers][runpod]")
 {
   // docs.runpod.io/pods/storage: volume disk $0.10/GB/month running, $0.20 stopped; the
   // container disk is cleared on stop and paid for only while running.
