@@ -277,7 +277,7 @@ private:
   {
     File& f = m_files[p.file];
     const auto t0 = Clock::now();
-    TRY_ASSIGN(auto ch, s.open_exec(range_read_command(f.remote, p.span.offset, p.span.length)));
+    TRY_ASSIGN(auto ch, s.open_exec(range_read_command(f.remote, p.span.offset, p.span.length), range_window(m_stats.size())));
     Sha256 h;
     std::uint64_t got = 0;
     bool too_long = false;

@@ -17,6 +17,12 @@ bool is_hex64(std::string_view s)
 
 }  // namespace
 
+std::uint32_t range_window(std::size_t streams)
+{
+  const std::uint64_t each = k_range_window_budget / std::max<std::size_t>(streams, 1);
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(each, 256 * 1024, 16 * k_range_mib));
+}
+
 std::uint64_t piece_size(std::uint64_t range_bytes, std::size_t streams, std::uint64_t most)
 {
   most = std::max<std::uint64_t>(most, 1);

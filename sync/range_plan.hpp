@@ -33,6 +33,13 @@ struct StreamStat {
   std::uint64_t ranges = 0;  // units it carried: byte ranges (and, for push, tar streams)
 };
 
+// The receive window of each range channel when `streams` connections fetch at once: together
+// they may hold k_range_window_budget bytes the client has not read yet (so memory stays the
+// same whatever N), each at least 256 KiB and at most 16 MiB. Each connection then carries at
+// most its window per round trip; N of them the whole budget (16 MiB: 160 MB/s at 100 ms).
+inline constexpr std::uint64_t k_range_window_budget = 16 * k_range_mib;
+[[nodiscard]] std::uint32_t range_window(std::size_t streams);
+
 // The piece size: about two pieces per connection so they end together, at least 8 MiB (one
 // channel set-up per piece) and at most `most`.
 [[nodiscard]] std::uint64_t piece_size(std::uint64_t range_bytes, std::size_t streams, std::uint64_t most);

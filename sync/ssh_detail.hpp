@@ -89,7 +89,7 @@ public:
                                     FileStreamHandler& handler) override;
   Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override;
   Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel_paths) override;
-  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command) override;
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command, std::uint32_t window = 0) override;
 
   // ssh_transport.cpp: a shell or a command on the caller's fds (a pty when asked).
   Result<int> run_interactive(const std::string& command, const InteractiveIo& io) override;
@@ -110,7 +110,7 @@ private:
   // ssh_transport.cpp
   [[nodiscard]] Result<void> authenticate(const SshOptions& o);
   // ssh_exec.cpp
-  [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input);
+  [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input, std::uint32_t window = 0);
   // ssh_sftp.cpp
   [[nodiscard]] Result<void> ensure_sftp();
   [[nodiscard]] Error sftp_error(const std::string& what) const;

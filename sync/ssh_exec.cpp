@@ -294,10 +294,11 @@ void ExecChannel::close_channel(bool hurry, ExecStreamEnd& end)
   }
 }
 
-Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string& command, std::string input)
+Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string& command, std::string input, std::uint32_t window)
 {
   libssh2_session_set_blocking(m_session, 1);
-  LIBSSH2_CHANNEL* ch = libssh2_channel_open_ex(m_session, "session", 7, k_exec_window, LIBSSH2_CHANNEL_PACKET_DEFAULT, nullptr, 0);
+  LIBSSH2_CHANNEL* ch =
+      libssh2_channel_open_ex(m_session, "session", 7, window == 0 ? k_exec_window : window, LIBSSH2_CHANNEL_PACKET_DEFAULT, nullptr, 0);
   if (ch == nullptr) {
     return std::unexpected(session_error(m_session, to_string(m_target), "open a channel"));
   }
@@ -362,9 +363,9 @@ Result<std::unique_ptr<RemoteHashJob>> LibsshSession::start_sha256(const std::st
   return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch), rel_paths));
 }
 
-Result<std::unique_ptr<ExecStream>> LibsshSession::open_exec(const std::string& command)
+Result<std::unique_ptr<ExecStream>> LibsshSession::open_exec(const std::string& command, std::uint32_t window)
 {
-  TRY_ASSIGN(auto ch, start_exec(command, {}));
+  TRY_ASSIGN(auto ch, start_exec(command, {}, window));
   return std::unique_ptr<ExecStream>(std::make_unique<LibsshExecStream>(std::move(ch)));
 }
 

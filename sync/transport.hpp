@@ -186,8 +186,10 @@ public:
   [[nodiscard]] virtual Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root,
                                                                            const std::vector<std::string>& rel_paths) = 0;
   // Starts a command (through the user's shell) on a channel the caller drives (see ExecStream).
+  // `window`: the bytes the server may send before we read them (0: the session's default,
+  // 16 MiB over libssh2); what a channel may buffer, so several channels at once ask for less.
   // Errc::unsupported where the session cannot run commands.
-  [[nodiscard]] virtual Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command) = 0;
+  [[nodiscard]] virtual Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command, std::uint32_t window = 0) = 0;
   // A shell (empty command) or a command, wired to the caller's fds; returns the exit status.
   [[nodiscard]] virtual Result<int> run_interactive(const std::string& command, const InteractiveIo& io) = 0;
 };

@@ -243,7 +243,7 @@ public:
     return std::unique_ptr<RemoteHashJob>(std::make_unique<Job>(RemoteHashes{"sha256sum", std::move(sums)}));
   }
 
-  Result<std::unique_ptr<ExecStream>> open_exec(const std::string&) override
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string&, std::uint32_t = 0) override
   {
     return std::unexpected(Error{Errc::unsupported, "memory transport: no shell"});
   }

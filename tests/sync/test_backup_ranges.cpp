@@ -76,9 +76,9 @@ public:
   {
     return m_inner->start_sha256(root, rels);
   }
-  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command) override
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command, std::uint32_t window = 0) override
   {
-    TRY_ASSIGN(auto inner, m_inner->open_exec(command));
+    TRY_ASSIGN(auto inner, m_inner->open_exec(command, window));
     Damage* d = nullptr;
     if (command.find("gpurent-range") != std::string::npos) {
       ++m_damage.range_reads;
