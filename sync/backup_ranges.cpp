@@ -125,6 +125,11 @@ public:
     }
     if (f.ledger.done.empty() && (::ftruncate(f.fd, 0) != 0 || ::ftruncate(f.fd, static_cast<off_t>(e.size)) != 0)) {
       const int err = errno;
+      ::close(f.fd);
+      if (is_disk_full(err)) {
+        ::unlink(f.partial.c_str());
+        ::unlink(f.ledger_path.c_str());
+      }
       return std::unexpected(disk_error(f.partial, err));
     }
     f.have = done_spans(f.ledger);

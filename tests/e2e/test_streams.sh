@@ -13,8 +13,10 @@ unset SSH_AUTH_SOCK GPURENT_SSH_PASSPHRASE SSH_ASKPASS GPURENT_PUSH_SESSIONS
 mkdir -p "$HOME"
 source "$GPURENT_SOURCE_DIR/tests/e2e/sshd.sh"
 PROXY_PID=""
+MOUNTED=""
 cleanup() {
   [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null || true
+  if [ -n "$MOUNTED" ]; then umount "$MOUNTED" 2>/dev/null || true; fi
   sshd_stop
   rm -rf "$T"
 }
@@ -106,6 +108,31 @@ echo '{"gpurent_range_ledger": 1, "size": 1, "done": [' > "$L7"  # damaged: not 
 G "$R" --to "$T/d7" --streams 4 --json > "$T/out7.json"
 cmp "$R/model.safetensors" "$T/d7/model.safetensors" || fail "copy after a damaged ledger differs"
 [ "$(jq_get "$T/out7.json" 'd["ranges_resumed"], sum(s["bytes"] for s in d["per_stream"])')" = "(0, $((200 * MIB)))" ] || fail "damaged ledger trusted: $(cat "$T/out7.json")"
+
+echo "== backup: the local disk fills during the ranges: exit 1, the space given back, the last copy intact"
+mkdir -p "$T/full" "$T/rfull"
+echo one > "$T/rfull/one.txt"
+if mount -t tmpfs -o size=48m tmpfs "$T/full" 2>/dev/null; then
+  MOUNTED=$T/full
+  run_limited() { "$@"; }
+else
+  run_limited() { (trap '' XFSZ; ulimit -f 49152; exec "$@"); }   # no tmpfs: a file size limit (EFBIG)
+fi
+run_limited "$GPURENT_BIN" backup --host "$SSHD_TARGET" "$T/rfull" --to "$T/full/b" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" --json > /dev/null
+before=$(sha256sum "$T/full/b/.gpurent-manifest.json")
+head -c $((80 * MIB)) /dev/urandom > "$T/rfull/zz_big.bin"
+echo two > "$T/rfull/one.txt"
+set +e
+run_limited "$GPURENT_BIN" backup --host "$SSHD_TARGET" "$T/rfull" --to "$T/full/b" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" --streams 4 > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "disk full during ranges: exit $rc $(cat "$T/err")"
+grep -q "full\|too large" "$T/err" || fail "disk full message: $(cat "$T/err")"
+[ "$(sha256sum "$T/full/b/.gpurent-manifest.json")" = "$before" ] || fail "manifest changed on a failed run"
+[ "$(cat "$T/full/b/one.txt")" = one ] || fail "previous copy damaged"
+[ ! -e "$T/full/b/zz_big.bin" ] || fail "partial data published"
+[ ! -e "$T/full/b/zz_big.bin.gpurent-partial" ] || fail "the partial file of the full disk was kept"
+[ ! -e "$T/full/b/zz_big.bin.gpurent-partial.ranges" ] || fail "the ledger of the full disk was kept"
+if [ -n "$MOUNTED" ]; then umount "$MOUNTED"; MOUNTED=""; fi
 
 echo "== backup through a slow link: a file rewritten during the copy is reported, one version kept"
 PP=$(sshd_free_port)

@@ -66,6 +66,17 @@ TEST_CASE("Range plan: about two pieces per connection, 8 MiB at least, the cap 
   CHECK(piece_size(20 * k_mib, 4, 1 * k_mib) == 1 * k_mib);
 }
 
+TEST_CASE("Range plan: N range channels share one receive-window budget, whatever N", "[sync][ranges]")
+{
+  CHECK(range_window(1) == 16 * k_mib);
+  CHECK(range_window(2) == 8 * k_mib);
+  CHECK(range_window(8) == 2 * k_mib);
+  CHECK(range_window(64) == 256 * 1024);
+  for (std::size_t n = 1; n <= 64; ++n) {
+    CHECK(static_cast<std::uint64_t>(range_window(n)) * n <= k_range_window_budget);
+  }
+}
+
 TEST_CASE("Range ledger: what is rendered reads back, anything else is refused, never repaired", "[sync][ranges]")
 {
   const RangeLedger l{300, 1700000000123456789LL, {{{0, 100}, k_hex}, {{100, 50}, std::string(64, 'b')}, {{200, 100}, k_hex}}};
