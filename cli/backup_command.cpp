@@ -12,6 +12,7 @@
 #include "cli/interrupt.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
+#include "cli/stream_stats.hpp"
 #include "cli/ssh_options.hpp"
 #include "common/rounding.hpp"
 #include "providers/ledger.hpp"
@@ -108,13 +109,6 @@ void print_json(Services& s, const BackupReport& r)
   for (const auto& f : r.failed) {
     failed.push_back({{"path", nlohmann::json::parse(json_text(f.path))}, {"error", nlohmann::json::parse(json_text(f.error))}});
   }
-  nlohmann::json per_stream = nlohmann::json::array();
-  for (const auto& st : r.per_stream) {
-    per_stream.push_back({{"bytes", st.bytes},
-                          {"seconds", round_to_places(st.seconds, 3)},
-                          {"mb_per_s", round_to_places(st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds / 1e6 : 0.0, 1)},
-                          {"ranges", st.ranges}});
-  }
   nlohmann::json j = {{"files_total", r.files_total},
                       {"files_copied", r.files_copied},
                       {"files_skipped", r.files_skipped},
@@ -123,7 +117,7 @@ void print_json(Services& s, const BackupReport& r)
                       {"seconds", round_to_places(r.seconds, 3)},
                       {"verified", r.verified},
                       {"streams", r.streams},
-                      {"per_stream", per_stream},
+                      {"per_stream", per_stream_json(r.per_stream, "ranges")},
                       {"ranges_resumed", r.ranges_resumed},
                       {"manifest", nlohmann::json::parse(json_text(r.manifest.string()))},
                       {"failed", failed},

@@ -8,6 +8,7 @@
 #include "cli/backup_place.hpp"
 #include "cli/config.hpp"
 #include "cli/services.hpp"
+#include "cli/stream_stats.hpp"
 #include "common/rounding.hpp"
 #include "common/units.hpp"
 #include "providers/state_store.hpp"
@@ -157,13 +158,6 @@ nlohmann::json push_report_json(const PushReport& r)
   for (const auto& f : r.failed) {
     failed.push_back({{"path", text_json(f.path)}, {"error", text_json(f.error)}});
   }
-  nlohmann::json per_stream = nlohmann::json::array();
-  for (const auto& st : r.per_stream) {
-    per_stream.push_back({{"bytes", st.bytes},
-                          {"seconds", round_to_places(st.seconds, 3)},
-                          {"mb_per_s", round_to_places(st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds / 1e6 : 0.0, 1)},
-                          {"units", st.ranges}});
-  }
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto* list : {&r.tree.warnings, &r.warnings}) {
     for (const auto& w : *list) {
@@ -191,7 +185,7 @@ nlohmann::json push_report_json(const PushReport& r)
           {"seconds", round_to_places(r.seconds, 3)},
           {"sessions", r.sessions},
           {"streams", r.sessions},
-          {"per_stream", per_stream},
+          {"per_stream", per_stream_json(r.per_stream, "units")},
           {"ranges_resumed", r.ranges_resumed},
           {"verified", r.verified},
           {"verify_method", r.verify_method},

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Fuzz target for the readers of `gpurent push/run/jobs` (what a server or a repository hands
 // gpurent): the job agent's listing, start, kill and follow output, the push agent's trailer,
-// range and finishing reports, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
+// range, range-ledger and finishing reports, backup's range report, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
 // likely-secret rules over names, first bytes and --allow-secret values, and .gitignore text
 // with wildmatch. The first byte
 // picks the reader (and the chunking of the follow stream); the rest is the input. Invariants:
@@ -20,6 +20,7 @@
 #include "sync/ignore_rules.hpp"
 #include "sync/job_agent.hpp"
 #include "sync/push_agent.hpp"
+#include "sync/range_agent.hpp"
 #include "sync/secret_guard.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -73,6 +74,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   case 4:
     (void)gpurent::parse_range_result(text);
     (void)gpurent::parse_finalize_output(text);
+    if (const auto ledgers = gpurent::parse_push_ledgers(text)) {
+      for (const auto& [rel, lines] : *ledgers) {
+        for (const auto& l : lines) {
+          if (l.sha256.size() != 64) {
+            std::abort();  // a line is kept only with a whole SHA-256
+          }
+        }
+      }
+    }
+    if (const auto r = gpurent::parse_range_read_report(text); r && !r->missing && !r->sha256.empty() && r->sha256.size() != 64) {
+      std::abort();
+    }
     break;
   case 5: {
     if (const auto listing = gpurent::parse_ls_files(text)) {

@@ -9,6 +9,7 @@ export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config GPURENT_ST
 unset SSH_AUTH_SOCK GPURENT_SSH_PASSPHRASE SSH_ASKPASS
 mkdir -p "$HOME"
 source "$GPURENT_SOURCE_DIR/tests/e2e/sshd.sh"
+source "$GPURENT_SOURCE_DIR/tests/e2e/small_disk.sh"
 MOUNTED=""
 cleanup() {
   sshd_stop
@@ -161,12 +162,7 @@ copied=$(jq_get "$T/out.json" 'd["bytes_copied"]')
 echo "== full local disk fails cleanly and keeps the previous copy"
 mkdir -p "$T/small" "$T/rsmall"
 echo one > "$T/rsmall/one.txt"
-if mount -t tmpfs -o size=2m tmpfs "$T/small" 2>/dev/null; then
-  MOUNTED=$T/small
-  run_limited() { "$@"; }
-else
-  run_limited() { (trap '' XFSZ; ulimit -f 2048; exec "$@"); }   # no tmpfs: a file size limit (EFBIG)
-fi
+small_disk "$T/small" 2
 run_limited "$GPURENT_BIN" backup --host "$SSHD_TARGET" "$T/rsmall" --to "$T/small/b" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" --json > /dev/null
 before=$(sha256sum "$T/small/b/.gpurent-manifest.json")
 echo two > "$T/rsmall/one.txt"

@@ -12,6 +12,7 @@ export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config GPURENT_ST
 unset SSH_AUTH_SOCK GPURENT_SSH_PASSPHRASE SSH_ASKPASS GPURENT_PUSH_SESSIONS
 mkdir -p "$HOME"
 source "$GPURENT_SOURCE_DIR/tests/e2e/sshd.sh"
+source "$GPURENT_SOURCE_DIR/tests/e2e/small_disk.sh"
 PROXY_PID=""
 MOUNTED=""
 cleanup() {
@@ -112,12 +113,7 @@ cmp "$R/model.safetensors" "$T/d7/model.safetensors" || fail "copy after a damag
 echo "== backup: the local disk fills during the ranges: exit 1, the space given back, the last copy intact"
 mkdir -p "$T/full" "$T/rfull"
 echo one > "$T/rfull/one.txt"
-if mount -t tmpfs -o size=48m tmpfs "$T/full" 2>/dev/null; then
-  MOUNTED=$T/full
-  run_limited() { "$@"; }
-else
-  run_limited() { (trap '' XFSZ; ulimit -f 49152; exec "$@"); }   # no tmpfs: a file size limit (EFBIG)
-fi
+small_disk "$T/full" 48
 run_limited "$GPURENT_BIN" backup --host "$SSHD_TARGET" "$T/rfull" --to "$T/full/b" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS" --json > /dev/null
 before=$(sha256sum "$T/full/b/.gpurent-manifest.json")
 head -c $((80 * MIB)) /dev/urandom > "$T/rfull/zz_big.bin"
