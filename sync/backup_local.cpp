@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sync/backup_detail.hpp"
+#include "sync/range_plan.hpp"
 
 namespace gpurent::backup_detail {
 
@@ -121,7 +122,7 @@ std::uint64_t resumable_bytes(const std::filesystem::path& dest, const RemoteEnt
 
 std::string ledger_path_of(const std::string& partial)
 {
-  return partial + ".ranges";
+  return partial + std::string(k_range_ledger_suffix);
 }
 
 Result<void> publish(const std::filesystem::path& dest, const RemoteEntry& e)

@@ -343,10 +343,12 @@ private:
     const auto report = parse_range_read_report(err);
     const std::string where = " (bytes " + std::to_string(p.span.offset) + "-" + std::to_string(p.span.offset + p.span.length) + ")";
     if (report && report->missing) {
-      return give_up(f, "removed or unreadable on the server during the backup", true);
+      give_up(f, "removed or unreadable on the server during the backup", true);
+      return {};
     }
     if (report && report->dd_status == 0 && got < p.span.length) {
-      return give_up(f, "shrank on the server during the backup", true);
+      give_up(f, "shrank on the server during the backup", true);
+      return {};
     }
     std::string trouble;
     if (!report) {
@@ -383,14 +385,13 @@ private:
     return {};
   }
 
-  Result<void> give_up(File& f, std::string why, bool short_copy)
+  void give_up(File& f, std::string why, bool short_copy)
   {
     std::lock_guard lock(m_mu);
     f.failed = true;
     f.short_copy = short_copy;
     f.why = std::move(why);
     m_cv.notify_all();
-    return {};
   }
 
   // The whole files' SHA-256, each in file order as soon as its bytes are verified on disk.
@@ -418,7 +419,7 @@ private:
             continue;
           }
           if (n <= 0) {
-            give_up(f, "cannot read back " + f.partial, false).value();
+            give_up(f, "cannot read back " + f.partial, false);
             complete = false;
             break;
           }

@@ -35,7 +35,7 @@ std::map<std::size_t, std::vector<Span>> Pusher::resumable_ranges(const std::vec
   std::vector<std::string> rels;
   std::map<std::string, std::size_t> by_rel;
   for (const auto i : m_big) {
-    if (names.contains(m_local[i].path + std::string(k_partial_suffix) + ".ranges")) {
+    if (names.contains(m_local[i].path + std::string(k_partial_suffix) + std::string(k_range_ledger_suffix))) {
       rels.push_back(m_local[i].path);
       by_rel[m_local[i].path] = i;
     }
@@ -120,13 +120,7 @@ Result<PushReport> Pusher::run()
   m_groups = split_stream(plan.stream, m_local, sessions);
   m_big = plan.big;
   const auto resumed = resumable_ranges(*remote);
-  const std::uint64_t piece = piece_size(big_bytes, sessions, m_req.range_size);
-  for (const auto i : plan.big) {
-    const auto done = resumed.find(i);
-    for (const auto& sp : spans_to_fetch(m_local[i].size, done == resumed.end() ? std::vector<Span>{} : done->second, piece)) {
-      m_ranges.push_back(ByteRange{i, sp.offset, sp.length});
-    }
-  }
+  m_ranges = split_ranges(plan.big, m_local, piece_size(big_bytes, sessions, m_req.range_size), resumed);
   m_range_ok.assign(m_ranges.size(), false);
   for (std::size_t r = 0; r < m_ranges.size(); ++r) {
     m_queue.push_back(Work{true, r});  // large units first: they balance best

@@ -5,14 +5,10 @@
 
 #include "sync/backup.hpp"
 #include "sync/range_agent.hpp"
+#include "sync/range_plan.hpp"
 
 namespace gpurent {
 namespace {
-
-bool is_hex64(std::string_view s)
-{
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
 
 std::optional<int> to_int(std::string_view s)
 {
@@ -128,7 +124,7 @@ std::string range_write_command(std::string_view dir, std::string_view rel, std:
          "if [ -n \"$t\" ]; then rm -rf -- \"$t\"; fi\n"
          "if [ \"$s\" = 0 ] && [ -n \"$h\" ] && [ \"$n\" = " +
          std::to_string(length) + " ]; then printf '%s %s %s\\n' " + std::to_string(offset) + " " + std::to_string(length) +
-         " \"$h\" >> \"$f.ranges\"; fi\n"
+         " \"$h\" >> \"$f" + std::string(k_range_ledger_suffix) + "\"; fi\n"
          "printf 'gpurent-range\\0%s\\0%s\\0' \"$s\" \"$h\"\n";
 }
 
@@ -172,7 +168,7 @@ Result<std::map<std::string, std::vector<PushLedgerRange>>> parse_push_ledgers(s
       const auto [pa, ea] = std::from_chars(a.data(), a.data() + a.size(), r.offset);
       const auto [pb, eb] = std::from_chars(b.data(), b.data() + b.size(), r.length);
       if (ea != std::errc{} || pa != a.data() + a.size() || a.empty() || eb != std::errc{} || pb != b.data() + b.size() || b.empty() ||
-          !is_hex64(h)) {
+          !is_hex_digest(h)) {
         continue;
       }
       r.sha256 = std::string(h);
@@ -192,7 +188,7 @@ Result<RangeResult> parse_range_result(std::string_view out)
     return fail(Errc::not_found, "push: the remote directory vanished during the upload");
   }
   const auto status = to_int(f[1]);
-  if (!status || (!f[2].empty() && !is_hex64(f[2]))) {
+  if (!status || (!f[2].empty() && !is_hex_digest(f[2]))) {
     return fail(Errc::invalid_input, "push: unreadable range report");
   }
   return RangeResult{*status, std::string(f[2])};
@@ -230,7 +226,7 @@ Result<std::map<std::string, FinalResult>> parse_finalize_output(std::string_vie
   }
   std::map<std::string, FinalResult> res;
   for (std::size_t i = 0; i < f.size(); i += 3) {
-    if ((f[i] != "ok" && f[i] != "bad") || (!f[i + 2].empty() && !is_hex64(f[i + 2]))) {
+    if ((f[i] != "ok" && f[i] != "bad") || (!f[i + 2].empty() && !is_hex_digest(f[i + 2]))) {
       return fail(Errc::invalid_input, "push: unreadable report of the finished large files");
     }
     res[std::string(f[i + 1])] = FinalResult{f[i] == "ok", std::string(f[i + 2])};

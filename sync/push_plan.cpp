@@ -81,18 +81,14 @@ std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t
 }
 
 std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const std::vector<LocalEntry>& local,
-                                    std::uint64_t range_size)
+                                    std::uint64_t range_size, const std::map<std::size_t, std::vector<Span>>& done)
 {
   std::vector<ByteRange> out;
-  range_size = std::max<std::uint64_t>(range_size, 1);
   for (const auto i : big) {
-    const std::uint64_t size = local[i].size;
-    std::uint64_t off = 0;
-    do {
-      const std::uint64_t len = std::min(range_size, size - off);
-      out.push_back(ByteRange{i, off, len});
-      off += len;
-    } while (off < size);
+    const auto d = done.find(i);
+    for (const auto& sp : spans_to_fetch(local[i].size, d == done.end() ? std::vector<Span>{} : d->second, range_size)) {
+      out.push_back(ByteRange{i, sp.offset, sp.length});
+    }
   }
   return out;
 }

@@ -6,10 +6,12 @@
 // a directory when the server lacks it; a symlink when the server's differs. Nothing on the
 // server is ever deleted.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "sync/local_tree.hpp"
+#include "sync/range_plan.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent {
@@ -36,8 +38,11 @@ struct ByteRange {
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
 };
-// Each big file cut into ranges of at most `range_size` bytes (an empty file: one empty range).
+// Each big file cut into ranges of at most `range_size` bytes, leaving out what `done` holds for
+// it (the spans a killed push left verified on the server; sync/range_plan.hpp, spans_to_fetch);
+// an empty file with nothing done: one empty range.
 [[nodiscard]] std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const std::vector<LocalEntry>& local,
-                                                  std::uint64_t range_size);
+                                                  std::uint64_t range_size,
+                                                  const std::map<std::size_t, std::vector<Span>>& done = {});
 
 }  // namespace gpurent

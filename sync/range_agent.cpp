@@ -61,8 +61,7 @@ Result<RangeReadReport> parse_range_read_report(std::string_view err)
     return r;
   }
   const auto [p, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), r.dd_status);
-  const bool hex = f[2].size() == 64 && f[2].find_first_not_of("0123456789abcdef") == std::string_view::npos;
-  if (ec != std::errc{} || p != f[1].data() + f[1].size() || f[1].empty() || (!f[2].empty() && !hex)) {
+  if (ec != std::errc{} || p != f[1].data() + f[1].size() || f[1].empty() || (!f[2].empty() && !is_hex_digest(f[2]))) {
     return fail(Errc::invalid_input, "backup: unreadable range report");
   }
   r.sha256 = std::string(f[2]);

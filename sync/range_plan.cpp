@@ -4,16 +4,13 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "sync/remote_listing.hpp"
+
 namespace gpurent {
 namespace {
 
 constexpr std::uint64_t k_least_piece = 8 * k_range_mib;
 constexpr int k_ledger_version = 1;
-
-bool is_hex64(std::string_view s)
-{
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
 
 }  // namespace
 
@@ -102,7 +99,7 @@ Result<RangeLedger> parse_range_ledger(std::string_view json_text)
     const auto len = r.find("length");
     const auto sum = r.find("sha256");
     if (off == r.end() || !off->is_number_unsigned() || len == r.end() || !len->is_number_unsigned() || sum == r.end() ||
-        !sum->is_string() || !is_hex64(sum->get_ref<const std::string&>())) {
+        !sum->is_string() || !is_hex_digest(sum->get_ref<const std::string&>())) {
       return bad("a range needs offset, length and a SHA-256");
     }
     const Span s{off->get<std::uint64_t>(), len->get<std::uint64_t>()};

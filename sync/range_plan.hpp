@@ -63,6 +63,10 @@ struct RangeLedger {
   auto operator<=>(const RangeLedger&) const = default;
 };
 
+// A range ledger is the partial file's name plus this (FILE.gpurent-partial.ranges): JSON for
+// backup (below), "OFFSET LENGTH SHA256" lines written by the server for push.
+inline constexpr std::string_view k_range_ledger_suffix = ".ranges";
+
 // JSON text <-> ledger. Errc::invalid_input for anything that is not a ledger this version
 // writes (ranges out of order, overlapping or past the end are refused, not repaired).
 [[nodiscard]] std::string render_range_ledger(const RangeLedger& l);

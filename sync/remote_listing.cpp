@@ -209,12 +209,12 @@ std::string hash_script()
          "else printf 'none\\0'; cat >/dev/null; fi\n";
 }
 
-namespace {
-
 bool is_hex_digest(std::string_view s) noexcept
 {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
+
+namespace {
 
 // The length of `name`'s record at the start of `rest` ("<64 hex> *<name>\n"), 0 when it is not
 // there. OpenSSL 3 writes a name holding a newline as coreutils does (the record starts with a

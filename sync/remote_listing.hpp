@@ -13,6 +13,8 @@ namespace gpurent {
 
 // The NUL-terminated fields of a remote command's output; an unterminated tail is not a field.
 [[nodiscard]] std::vector<std::string_view> split_nul_fields(std::string_view out);
+// A SHA-256 as the hashing tools print it: 64 lowercase hex digits.
+[[nodiscard]] bool is_hex_digest(std::string_view s) noexcept;
 // POSIX-shell single quoting ('it'\''s').
 [[nodiscard]] std::string shell_quote(std::string_view s);
 // A remote command from its words, as `gpurent ssh` and `gpurent run` take them: one word is a

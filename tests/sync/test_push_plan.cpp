@@ -113,4 +113,11 @@ TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sy
     }
   }
   CHECK(split_stream({}, {}, 3).empty());
+  // Spans a killed push left verified are not cut again.
+  const std::vector<LocalEntry> two = {file("a", 100, 0), file("b", 30, 0)};
+  const auto left = split_ranges({0, 1}, two, 40, {{0, {Span{0, 40}, Span{60, 10}}}});
+  CHECK(left.size() == 3);
+  CHECK((left[0].entry == 0 && left[0].offset == 40 && left[0].length == 20));
+  CHECK((left[1].entry == 0 && left[1].offset == 70 && left[1].length == 30));
+  CHECK((left[2].entry == 1 && left[2].offset == 0 && left[2].length == 30));
 }
