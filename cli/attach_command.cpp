@@ -9,6 +9,7 @@
 #include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/group_support.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
@@ -25,6 +26,7 @@ struct AttachOptions {
   std::string since;
   std::string price;
   bool spot = false;
+  std::string group;
   SshFlags ssh;
 };
 
@@ -52,6 +54,19 @@ Result<ServerRecord> run_attach(Services& s, const AttachOptions& o)
   if (existing && !is_closed(existing->status)) {
     return fail(Errc::refused, "a server named '" + o.name + "' is already tracked; pick another --name");
   }
+  std::uint32_t rank = 0;
+  if (!o.group.empty()) {
+    if (o.group == o.name) {
+      return fail(Errc::usage, "--group " + o.group + ": a group and its member need different names");
+    }
+    TRY(check_group_name(*store, o.group));
+    TRY_ASSIGN(rank, next_group_rank(*store, o.group));
+  } else {
+    TRY_ASSIGN(const auto servers, store->list_servers(false));
+    if (group_of(servers, o.name)) {
+      return fail(Errc::refused, "'" + o.name + "' is a server group; pick another --name");
+    }
+  }
   TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
   TRY_ASSIGN(auto session, connect_ssh(s, target, options));
   const std::string key = session->host_key_fingerprint();
@@ -71,6 +86,8 @@ Result<ServerRecord> run_attach(Services& s, const AttachOptions& o)
   rec.host_key = key;
   rec.status = ServerStatus::running;
   rec.created_at = since;
+  rec.group = o.group;
+  rec.group_rank = rank;
   // Remembered for backup, ssh, doctor and down (the user/host/port above too).
   std::error_code ec;
   rec.identity_file = o.ssh.identity.empty() ? std::string{} : std::filesystem::absolute(o.ssh.identity, ec).string();
@@ -79,6 +96,9 @@ Result<ServerRecord> run_attach(Services& s, const AttachOptions& o)
   TRY_ASSIGN(rec, store->insert_server(rec));
   s.err << "gpurent: tracking " << rec.name << " (" << priced.provider.display << " " << priced.card.display << " x"
         << rec.gpus << ", " << per_hour(price) << ", " << priced.origin_text << "); host key " << key << '\n';
+  if (!rec.group.empty()) {
+    s.err << "gpurent: " << rec.name << " is node " << rec.group_rank << " of group " << rec.group << '\n';
+  }
   return rec;
 }
 
@@ -95,6 +115,7 @@ void add_attach_command(CLI::App& app, Services& s)
   sub->add_option("--since", opts->since, "when it was rented (default now): 2026-11-30T10:00:00Z or Unix seconds");
   sub->add_option("--price", opts->price, "USD per hour for the whole server, when no price is known");
   sub->add_flag("--spot", opts->spot, "a spot/interruptible server");
+  sub->add_option("--group", opts->group, "join server group NAME as its next node (rank 0 = attached first)");
   add_ssh_flags(*sub, opts->ssh);
   auto autostop = add_autostop_flag(*sub);
   sub->callback([&s, opts, autostop] {
@@ -108,7 +129,9 @@ void add_attach_command(CLI::App& app, Services& s)
                               {"gpus", r->gpus},         {"state", "running"},      {"since", iso_time(r->created_at)},
                               {"host", r->user + "@" + r->host + ":" + std::to_string(r->port)},
                               {"host_key", r->host_key}, {"price_per_hour", to_units(r->terms.price_per_hour)},
-                              {"currency", r->terms.currency}}
+                              {"currency", r->terms.currency},
+                              {"group", r->group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r->group)},
+                              {"node", r->group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r->group_rank)}}
                    .dump(2)
             << '\n';
     } else {

@@ -10,6 +10,7 @@
 
 #include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/group_support.hpp"
 #include "cli/services.hpp"
 #include "sync/autostop_agent.hpp"
 
@@ -132,7 +133,7 @@ void add_autostop_command(CLI::App& app, Services& s)
   auto opts = std::make_shared<AutostopCommandOptions>();
   auto& rq = opts->request;
   auto* sub = app.add_subcommand("autostop", "a watchdog on the server that stops it when its GPUs, jobs and sessions are idle");
-  sub->add_option("name", opts->name, "NAME of a tracked server (omit with --host)");
+  sub->add_option("name", opts->name, "NAME of a tracked server or group (omit with --host)");
   sub->add_option("--idle", rq.idle, "arm: act after this long idle (30m, 2h, 1h30m; a bare number is minutes)");
   sub->add_option("--then", rq.then, "what to do when idle: stop (default), hibernate or destroy");
   sub->add_option("--release-after", rq.release_after, "destroy this long after the first action (a second stage)");
@@ -148,6 +149,15 @@ void add_autostop_command(CLI::App& app, Services& s)
   sub->add_flag("--cancel", opts->cancel, "end the watchdog");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
+    if (auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
+      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+        AutostopCommandOptions one = *opts;  // each node's own watchdog, with the same settings
+        one.name = m.name;
+        auto r = run_autostop_command(ms, one);
+        return r ? *r : report_error(ms, r.error());
+      });
+      return;
+    }
     auto r = run_autostop_command(s, *opts);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

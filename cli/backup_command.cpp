@@ -9,6 +9,7 @@
 #include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/group_support.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
@@ -28,6 +29,7 @@ struct BackupOptions {
   std::vector<std::string> include;
   std::vector<std::string> exclude;
   std::size_t streams = 0;
+  std::int64_t node = -1;  // --node K: only that member of a group
   SshFlags ssh;
 };
 
@@ -249,16 +251,44 @@ void add_backup_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<BackupOptions>();
   auto* sub = app.add_subcommand("backup", "copy a server's files to this machine: incremental, verified, resumable");
-  sub->add_option("args", opts->args, "NAME (a tracked server) then REMOTE_PATHs; with --host only REMOTE_PATHs (default: the workspace or home)");
+  sub->add_option("args", opts->args, "NAME (a tracked server or a group) then REMOTE_PATHs; with --host only REMOTE_PATHs (default: the workspace or home)");
   sub->add_option("--to", opts->to, "destination directory (default: backup_dir/NAME, else ~/.local/share/gpurent/backups/NAME)");
   sub->add_option("--include", opts->include, "copy only paths matching this glob (repeatable; * ** ? supported)");
   sub->add_option("--exclude", opts->exclude, "skip paths matching this glob (repeatable)");
   add_streams_flag(*sub, opts->streams);
   add_ssh_flags(*sub, opts->ssh);
+  sub->add_option("--node", opts->node, "with a group NAME: only node K (default: every node)")->check(CLI::Range(0, 63));
   sub->callback([&s, opts] {
     InterruptWatch watch(s);
-    auto r = run(s, *opts, watch);
-    s.exit_code = r ? *r : report_error(s, r.error());
+    auto group = opts->ssh.host.empty() && !opts->args.empty() ? find_group(s, opts->args.front()) : std::nullopt;
+    if (!group) {
+      if (opts->node >= 0) {
+        s.exit_code = report_error(s, Error{Errc::usage, "--node is for a server group NAME"});
+        return;
+      }
+      auto r = run(s, *opts, watch);
+      s.exit_code = r ? *r : report_error(s, r.error());
+      return;
+    }
+    std::optional<std::uint32_t> only;
+    if (opts->node >= 0) {
+      auto m = member_at(*group, static_cast<std::uint32_t>(opts->node));
+      if (!m) {
+        s.exit_code = report_error(s, m.error());
+        return;
+      }
+      only = (*m)->group_rank;
+    }
+    // Each node into its own directory: --to DIR/<member>, else backup_dir/<member>.
+    s.exit_code = for_each_member(s, *group, only, [&](Services& ms, const ServerRecord& m) {
+      BackupOptions one = *opts;
+      one.args.front() = m.name;
+      if (!one.to.empty()) {
+        one.to = (std::filesystem::path(opts->to) / m.name).string();
+      }
+      auto r = run(ms, one, watch);
+      return r ? *r : report_error(ms, r.error());
+    });
   });
 }
 

@@ -13,6 +13,7 @@
 #include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/group_support.hpp"
 #include "cli/down.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/lifecycle_destroy.hpp"
@@ -346,11 +347,36 @@ Result<nlohmann::json> down_server(Services& s, const DownRequest& r)
   return out;
 }
 
+namespace {
+
+int down_and_say(Services& s, const DownOptions& o)
+{
+  auto r = run_down(s, o);
+  if (!r) {
+    return report_error(s, r.error());
+  }
+  if (s.global.json) {
+    s.out << r->dump(2) << '\n';
+  } else {
+    const std::string state = (*r)["state"].get<std::string>();
+    s.out << (*r)["name"].get<std::string>() << ": " << state << ", accrued "
+          << money_text(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)});
+    if (state == "release_pending") {
+      s.out << "; still billed " << per_hour(MicroUsd{round_to_i64((*r)["cost_per_hour_now"].get<double>() * 1e6)})
+            << " until you release it and run `gpurent down " << o.name << " --released`";
+    }
+    s.out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 void add_down_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<DownOptions>();
   auto* sub = app.add_subcommand("down", "stop, hibernate or destroy a tracked server (says what it costs and loses first)");
-  sub->add_option("name", opts->name, "the server")->required();
+  sub->add_option("name", opts->name, "the server, or a server group (every member)")->required();
   sub->add_flag("--stop", opts->stop, "stop it (see what the provider still bills)");
   sub->add_flag("--hibernate", opts->hibernate, "hibernate it where the provider has that");
   sub->add_flag("--destroy", opts->destroy, "destroy it, after a verified backup (attached: back up, then release it in the console)");
@@ -363,25 +389,16 @@ void add_down_command(CLI::App& app, Services& s)
   sub->callback([&s, opts] {
     InterruptWatch watch(s);
     opts->watch = &watch;
-    auto r = run_down(s, *opts);
-    opts->watch = nullptr;
-    if (!r) {
-      s.exit_code = report_error(s, r.error());
-      return;
-    }
-    if (s.global.json) {
-      s.out << r->dump(2) << '\n';
+    if (auto group = find_group(s, opts->name)) {
+      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+        DownOptions one = *opts;
+        one.name = m.name;
+        return down_and_say(ms, one);
+      });
     } else {
-      const std::string state = (*r)["state"].get<std::string>();
-      s.out << (*r)["name"].get<std::string>() << ": " << state << ", accrued "
-            << money_text(MicroUsd{round_to_i64((*r)["accrued_cost"].get<double>() * 1e6)});
-      if (state == "release_pending") {
-        s.out << "; still billed " << per_hour(MicroUsd{round_to_i64((*r)["cost_per_hour_now"].get<double>() * 1e6)})
-              << " until you release it and run `gpurent down " << opts->name << " --released`";
-      }
-      s.out << "\n";
+      s.exit_code = down_and_say(s, *opts);
     }
-    s.exit_code = 0;
+    opts->watch = nullptr;
   });
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -75,6 +76,26 @@ std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::
     args.erase(args.begin());
   }
   return {std::move(name), std::move(args)};
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> parse_env(const std::vector<std::string>& kvs)
+{
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& kv : kvs) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return fail(Errc::usage, "--env " + kv + ": write it as NAME=VALUE");
+    }
+    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return out;
+}
+
+std::string new_job_id(Services& s)
+{
+  std::random_device rd;
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(s.clock.now().time_since_epoch()).count();
+  return make_job_id(now, rd());
 }
 
 Result<JobServer> open_job_server(Services& s, const std::string& name, const SshFlags& flags)

@@ -35,6 +35,11 @@ struct JobServer {
 // Positionals "NAME REST..."; with --host there is no NAME and all of them are REST.
 [[nodiscard]] std::pair<std::string, std::vector<std::string>> name_and_rest(std::vector<std::string> args, const SshFlags& flags);
 
+// --env NAME=VALUE values, in order.
+[[nodiscard]] Result<std::vector<std::pair<std::string, std::string>>> parse_env(const std::vector<std::string>& kvs);
+// A new job id from the clock and 16 random bits (sync/job_agent.hpp make_job_id).
+[[nodiscard]] std::string new_job_id(Services& s);
+
 // NAME (a tracked server) or --host USER@HOST[:PORT].
 [[nodiscard]] Result<JobServer> open_job_server(Services& s, const std::string& name, const SshFlags& flags);
 [[nodiscard]] Result<std::unique_ptr<SshSession>> connect_job_server(Services& s, const JobServer& server);

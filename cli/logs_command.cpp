@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/group_support.hpp"
 #include "cli/job_follow.hpp"
 #include "cli/job_support.hpp"
 #include "cli/services.hpp"
@@ -20,6 +21,7 @@ struct LogsCommandOptions {
   std::vector<std::string> args;  // NAME [JOB]; with --host only [JOB]
   bool follow = false;
   std::optional<std::uint64_t> tail;
+  std::int64_t node = -1;  // --node K: that member of a group
   SshFlags ssh;
 };
 
@@ -96,17 +98,74 @@ Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
   return settled.steps_failed ? report_error(s, Error{Errc::partial, "a --then step failed (see its detail); fix the cause and run the step by hand"}) : 0;
 }
 
+// `logs GROUP [JOB]`: every node's log, each line prefixed with "[MEMBER] " (under --json one
+// document with each node's); `--node K` is that node's log as for one server (also -f).
+int group_logs(Services& s, const ServerGroup& group, const LogsCommandOptions& o)
+{
+  auto for_member = [&](const ServerRecord& m) {
+    LogsCommandOptions one = o;
+    one.args.front() = m.name;
+    one.node = -1;
+    return one;
+  };
+  if (o.node >= 0) {
+    auto m = member_at(group, static_cast<std::uint32_t>(o.node));
+    if (!m) {
+      return report_error(s, m.error());
+    }
+    auto r = run_logs_command(s, for_member(**m));
+    return r ? *r : report_error(s, r.error());
+  }
+  if (o.follow) {
+    return report_error(s, Error{Errc::usage, "logs " + group.name + " -f: follow one node with --node K (0 to " +
+                                                  std::to_string(group.members.back().group_rank) + "), or all of them "
+                                                  "with `gpurent run` (it follows every node)"});
+  }
+  if (s.global.json) {
+    return for_each_member(s, group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+      auto r = run_logs_command(ms, for_member(m));
+      return r ? *r : report_error(ms, r.error());
+    });
+  }
+  int worst = 0;
+  for (const auto& m : group.members) {
+    std::ostringstream captured;
+    int code = 0;
+    {
+      Services ms = member_services(s, captured);
+      auto r = run_logs_command(ms, for_member(m));
+      code = r ? *r : report_error(ms, r.error());
+    }
+    std::istringstream lines(captured.str());
+    for (std::string line; std::getline(lines, line);) {
+      s.out << "[" << m.name << "] " << line << '\n';
+    }
+    worst = code != 0 ? code : worst;
+  }
+  return worst;
+}
+
 }  // namespace
 
 void add_logs_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<LogsCommandOptions>();
   auto* sub = app.add_subcommand("logs", "a job's output (default: the latest job); -f follows it until it ends");
-  sub->add_option("args", opts->args, "NAME (a tracked server) then JOB; with --host only JOB");
+  sub->add_option("args", opts->args, "NAME (a tracked server or group) then JOB; with --host only JOB");
   sub->add_flag("-f,--follow", opts->follow, "follow the output until the job ends (across reconnects; Ctrl-C stops following)");
   sub->add_option("--tail", opts->tail, "only the last N lines");
+  sub->add_option("--node", opts->node, "with a group NAME: only node K's log (default: every node's, prefixed)")
+      ->check(CLI::Range(0, 63));
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
+    if (auto group = opts->ssh.host.empty() && !opts->args.empty() ? find_group(s, opts->args.front()) : std::nullopt) {
+      s.exit_code = group_logs(s, *group, *opts);
+      return;
+    }
+    if (opts->node >= 0) {
+      s.exit_code = report_error(s, Error{Errc::usage, "--node is for a server group NAME"});
+      return;
+    }
     auto r = run_logs_command(s, *opts);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

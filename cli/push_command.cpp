@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/group_support.hpp"
 #include "cli/job_support.hpp"
 #include "cli/push_support.hpp"
 #include "cli/services.hpp"
@@ -68,7 +69,7 @@ void add_push_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<PushCommandOptions>();
   auto* sub = app.add_subcommand("push", "upload what git would commit to a server: incremental, verified, refuses likely secrets");
-  sub->add_option("args", opts->args, "NAME (a tracked server) then LOCAL_DIR (default .); with --host only LOCAL_DIR");
+  sub->add_option("args", opts->args, "NAME (a tracked server or group) then LOCAL_DIR (default .); with --host only LOCAL_DIR");
   sub->add_option("--to", opts->to, "remote directory (default ~/gpurent/<name of LOCAL_DIR>)");
   sub->add_option("--exclude", opts->excludes, "also leave out paths matching this pattern, tracked files too (.gitignore syntax; repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
@@ -78,6 +79,15 @@ void add_push_command(CLI::App& app, Services& s)
   add_streams_flag(*sub, opts->streams);
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
+    if (auto group = opts->ssh.host.empty() && !opts->args.empty() ? find_group(s, opts->args.front()) : std::nullopt) {
+      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+        PushCommandOptions one = *opts;  // the same tree to every node
+        one.args.front() = m.name;
+        auto r = run_push_command(ms, one);
+        return r ? *r : report_error(ms, r.error());
+      });
+      return;
+    }
     auto r = run_push_command(s, *opts);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

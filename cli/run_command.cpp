@@ -7,16 +7,17 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <random>
 
 #include "cli/autostop_support.hpp"
 #include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/group_support.hpp"
 #include "cli/job_follow.hpp"
 #include "cli/job_steps.hpp"
 #include "cli/job_support.hpp"
 #include "cli/push_support.hpp"
+#include "cli/run_group.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 #include "sync/remote_listing.hpp"
@@ -38,28 +39,13 @@ struct RunCommandOptions {
   std::vector<std::string> then;
   std::string stop;
   unsigned grace = 10;
+  std::string master_addr;
+  std::uint16_t master_port = 29500;
   SshFlags ssh;
 };
 
-Result<std::vector<std::pair<std::string, std::string>>> parse_env(const std::vector<std::string>& kvs)
-{
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& kv : kvs) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return fail(Errc::usage, "--env " + kv + ": write it as NAME=VALUE");
-    }
-    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return out;
-}
-
-std::string new_job_id(Services& s)
-{
-  std::random_device rd;
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(s.clock.now().time_since_epoch()).count();
-  return make_job_id(now, rd());
-}
+// `run GROUP …`: every node (cli/run_group.hpp); --stop JOB stops it on every node.
+int run_on_group(Services& s, const ServerGroup& group, RunCommandOptions& o);
 
 void print_push_line(Services& s, const PushReport& r)
 {
@@ -189,13 +175,44 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   return finish_followed_job(s, server, session, job.job_id, show_json);
 }
 
+int run_on_group(Services& s, const ServerGroup& group, RunCommandOptions& o)
+{
+  if (!o.stop.empty()) {
+    return for_each_member(s, group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+      RunCommandOptions one = o;
+      one.name = m.name;
+      auto r = run_run_command(ms, one);
+      return r ? *r : report_error(ms, r.error());
+    });
+  }
+  if (!o.then.empty()) {
+    return report_error(s, Error{Errc::usage, "--then is for one server; after a group's job, run `gpurent backup " + group.name +
+                                                  "` (every node) or `gpurent down " + group.name + " --destroy`"});
+  }
+  GroupRunRequest r;
+  r.command = o.command;
+  r.workdir = o.workdir;
+  r.to = o.to;
+  r.excludes = o.excludes;
+  r.with_git = o.with_git;
+  r.allow_secrets = o.allow_secrets;
+  r.no_push = o.no_push;
+  r.env = o.env;
+  r.detach = o.detach;
+  r.master_addr = o.master_addr;
+  r.master_port = o.master_port;
+  r.grace = o.grace;
+  r.ssh = o.ssh;
+  return run_group_job(s, group, r);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<RunCommandOptions>();
   auto* sub = app.add_subcommand("run", "push, run a command detached on a server, follow it, explain an OOM, then --then steps");
-  sub->add_option("name", opts->name, "NAME of a tracked server (omit with --host)");
+  sub->add_option("name", opts->name, "NAME of a tracked server or group (omit with --host)");
   sub->add_option("command", opts->command, "after --, the command (one word: shell code as typed; several: that argument list)");
   sub->add_option("--workdir", opts->workdir, "local working tree to push (default .)");
   sub->add_option("--to", opts->to, "remote directory to push to and run in (default ~/gpurent/<name of --workdir>)");
@@ -212,6 +229,9 @@ void add_run_command(CLI::App& app, Services& s)
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_option("--stop", opts->stop, "stop job JOB instead (SIGTERM, then SIGKILL after --grace seconds)");
   sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL for --stop (default 10)");
+  sub->add_option("--master-addr", opts->master_addr, "with a group: MASTER_ADDR for every node (default: node 0's address)");
+  sub->add_option("--master-port", opts->master_port, "with a group: MASTER_PORT for every node (default 29500)")
+      ->check(CLI::Range(1, 65535));
   add_ssh_flags(*sub, opts->ssh);
   auto autostop = add_autostop_flag(*sub);
   sub->callback([&s, opts, autostop] {
@@ -219,6 +239,13 @@ void add_run_command(CLI::App& app, Services& s)
     if (!o.ssh.host.empty() && !o.name.empty()) {
       o.command.insert(o.command.begin(), o.name);  // with --host there is no NAME: the first word is the command's
       o.name.clear();
+    }
+    if (auto group = o.ssh.host.empty() ? find_group(s, o.name) : std::nullopt) {
+      for (const auto& m : group->members) {
+        arm_autostop_flag(s, m.name, *autostop, o.ssh);
+      }
+      s.exit_code = run_on_group(s, *group, o);
+      return;
     }
     arm_autostop_flag(s, o.name, *autostop, o.ssh);
     auto r = run_run_command(s, o);

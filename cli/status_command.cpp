@@ -16,6 +16,7 @@
 #include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/group_support.hpp"
 #include "cli/job_support.hpp"
 #include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
@@ -249,6 +250,8 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
           {"currency", r.terms.currency},
           {"last_backup", last_backup},
           {"attached", r.attached},
+          {"group", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group)},
+          {"node", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group_rank)},
           {"idle", idle},
           {"autostop", autostop},
           {"warnings", warnings}};
@@ -261,10 +264,15 @@ Result<void> run_status(Services& s, const StatusOptions& o)
   std::vector<ServerRecord> servers;
   if (!o.name.empty()) {
     TRY_ASSIGN(auto one, store->find_server(o.name));
-    if (!one) {
-      return fail(Errc::not_found, "no server named '" + o.name + "' is tracked; see `gpurent status`");
+    if (one && !is_closed(one->status)) {
+      servers.push_back(*one);
+    } else if (auto group = find_group(s, o.name)) {
+      servers = group->members;  // a group NAME: its open members, rank order
+    } else if (one) {
+      servers.push_back(*one);
+    } else {
+      return fail(Errc::not_found, "no server or group named '" + o.name + "' is tracked; see `gpurent status`");
     }
-    servers.push_back(*one);
   } else {
     TRY_ASSIGN(servers, store->list_servers(false));
   }
@@ -333,7 +341,9 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     const std::string shown = shown_state(r);
     text += r.name + "  " + r.provider + "  " + r.card + " x" + std::to_string(r.gpus) + "  " + shown +
             (shown != to_string(r.status) ? " (billed as " + std::string(to_string(r.status)) + ")" : std::string{}) +
-            " since " + iso_time(r.status_since) + "\n    accrued " +
+            " since " + iso_time(r.status_since) +
+            (r.group.empty() ? std::string{} : "  (group " + r.group + ", node " + std::to_string(r.group_rank) + ")") +
+            "\n    accrued " +
             money_text(totals.accrued) + ", now " +
             per_hour(rate) +
             (r.host.empty() ? "" : ", " + r.user + "@" + r.host + ":" + std::to_string(r.port)) + "\n";
@@ -384,7 +394,7 @@ void add_status_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<StatusOptions>();
   auto* sub = app.add_subcommand("status", "tracked servers: state, accrued cost, cost per hour now, warnings");
-  sub->add_option("name", opts->name, "one server (also a closed one)");
+  sub->add_option("name", opts->name, "one server (also a closed one), or a server group");
   sub->add_flag("--refresh", opts->refresh, "ask each provider; list servers it bills that gpurent does not track");
   sub->callback([&s, opts] {
     auto r = run_status(s, *opts);

@@ -32,6 +32,11 @@ struct UpOptions {
   std::string region;
   std::string image;
   SshFlags ssh;
+  std::uint32_t nodes = 1;      // --nodes N: a group of N servers named GROUP-0 … GROUP-(N-1)
+  std::string group;            // --group NAME
+  // Set by the group loop for each member: its rank, and whether the group was confirmed already.
+  std::uint32_t group_rank = 0;
+  bool confirmed = false;
 };
 
 // What to rent: an offer, its GPU count and, with --from-plan, what plan chose and why.

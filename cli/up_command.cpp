@@ -20,6 +20,7 @@
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "cli/up_choice.hpp"
+#include "cli/up_group.hpp"
 #include "cli/ssh_options.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
@@ -70,7 +71,9 @@ nlohmann::json server_view(const ServerRecord& r)
           {"card", r.card},          {"gpus", r.gpus},         {"state", std::string(to_string(r.status))},
           {"host", r.host},          {"port", r.port},         {"user", r.user},
           {"host_key", r.host_key},  {"price_per_hour", to_units(r.terms.price_per_hour)},
-          {"currency", r.terms.currency}, {"spot", r.spot}};
+          {"currency", r.terms.currency}, {"spot", r.spot},
+          {"group", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group)},
+          {"node", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group_rank)}};
 }
 
 
@@ -312,7 +315,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
   bool inserted = false;  // by this run (a record from an earlier run may have a create call behind it)
   if (existing && !is_closed(existing->status)) {
     rec = *existing;
-    if (rec.provider != info.name || rec.card != priced.card.id || rec.gpus != gpus) {
+    if (rec.provider != info.name || rec.card != priced.card.id || rec.gpus != gpus || rec.group != o.group) {
       return fail(Errc::refused, "a server named '" + name + "' is already tracked (" + rec.provider + " " + rec.card +
                                      " x" + std::to_string(rec.gpus) + "); pick another --name");
     }
@@ -345,12 +348,19 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
                                      per_hour(*max_price) + "; raise --max-price or pick a cheaper card");
     }
     const BillingPolicy policy = o.spot ? info.spot_billing : info.billing;
-    TRY(check_budget(*store, cfg, policy.charge(price, hours), s.clock.now()));
-    s.err << "gpurent: " << info.display << " " << priced.card.display << " x" << gpus << (o.spot ? " (spot)" : "")
-          << ": " << (price.n > 0 ? per_hour(price) : std::string("price unknown until the provider answers")) << ", "
-          << info.billing_label << " billing (increment " << increment_label(policy.increment) << ", minimum "
-          << increment_label(policy.minimum) << "); " << priced.origin_text << '\n';
-    TRY(confirm(s, "Rent " + name + " on " + info.name + " (" + per_hour(price) + ")?"));
+    if (!o.confirmed) {
+      // A group is checked and confirmed once, for all its servers.
+      const std::int64_t count = o.group.empty() ? 1 : o.nodes;
+      TRY(check_budget(*store, cfg, MicroUsd{policy.charge(price, hours).n * count}, s.clock.now()));
+      s.err << "gpurent: " << info.display << " " << priced.card.display << " x" << gpus << (o.spot ? " (spot)" : "")
+            << ": " << (price.n > 0 ? per_hour(price) : std::string("price unknown until the provider answers")) << ", "
+            << info.billing_label << " billing (increment " << increment_label(policy.increment) << ", minimum "
+            << increment_label(policy.minimum) << "); " << priced.origin_text << '\n';
+      TRY(confirm(s, o.group.empty() ? "Rent " + name + " on " + info.name + " (" + per_hour(price) + ")?"
+                                     : "Rent group " + o.group + ": " + std::to_string(count) + " servers on " + info.name +
+                                           " (" + per_hour(price) + " each, " + per_hour(MicroUsd{price.n * count}) +
+                                           " in all)?"));
+    }
     rec.name = name;
     rec.provider = info.name;
     rec.card = priced.card.id;
@@ -360,6 +370,8 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     rec.terms = terms_for(info, price, o.spot);
     rec.status = ServerStatus::creating;
     rec.created_at = s.clock.now();
+    rec.group = o.group;
+    rec.group_rank = o.group_rank;
     // Remembered for backup, ssh, doctor and down.
     std::error_code ec;
     rec.identity_file = identity.empty() || !std::filesystem::exists(identity, ec)
@@ -470,9 +482,45 @@ void add_up_command(CLI::App& app, Services& s)
   sub->add_option("--image", opts->image, "container or machine image");
   sub->add_option("--known-hosts", opts->ssh.known_hosts, "known-hosts file to record the host key in");
   auto autostop = add_autostop_flag(*sub);
+  sub->add_option("--nodes", opts->nodes, "rent N servers as one group (1-64; needs --group)")->check(CLI::Range(1, 64));
+  sub->add_option("--group", opts->group, "the group's NAME: its servers are NAME-0, NAME-1, … (all or none)");
   sub->callback([&s, opts, autostop] {
     nlohmann::json plan;
     InterruptWatch watch(s);
+    if (opts->nodes > 1 || !opts->group.empty()) {
+      auto members = rent_group(s, *opts, [&](const UpOptions& member) { return run_up(s, member, plan, watch); });
+      if (!members) {
+        s.exit_code = report_error(s, members.error());
+        return;
+      }
+      if (s.global.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& m : *members) {
+          list.push_back(server_view(m));
+        }
+        nlohmann::json view{{"group", opts->group}, {"nodes", members->size()}, {"members", list}};
+        if (!plan.is_null()) {
+          view["plan"] = plan;
+        }
+        s.out << view.dump(2) << '\n';
+      } else {
+        MicroUsd total{0};
+        for (const auto& m : *members) {
+          total += m.terms.price_per_hour;
+          s.out << m.name << " (node " << m.group_rank << "): " << to_string(m.status) << " on " << m.provider << " ("
+                << m.provider_id << "), " << m.user << "@" << m.host << ":" << m.port << ", "
+                << per_hour(m.terms.price_per_hour) << "\n";
+        }
+        s.out << "group " << opts->group << ": " << members->size() << " servers, " << per_hour(total) << " in all\n"
+              << "  run: gpurent run " << opts->group << " -- torchrun …   release: gpurent down " << opts->group
+              << " --destroy\n";
+      }
+      for (const auto& m : *members) {
+        arm_autostop_flag(s, m.name, *autostop, opts->ssh);
+      }
+      s.exit_code = 0;
+      return;
+    }
     auto r = run_up(s, *opts, plan, watch);
     if (!r) {
       s.exit_code = report_error(s, r.error());

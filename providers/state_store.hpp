@@ -88,6 +88,10 @@ struct ServerRecord {
   std::string trouble_detail;
   // release_pending: when SSH to the host first failed (refused/unreachable) with no success since.
   std::optional<TimePoint> unreachable_since;
+  // The server group it belongs to (`up --nodes N --group NAME`, `attach --group NAME`; empty:
+  // none) and its node rank there: 0 for the member rented or attached first.
+  std::string group;
+  std::uint32_t group_rank = 0;
 };
 
 struct LedgerEvent {

@@ -287,6 +287,18 @@ std::string job_log_command(std::string_view id, std::optional<std::uint64_t> li
          read + "\n";
 }
 
+std::string job_log_from_command(std::string_view id, std::uint64_t offset)
+{
+  const std::string off = std::to_string(offset);
+  return "d=" + job_dir(id) +
+         "\n[ -f \"$d/cmd.sh\" ] || { echo missing >&2; exit 3; }\n"
+         "s=$(wc -c < \"$d/log\" 2>/dev/null) || s=0\n"
+         "s=$((s + 0))\n"
+         "echo \"gpurent-log $s\" >&2\n"
+         "if [ \"$s\" -gt " + off + " ]; then tail -c +" + std::to_string(offset + 1) + " -- \"$d/log\" | head -c $((s - " + off +
+         ")); fi\n";
+}
+
 std::optional<std::uint64_t> parse_log_size(std::string_view err)
 {
   constexpr std::string_view marker = "gpurent-log ";

@@ -72,6 +72,9 @@ enum class JobState { running, succeeded, failed, lost };
 // on stderr (a follow goes on from byte S); exit 3 and "missing" on stderr without the job.
 [[nodiscard]] std::string job_log_command(std::string_view id, std::optional<std::uint64_t> lines);
 [[nodiscard]] std::optional<std::uint64_t> parse_log_size(std::string_view err);
+// The log from byte `offset` up to its size S now, with "gpurent-log S" on stderr (the next read
+// goes on from S); exit 3 and "missing" on stderr without the job. `run GROUP` polls every node so.
+[[nodiscard]] std::string job_log_from_command(std::string_view id, std::uint64_t offset);
 // The last `bytes` of the log (for the out-of-memory report near its end).
 [[nodiscard]] std::string job_log_tail_command(std::string_view id, std::uint64_t bytes);
 

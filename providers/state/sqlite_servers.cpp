@@ -68,7 +68,7 @@ StateRule rule_from_json(const nlohmann::json& j)
 constexpr const char* k_server_columns =
     "id,name,provider,provider_id,card,gpus,spot,attached,region,price_micro,currency,increment_s,minimum_s,"
     "deploy_s,terms_json,ssh_user,host,port,host_key,status,status_since,created_at,last_change,"
-    "ssh_identity,ssh_known_hosts,provider_state,trouble,trouble_detail,unreachable_since";
+    "ssh_identity,ssh_known_hosts,provider_state,trouble,trouble_detail,unreachable_since,group_name,group_rank";
 
 Result<ServerRecord> read_server(const Stmt& st)
 {
@@ -117,6 +117,8 @@ Result<ServerRecord> read_server(const Stmt& st)
   if (!st.is_null(28)) {
     r.unreachable_since = from_unix(st.i64(28));
   }
+  r.group = st.text(29);
+  r.group_rank = static_cast<std::uint32_t>(st.i64(30));
   return r;
 }
 
@@ -153,7 +155,7 @@ Result<ServerRecord> SqliteStateStore::insert_server(const ServerRecord& rec)
   const std::string terms_text = terms_json(rec.terms);
   const std::string status{to_string(rec.status)};
   const std::string sql = std::string("INSERT INTO servers(") + (k_server_columns + 3) +
-                          ",closed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                          ",closed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   Stmt st(db(), sql.c_str());
   if (!st.ok()) {
     return rollback_with(db_error(db(), "prepare insert"));
@@ -169,7 +171,8 @@ Result<ServerRecord> SqliteStateStore::insert_server(const ServerRecord& rec)
   st.bind(22, to_unix(rec.created_at)).bind(23, rec.identity_file).bind(24, rec.known_hosts_file);
   st.bind(25, rec.provider_state).bind(26, rec.trouble).bind(27, rec.trouble_detail);
   st.bind(28, rec.unreachable_since ? std::optional<std::int64_t>{to_unix(*rec.unreachable_since)} : std::nullopt);
-  st.bind(29, std::int64_t{is_closed(rec.status)});
+  st.bind(29, rec.group).bind(30, static_cast<std::int64_t>(rec.group_rank));
+  st.bind(31, std::int64_t{is_closed(rec.status)});
   const int rc = st.step();
   if (rc == SQLITE_CONSTRAINT) {
     rollback();

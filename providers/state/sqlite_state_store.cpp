@@ -4,7 +4,7 @@
 // transactions, and the factory libgpurent_io.so exports. WAL journal, a busy timeout, BEGIN
 // IMMEDIATE around every read-modify-write, and a schema version table with forward-only
 // migrations (1: servers, events, backups; 2: doctor observations; 3: remembered SSH files, the
-// provider's last word, the release check; 4: the jobs of `gpurent run`; 5: the autostop watchdog armed on a server).
+// provider's last word, the release check; 4: the jobs of `gpurent run`; 5: the autostop watchdog armed on a server; 6: the pushed commit of a job; 7: server groups).
 #include <sys/stat.h>
 
 #include <array>
@@ -34,7 +34,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 6> k_migrations{{
+constexpr std::array<const char*, 7> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -140,6 +140,12 @@ CREATE TABLE autostop(
     R"sql(
 ALTER TABLE jobs ADD COLUMN git_commit TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN git_dirty INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // 6 -> 7: server groups (`up --nodes N --group NAME`, `attach --group NAME`): the group a
+    // server belongs to ('' for none) and its node rank in it (0 = attached or rented first).
+    R"sql(
+ALTER TABLE servers ADD COLUMN group_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN group_rank INTEGER NOT NULL DEFAULT 0;
 )sql",
 }};
 

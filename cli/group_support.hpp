@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Server groups (`up --nodes N --group NAME`, `attach --group NAME`): finding a group's members,
+// and running a per-server command on each of them (`status`, `down`, `backup`, `autostop`,
+// `push`, `logs` with a group NAME), with one result: under --json one document
+// {"group", "members": [{"name", "node", "exit_code", "result"}]}, in text each member's output
+// under its name.
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.hpp"
+#include "providers/state_store.hpp"
+
+namespace gpurent {
+struct Services;
+
+struct ServerGroup {
+  std::string name;
+  std::vector<ServerRecord> members;  // open members, rank order
+};
+
+// The open members of group `name`, rank order (PURE over `servers`); nullopt when none.
+[[nodiscard]] std::optional<ServerGroup> group_of(const std::vector<ServerRecord>& servers, std::string_view name);
+// The group named `name` in the state database; nullopt when `name` is an open server (a server
+// name wins), no group, or the database cannot be read (the per-server path then says why).
+[[nodiscard]] std::optional<ServerGroup> find_group(Services& s, std::string_view name);
+// Refused when `name` cannot name a new group member or group: an open server or a group already
+// uses it for the other kind.
+[[nodiscard]] Result<void> check_group_name(StateStore& store, std::string_view group);
+// The rank the next member of `group` gets: one past the highest open member's (0 for a new group).
+[[nodiscard]] Result<std::uint32_t> next_group_rank(StateStore& store, std::string_view group);
+
+// A Services like `s` whose stdout is `out` (not a TTY) and whose signals are `s`'s.
+[[nodiscard]] Services member_services(Services& s, std::ostream& out);
+
+// Runs `one` for every member in rank order (or only `only`, a rank), each with its own stdout.
+// Stops early after a signal. Exit code: 0 when every member's was 0, that code when all failed
+// alike, else 4 (partial) with an error that names the members that failed.
+using MemberCommand = std::function<int(Services& member_services, const ServerRecord& member)>;
+[[nodiscard]] int for_each_member(Services& s, const ServerGroup& group, std::optional<std::uint32_t> only,
+                                  const MemberCommand& one);
+
+// What every node's job gets (PURE): GPURENT_NODE_RANK, GPURENT_NUM_NODES, GPURENT_NODE_IPS (one
+// address per line, rank order), MASTER_ADDR, MASTER_PORT, and the names launchers read:
+// NODE_RANK and NNODES (DeepSpeed, accelerate configs), PET_NODE_RANK, PET_NNODES,
+// PET_MASTER_ADDR and PET_MASTER_PORT (torchrun's defaults for --node-rank, --nnodes,
+// --master-addr and --master-port: a bare `torchrun --nproc-per-node 8 train.py` joins the group).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> node_environment(const std::vector<std::string>& node_addresses,
+                                                                                std::uint32_t rank,
+                                                                                const std::string& master_addr,
+                                                                                std::uint16_t master_port);
+
+// --node K: the member with rank K, or a usage error naming the ranks there are.
+[[nodiscard]] Result<const ServerRecord*> member_at(const ServerGroup& group, std::uint32_t rank);
+
+}  // namespace gpurent

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// A group of servers rented as one, all or none (cli/up_group.hpp).
+#include "cli/up_group.hpp"
+
+#include <string>
+
+#include "cli/config.hpp"
+#include "cli/group_support.hpp"
+#include "cli/lifecycle_destroy.hpp"
+#include "cli/lifecycle_support.hpp"
+#include "cli/services.hpp"
+
+namespace gpurent {
+namespace {
+
+std::string member_name(const std::string& group, std::uint32_t rank) { return group + "-" + std::to_string(rank); }
+
+// Destroys every open member of the group after `why`; the error names what each one billed.
+Error destroy_group(Services& s, StateStore& store, const UpOptions& o, const Error& why)
+{
+  auto cfg = load_config(s);
+  auto servers = store.list_servers(false);
+  const auto group = servers ? group_of(*servers, o.group) : std::nullopt;
+  if (!cfg || !group) {
+    return why;  // nothing of the group is open (the failing member's own cleanup closed it)
+  }
+  std::string said;
+  bool all_confirmed = true;
+  for (const auto& m : group->members) {
+    std::string outcome;
+    auto h = open_provider(s, *cfg, m.provider);
+    if (!h) {
+      all_confirmed = false;
+      outcome = m.name + ": NOT destroyed (" + h.error().message + ")";
+    } else {
+      s.err << "gpurent: destroying " << m.name << " (" << m.provider_id << "): the group " << o.group
+            << " is all or none\n";
+      auto d = destroy_tracked(s, *h->provider, store, m, "group up failed: " + why.message, false);
+      if (!d) {
+        all_confirmed = false;
+        outcome = m.name + ": destroy not recorded (" + d.error().message + ")";
+      } else if (d->outcome.confirmed) {
+        outcome = m.name + " destroyed, " + d->billed;
+      } else {
+        all_confirmed = false;
+        outcome = m.name + ": destroy NOT confirmed (" + d->outcome.error.message + "), tracked as " +
+                  std::string(to_string(d->status)) + " and may still bill";
+      }
+    }
+    said += (said.empty() ? "" : "; ") + outcome;
+  }
+  if (all_confirmed) {
+    return Error{why.code, why.message + "; group " + o.group + " is all or none, so what it had was destroyed (confirmed): " + said};
+  }
+  return Error{Errc::unavailable, why.message + "; destroying the rest of group " + o.group + " was not confirmed: " + said +
+                                      "; retry with `gpurent down " + o.group + " --destroy --no-backup` or `gpurent status --refresh`"};
+}
+
+}  // namespace
+
+Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, const RentMember& rent_one)
+{
+  if (o.group.empty()) {
+    return fail(Errc::usage, "--nodes " + std::to_string(o.nodes) + " needs --group NAME (the servers are NAME-0, NAME-1, …)");
+  }
+  if (!o.name.empty()) {
+    return fail(Errc::usage, "--name and --group: a group's servers are named GROUP-0, GROUP-1, …; give only --group");
+  }
+  if (o.nodes < 1 || o.nodes > 64) {
+    return fail(Errc::usage, "--nodes " + std::to_string(o.nodes) + ": give 1 to 64");
+  }
+  TRY_ASSIGN(StateStore * store, s.state());
+  TRY(check_group_name(*store, o.group));
+  TRY_ASSIGN(const auto servers, store->list_servers(false));
+  if (const auto existing = group_of(servers, o.group)) {
+    for (const auto& m : existing->members) {
+      if (m.group_rank >= o.nodes || m.name != member_name(o.group, m.group_rank)) {
+        return fail(Errc::refused, "group " + o.group + " already has " + m.name + " (node " + std::to_string(m.group_rank) +
+                                       "), which `up --nodes " + std::to_string(o.nodes) + "` would not rent; "
+                                       "pick another --group, or see `gpurent status " + o.group + "`");
+      }
+    }
+  }
+  std::vector<ServerRecord> out;
+  bool confirmed = false;  // by a member this run rented (a resumed one was confirmed before)
+  for (std::uint32_t k = 0; k < o.nodes; ++k) {
+    UpOptions member = o;
+    member.name = member_name(o.group, k);
+    member.group_rank = k;
+    member.confirmed = confirmed;
+    TRY_ASSIGN(const auto before, store->find_server(member.name));
+    const bool existed = before && !is_closed(before->status);
+    auto rec = rent_one(member);
+    if (!rec) {
+      if (rec.error().interrupted || s.signal_caught() != 0 || (rec.error().code == Errc::refused && k == 0 && !confirmed)) {
+        // Interrupted (what bills was said), or the group was refused before anything was rented.
+        Error e = rec.error();
+        if (k > 0) {
+          e.message += "; group " + o.group + " has " + std::to_string(k) + " of its " + std::to_string(o.nodes) +
+                       " servers; release them with `gpurent down " + o.group + " --destroy --no-backup`, or resume with " +
+                       "the same `gpurent up --nodes " + std::to_string(o.nodes) + " --group " + o.group + "`";
+        }
+        return std::unexpected(e);
+      }
+      return std::unexpected(destroy_group(s, *store, o, Error{rec.error().code, member.name + ": " + rec.error().message}));
+    }
+    confirmed = confirmed || !existed;
+    out.push_back(*rec);
+  }
+  return out;
+}
+
+}  // namespace gpurent
