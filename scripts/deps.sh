@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages gpurent needs to build and test, skipping what is present.
-# Usage: scripts/deps.sh [--fuzz] [--bench]
+# Usage: scripts/deps.sh [--tests] [--fuzz] [--bench]
+# --tests: what the whole suite needs beyond the build: python3-torch (CPU PyTorch with torchrun and
+# the gloo backend) for the two-node job of tests/e2e/test_group.sh.
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config ca-certificates libcurl4-openssl-dev nlohmann-json3-dev
@@ -9,6 +11,7 @@ packages=(g++ cmake ninja-build pkg-config ca-certificates libcurl4-openssl-dev 
   python3 procps time openssl man-db groff-base zsh fish git)
 for arg in "$@"; do
   case "$arg" in
+    --tests) packages+=(python3-torch) ;;
     --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;  # libFuzzer: clang 14 cannot compile <expected>
     --bench) packages+=(hyperfine strace) ;;
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;

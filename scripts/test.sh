@@ -5,7 +5,7 @@
 #        scripts/test.sh --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh --tests
 dir=build
 args=()
 if [ "${1:-}" = "--sanitize" ]; then

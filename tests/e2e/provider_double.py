@@ -239,6 +239,9 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             for f in FAULTS:
                 if f["times"] > 0 and key.startswith(f["match"]):
+                    if f.get("after", 0) > 0:  # let the first `after` matching requests through
+                        f["after"] -= 1
+                        continue
                     f["times"] -= 1
                     fault = dict(f)
                     break
