@@ -48,12 +48,13 @@ constexpr std::array<CommandDoc, 29> k_docs{{
     {"up",
      {"gpurent up --provider lambda --card a100-40gb --name train1",
       "gpurent up --from-plan llama-3.1-8b --task lora --name ft --yes",
-      "gpurent up --provider runpod --card rtx-4090 --spot --name cheap --no-wait", ""}},
+      "gpurent up --provider runpod --card rtx-4090 --spot --name cheap --no-wait",
+      "gpurent up --provider lambda --card h100-80gb --gpus 8 --nodes 2 --group big"}},
     {"attach",
      {"gpurent attach --provider gpucloud --card rtx-pro-6000 --host root@203.0.113.7 --name box",
       "gpurent attach --provider runpod --card l4 --host root@203.0.113.7:2222 --name pod",
-      "", ""}},
-    {"status", {"gpurent status", "gpurent status train1", "gpurent status --refresh --json", ""}},
+      "gpurent attach --provider vast --card h100-sxm --host root@203.0.113.8 --name n1 --group big", ""}},
+    {"status", {"gpurent status", "gpurent status train1", "gpurent status --refresh --json", "gpurent status big"}},
     {"down",
      {"gpurent down train1 --stop", "gpurent down train1 --destroy --to ./train1-backup",
       "gpurent down box --destroy --no-backup --yes", ""}},
@@ -69,8 +70,9 @@ constexpr std::array<CommandDoc, 29> k_docs{{
      {"gpurent run train1 -- python train.py --epochs 3",
       "gpurent run train1 --then backup:checkpoints --then down:destroy -- python train.py",
       "gpurent run train1 -d --env WANDB_MODE=offline -- 'python prep.py && python train.py'",
-      "gpurent run train1 --stop 20261130-101500-3fa9"}},
-    {"logs", {"gpurent logs train1 -f", "gpurent logs train1 20261130-101500-3fa9 --tail 100", "", ""}},
+      "gpurent run big -- torchrun --nproc-per-node 8 train.py   (a group: every node, with its rank)"}},
+    {"logs", {"gpurent logs train1 -f", "gpurent logs train1 20261130-101500-3fa9 --tail 100", "gpurent logs big",
+              "gpurent logs big --node 1 -f"}},
     {"jobs", {"gpurent jobs train1", "gpurent jobs train1 --json", "gpurent jobs train1 --kill 20261130-101500-3fa9", ""}},
     {"autostop",
      {"gpurent autostop train1 --idle 30m", "gpurent autostop train1 --idle 20m --then stop --release-after 24h --backup-to me@203.0.113.9:ckpt",
@@ -87,7 +89,7 @@ struct Metavar {
   std::string_view name;
 };
 
-constexpr std::array<Metavar, 37> k_metavars{{
+constexpr std::array<Metavar, 42> k_metavars{{
     {"--workdir", "DIR"},      {"--env", "NAME=VALUE"},  {"--then", "STEP"},         {"--stop", "JOB"},
     {"--kill", "JOB"},         {"--grace", "SECONDS"},   {"--tail", "N"},
     {"--gpus", "N"},           {"--hours", "H"},         {"--stopped-hours", "H"},   {"--hibernated-hours", "H"},
@@ -99,6 +101,8 @@ constexpr std::array<Metavar, 37> k_metavars{{
     {"--idle", "DURATION"},    {"--release-after", "DURATION"}, {"--pause", "DURATION"},
     {"--server-credential", "ENV"}, {"--backup-to", "USER@HOST:PATH"}, {"--backup-dir", "REMOTE_DIR"},
     {"--on-idle", "CMD"},      {"--autostop", "DURATION[:ACTION]"},
+    {"--nodes", "N"},          {"--group", "NAME"},      {"--node", "K"},            {"--master-addr", "ADDR"},
+    {"--master-port", "PORT"},
 }};
 
 template <class Range, class F>

@@ -483,7 +483,7 @@ void add_up_command(CLI::App& app, Services& s)
   sub->add_option("--known-hosts", opts->ssh.known_hosts, "known-hosts file to record the host key in");
   auto autostop = add_autostop_flag(*sub);
   sub->add_option("--nodes", opts->nodes, "rent N servers as one group (1-64; needs --group)")->check(CLI::Range(1, 64));
-  sub->add_option("--group", opts->group, "the group's NAME: its servers are NAME-0, NAME-1, … (all or none)");
+  sub->add_option("--group", opts->group, "the group's NAME: its servers are NAME-0, NAME-1, ... (all or none)");
   sub->callback([&s, opts, autostop] {
     nlohmann::json plan;
     InterruptWatch watch(s);
@@ -512,7 +512,7 @@ void add_up_command(CLI::App& app, Services& s)
                 << per_hour(m.terms.price_per_hour) << "\n";
         }
         s.out << "group " << opts->group << ": " << members->size() << " servers, " << per_hour(total) << " in all\n"
-              << "  run: gpurent run " << opts->group << " -- torchrun …   release: gpurent down " << opts->group
+              << "  run: gpurent run " << opts->group << " -- torchrun ...   release: gpurent down " << opts->group
               << " --destroy\n";
       }
       for (const auto& m : *members) {

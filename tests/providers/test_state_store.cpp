@@ -109,6 +109,21 @@ TEST_CASE("StateStore: records round-trip with rent terms, ledger and backups", 
   CHECK((*ev)[1].at == k_t0 + 90s);
   CHECK((*ev)[2].note == "down --stop");
 
+  SECTION("a group member keeps its group and rank; a server outside a group has none")
+  {
+    ServerRecord m = sample("pair-1", k_t0);
+    m.group = "pair";
+    m.group_rank = 1;
+    REQUIRE(store->insert_server(m));
+    auto got = store->find_server("pair-1");
+    REQUIRE(got);
+    REQUIRE(got->has_value());
+    CHECK((*got)->group == "pair");
+    CHECK((*got)->group_rank == 1);
+    CHECK(r.group.empty());
+    CHECK(r.group_rank == 0);
+  }
+
   SECTION("an open name is unique; a closed one can be reused")
   {
     auto dup = store->insert_server(sample("train-1", k_t0));

@@ -204,6 +204,13 @@ TEST_CASE("job scripts under /bin/sh: a job that prints, sleeps and exits 3 surv
   CHECK(run_sh(job_log_tail_command(id, 10), {}, h.dir, h.env()).out == "to-stderr\n");
   const auto missing = run_sh(job_log_command("nope", std::nullopt), {}, h.dir, h.env());
   CHECK(missing.status == 3);
+  // From an offset (how `run GROUP` polls each node): the rest and the size; nothing at the end.
+  for (std::uint64_t off : {std::uint64_t{0}, std::uint64_t{5}, std::uint64_t{log.size() - 1}, std::uint64_t{log.size()}}) {
+    const auto from = run_sh(job_log_from_command(id, off), {}, h.dir, h.env());
+    CHECK(from.out == log.substr(off));
+    CHECK(parse_log_size(from.err) == log.size());
+  }
+  CHECK(run_sh(job_log_from_command("nope", 0), {}, h.dir, h.env()).status == 3);
   const auto again = run_sh(*job_start_command(JobLaunch{id, "~/work", "true", {}}), {}, h.dir, h.env());
   CHECK(parse_job_start(again.out).error().code == Errc::refused);
   const auto no_dir = run_sh(*job_start_command(JobLaunch{"x1", "~/missing", "true", {}}), {}, h.dir, h.env());
