@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/group_support.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
@@ -151,9 +152,18 @@ void add_doctor_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<DoctorOptions>();
   auto* sub = app.add_subcommand("doctor", "check a server's GPUs, what holds their memory, PyTorch and CUDA");
-  sub->add_option("name", opts->name, "a tracked server (or use --host)");
+  sub->add_option("name", opts->name, "a tracked server or group (or use --host)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
+    if (auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
+      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+        DoctorOptions one = *opts;
+        one.name = m.name;
+        auto r = run(ms, one);
+        return r ? *r : report_error(ms, r.error());
+      });
+      return;
+    }
     auto r = run(s, *opts);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/group_support.hpp"
 #include "cli/job_support.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
@@ -93,11 +94,20 @@ void add_jobs_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<JobsCommandOptions>();
   auto* sub = app.add_subcommand("jobs", "the jobs on a server (running, succeeded, failed, lost) and their --then steps");
-  sub->add_option("name", opts->name, "NAME of a tracked server (omit with --host)");
+  sub->add_option("name", opts->name, "NAME of a tracked server or group (omit with --host)");
   sub->add_option("--kill", opts->kill, "stop job JOB first (SIGTERM, then SIGKILL after --grace seconds)");
   sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL (default 10)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
+    if (auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
+      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+        JobsCommandOptions one = *opts;
+        one.name = m.name;
+        auto r = run_jobs_command(ms, one);
+        return r ? *r : report_error(ms, r.error());
+      });
+      return;
+    }
     auto r = run_jobs_command(s, *opts);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

@@ -22,8 +22,6 @@
 namespace gpurent {
 namespace {
 
-// How long a node may stay unreachable while the others run before the group gives it up.
-constexpr std::chrono::seconds k_unreachable_limit{120};
 
 struct Node {
   const ServerRecord* member = nullptr;
@@ -106,16 +104,26 @@ void poll_node(Services& s, Node& n, std::ostream& out)
   }
 }
 
-// GPURENT_LOG_POLL_MS (default 1000, at least 50).
+// A whole number from the environment, or `fallback` when unset or not a number.
+long long env_number(const Services& s, const std::string& key, long long fallback)
+{
+  const std::string text = s.getenv(key).value_or("");
+  long long n = fallback;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  return ec == std::errc{} && end == text.data() + text.size() ? n : fallback;
+}
+
+// GPURENT_LOG_POLL_MS: how often every node is read (default 1000 ms, at least 50).
 std::chrono::milliseconds log_poll_interval(const Services& s)
 {
-  const std::string text = s.getenv("GPURENT_LOG_POLL_MS").value_or("1000");
-  long long ms = 1000;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
-    ms = 1000;
-  }
-  return std::chrono::milliseconds(std::max(ms, 50LL));
+  return std::chrono::milliseconds(std::max(env_number(s, "GPURENT_LOG_POLL_MS", 1000), 50LL));
+}
+
+// GPURENT_NODE_UNREACHABLE_S: how long a node may stay unreachable over SSH while the others run
+// before the group gives it up (default 120 s, at least 1).
+std::chrono::seconds unreachable_limit(const Services& s)
+{
+  return std::chrono::seconds(std::max(env_number(s, "GPURENT_NODE_UNREACHABLE_S", 120), 1LL));
 }
 
 bool running(const Node& n) { return !n.state || *n.state == JobState::running; }
@@ -303,6 +311,7 @@ Result<int> run_group(Services& s, const ServerGroup& group, const GroupRunReque
   s.err << "gpurent: following every node's output; Ctrl-C detaches (the jobs keep running)\n";
   std::ostream& out = s.global.json ? s.err : s.out;
   const auto poll_ms = log_poll_interval(s);
+  const auto give_up_after = unreachable_limit(s);
   Node* failed = nullptr;
   while (true) {
     for (auto& n : nodes) {
@@ -311,9 +320,10 @@ Result<int> run_group(Services& s, const ServerGroup& group, const GroupRunReque
         if (!n.session && !n.unreachable_since) {
           n.unreachable_since = std::chrono::steady_clock::now();
         }
-        if (n.unreachable_since && std::chrono::steady_clock::now() - *n.unreachable_since > k_unreachable_limit) {
+        if (n.unreachable_since && std::chrono::steady_clock::now() - *n.unreachable_since > give_up_after) {
           n.state = JobState::lost;
-          n.why = "unreachable over SSH for " + std::to_string(k_unreachable_limit.count()) + " s";
+          n.why = "unreachable over SSH for " + std::to_string(give_up_after.count()) + " s (the server is down, or "
+                  "its network)";
         }
       }
       if (!failed && n.state && (*n.state == JobState::failed || *n.state == JobState::lost)) {
@@ -339,8 +349,14 @@ Result<int> run_group(Services& s, const ServerGroup& group, const GroupRunReque
   if (failed) {
     s.err << "gpurent: " << node_label(*failed) << ": " << failed->why << "; stopping the group\n";
     for (auto& n : nodes) {
-      if (&n != failed && running(n) && n.session) {
+      if (&n == failed || !running(n)) {
+        continue;
+      }
+      if (n.session) {
         (void)stop_job(s, n.server, *n.session, id, r.grace);
+      } else {
+        s.err << "gpurent: " << node_label(n) << " cannot be reached to stop its job, which may still run: `gpurent jobs "
+              << n.member->name << " --kill " << id << "` once it answers\n";
       }
     }
   }

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "cli/group_support.hpp"
 #include "cli/services.hpp"
 #include "providers/state_store.hpp"
 #include "sync/base64.hpp"
@@ -263,6 +264,14 @@ Result<SshDestination> resolve_destination(Services& s, const std::string& name,
   TRY_ASSIGN(StateStore* const store, s.state());
   TRY_ASSIGN(const auto record, store->find_server(name));
   if (!record) {
+    TRY_ASSIGN(const auto servers, store->list_servers(false));
+    if (const auto group = group_of(servers, name)) {
+      std::string members;
+      for (const auto& m : group->members) {
+        members += (members.empty() ? "" : ", ") + m.name;
+      }
+      return fail(Errc::usage, name + " is a server group (" + members + "); give one of its servers");
+    }
     return fail(Errc::not_found, "no server named " + name + " is tracked; see `gpurent status`, or use --host USER@HOST[:PORT]");
   }
   if (record->host.empty()) {

@@ -24,7 +24,10 @@ PIDS=()
 BG=""
 cleanup() {
   [ -z "$BG" ] || kill "$BG" 2>/dev/null || true
-  pkill -f "gpurent-group-test-job" 2>/dev/null || true
+  local pid
+  for pid in "$T"/n*/.gpurent/jobs/*/pid; do  # every job's process group, on both "nodes"
+    [ -f "$pid" ] && kill -9 -- "-$(cat "$pid")" 2>/dev/null || true
+  done
   for p in "${PIDS[@]}"; do
     SSHD_PID=$p
     sshd_stop
@@ -170,4 +173,31 @@ grep -q "group pair stopped: node 1 (beta)" "$T/e" || fail "OOM group message: $
 echo "== run GROUP --then is refused (back up the group after it instead)"
 R run pair --workdir "$P" --then backup:x -- true
 [ $RC -eq 2 ] && grep -q "backup pair" "$T/e" || fail "--then on a group: rc=$RC $(cat "$T/e")"
+
+echo "== a node whose server goes away (sshd gone, job killed) stops the group once it stays unreachable"
+set +e
+GPURENT_NODE_UNREACHABLE_S=2 "$GPURENT_BIN" run pair --no-push --workdir "$P" --grace 1 -- \
+  'echo gpurent-group-test-job up; sleep 60' > "$T/gone.out" 2> "$T/gone.err" &
+BG=$!
+set -e
+for _ in $(seq 1 300); do
+  grep -q "^\[beta\] gpurent-group-test-job up" "$T/gone.out" 2>/dev/null && break
+  sleep 0.1
+done
+GONE=$(ls -t "$T/n1/.gpurent/jobs" | head -1)
+SSHD_PID=${PIDS[1]}
+sshd_stop
+kill -9 -- "-$(cat "$T/n1/.gpurent/jobs/$GONE/pid")" 2>/dev/null || true
+for _ in $(seq 1 300); do
+  kill -0 "$BG" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$BG" 2>/dev/null && fail "run did not give up on the unreachable node: $(cat "$T/gone.err")"
+set +e
+wait "$BG"
+RC=$?
+set -e
+BG=""
+[ $RC -eq 1 ] && grep -q "node 1 (beta): unreachable over SSH for 2 s" "$T/gone.err" || fail "unreachable node: rc=$RC $(cat "$T/gone.err")"
+grep -q "stopping job $GONE on alpha" "$T/gone.err" && [ -f "$T/n0/.gpurent/jobs/$GONE/exit" ] || fail "node 0 not stopped: $(cat "$T/gone.err")"
 echo "ok"
