@@ -103,6 +103,17 @@ JOB=$(jq_get "$T/o" 'd["job_id"]')
 [ -f "$T/n0/gpurent/proj/ckpt/model.pt" ] && [ ! -e "$T/n1/gpurent/proj/ckpt" ] || fail "the checkpoint is rank 0's"
 [ -f "$T/n1/gpurent/proj/train.py" ] || fail "the tree was pushed to node 1"
 
+echo "== push GROUP and autostop GROUP: every member, one document"
+echo "x = 1" > "$P/extra.py"
+R --json push pair "$P"
+[ $RC -eq 0 ] || fail "push pair: rc=$RC $(cat "$T/e")"
+[ "$(jq_get "$T/o" '[(m["name"], m["result"]["files_sent"], m["result"]["verified"]) for m in d["members"]]')" = \
+  "[('alpha', 1, True), ('beta', 1, True)]" ] || fail "push pair --json: $(cat "$T/o")"
+[ -f "$T/n0/gpurent/proj/extra.py" ] && [ -f "$T/n1/gpurent/proj/extra.py" ] || fail "push pair: not on both nodes"
+R --json autostop pair
+[ "$(jq_get "$T/o" '[(m["name"], m["result"]["armed"]) for m in d["members"]]')" = "[('alpha', False), ('beta', False)]" ] ||
+  fail "autostop pair --json: rc=$RC $(cat "$T/o" "$T/e")"
+
 echo "== logs GROUP: every node's lines prefixed; --node K only that node's"
 R logs pair "$JOB"
 [ $RC -eq 0 ] && grep -q "^\[alpha\] \[default0\]:rank 0" "$T/o" && grep -q "^\[beta\] \[default0\]:rank 1" "$T/o" || fail "logs pair: $(cat "$T/o" "$T/e")"
