@@ -149,13 +149,7 @@ void add_autostop_command(CLI::App& app, Services& s)
   sub->add_flag("--cancel", opts->cancel, "end the watchdog");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
-    if (auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
-      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
-        AutostopCommandOptions one = *opts;  // each node's own watchdog, with the same settings
-        one.name = m.name;
-        auto r = run_autostop_command(ms, one);
-        return r ? *r : report_error(ms, r.error());
-      });
+    if (for_group_named(s, *opts, &AutostopCommandOptions::name, run_autostop_command)) {
       return;
     }
     auto r = run_autostop_command(s, *opts);

@@ -155,13 +155,7 @@ void add_doctor_command(CLI::App& app, Services& s)
   sub->add_option("name", opts->name, "a tracked server or group (or use --host)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
-    if (auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
-      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
-        DoctorOptions one = *opts;
-        one.name = m.name;
-        auto r = run(ms, one);
-        return r ? *r : report_error(ms, r.error());
-      });
+    if (for_group_named(s, *opts, &DoctorOptions::name, [](Services& ms, DoctorOptions& o) { return run(ms, o); })) {
       return;
     }
     auto r = run(s, *opts);

@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "cli/services.hpp"
 #include "common/result.hpp"
 #include "providers/state_store.hpp"
 
 namespace gpurent {
-struct Services;
 
 struct ServerGroup {
   std::string name;
@@ -54,6 +54,28 @@ using MemberCommand = std::function<int(Services& member_services, const ServerR
                                                                                 std::uint32_t rank,
                                                                                 const std::string& master_addr,
                                                                                 std::uint16_t master_port);
+
+// For a command whose options name the server in `o.*name`: when that is a group (and --host is
+// not given), runs `run(member_services, options naming the member)` -> Result<int> on every
+// member and sets s.exit_code (for_each_member). Returns whether it did.
+template <class Options, class Run>
+bool for_group_named(Services& s, const Options& o, std::string Options::*name, Run run)
+{
+  if (!o.ssh.host.empty()) {
+    return false;
+  }
+  const auto group = find_group(s, o.*name);
+  if (!group) {
+    return false;
+  }
+  s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+    Options one = o;
+    one.*name = m.name;
+    auto r = run(ms, one);
+    return r ? *r : report_error(ms, r.error());
+  });
+  return true;
+}
 
 // --node K: the member with rank K, or a usage error naming the ranks there are.
 [[nodiscard]] Result<const ServerRecord*> member_at(const ServerGroup& group, std::uint32_t rank);

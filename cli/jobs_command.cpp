@@ -99,13 +99,7 @@ void add_jobs_command(CLI::App& app, Services& s)
   sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL (default 10)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
-    if (auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
-      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
-        JobsCommandOptions one = *opts;
-        one.name = m.name;
-        auto r = run_jobs_command(ms, one);
-        return r ? *r : report_error(ms, r.error());
-      });
+    if (for_group_named(s, *opts, &JobsCommandOptions::name, run_jobs_command)) {
       return;
     }
     auto r = run_jobs_command(s, *opts);

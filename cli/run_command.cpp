@@ -25,23 +25,10 @@
 namespace gpurent {
 namespace {
 
-struct RunCommandOptions {
+struct RunCommandOptions : RunSettings {
   std::string name;
-  std::vector<std::string> command;
-  std::string workdir = ".";
-  std::string to;
-  std::vector<std::string> excludes;
-  bool with_git = false;
-  std::vector<std::string> allow_secrets;
-  bool no_push = false;
-  std::vector<std::string> env;
-  bool detach = false;
   std::vector<std::string> then;
   std::string stop;
-  unsigned grace = 10;
-  std::string master_addr;
-  std::uint16_t master_port = 29500;
-  SshFlags ssh;
 };
 
 // `run GROUP …`: every node (cli/run_group.hpp); --stop JOB stops it on every node.
@@ -189,21 +176,7 @@ int run_on_group(Services& s, const ServerGroup& group, RunCommandOptions& o)
     return report_error(s, Error{Errc::usage, "--then is for one server; after a group's job, run `gpurent backup " + group.name +
                                                   "` (every node) or `gpurent down " + group.name + " --destroy`"});
   }
-  GroupRunRequest r;
-  r.command = o.command;
-  r.workdir = o.workdir;
-  r.to = o.to;
-  r.excludes = o.excludes;
-  r.with_git = o.with_git;
-  r.allow_secrets = o.allow_secrets;
-  r.no_push = o.no_push;
-  r.env = o.env;
-  r.detach = o.detach;
-  r.master_addr = o.master_addr;
-  r.master_port = o.master_port;
-  r.grace = o.grace;
-  r.ssh = o.ssh;
-  return run_group_job(s, group, r);
+  return run_group_job(s, group, o);
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ std::chrono::seconds unreachable_limit(const Services& s)
 bool running(const Node& n) { return !n.state || *n.state == JobState::running; }
 
 // Connects to every member and pushes the tree to each; nothing starts unless all of it worked.
-Result<std::vector<Node>> reach_nodes(Services& s, const ServerGroup& group, const GroupRunRequest& r,
+Result<std::vector<Node>> reach_nodes(Services& s, const ServerGroup& group, const RunSettings& r,
                                       const PushSettings& push)
 {
   std::optional<LocalTree> tree;
@@ -171,7 +171,7 @@ Result<std::vector<Node>> reach_nodes(Services& s, const ServerGroup& group, con
 }
 
 // Starts the job on every node, in rank order; a node that does not start stops those started.
-Result<void> start_nodes(Services& s, StateStore& store, std::vector<Node>& nodes, const GroupRunRequest& r,
+Result<void> start_nodes(Services& s, StateStore& store, std::vector<Node>& nodes, const RunSettings& r,
                          const std::string& remote_dir, const std::string& master_addr)
 {
   TRY_ASSIGN(const auto user_env, parse_env(r.env));
@@ -253,7 +253,7 @@ void explain_failure(Services& s, Node& n)
   }
 }
 
-Result<int> run_group(Services& s, const ServerGroup& group, const GroupRunRequest& r)
+Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& r)
 {
   if (r.command.empty()) {
     return fail(Errc::usage, "run: give the command after --, e.g. `gpurent run " + group.name +
@@ -389,7 +389,7 @@ Result<int> run_group(Services& s, const ServerGroup& group, const GroupRunReque
 
 }  // namespace
 
-int run_group_job(Services& s, const ServerGroup& group, const GroupRunRequest& r)
+int run_group_job(Services& s, const ServerGroup& group, const RunSettings& r)
 {
   auto code = run_group(s, group, r);
   return code ? *code : report_error(s, code.error());

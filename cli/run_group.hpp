@@ -14,7 +14,8 @@
 namespace gpurent {
 struct Services;
 
-struct GroupRunRequest {
+// What `run` was asked to do (cli/run_command.cpp's options add NAME, --then and --stop).
+struct RunSettings {
   std::vector<std::string> command;
   std::string workdir = ".";
   std::string to;
@@ -24,14 +25,14 @@ struct GroupRunRequest {
   bool no_push = false;
   std::vector<std::string> env;
   bool detach = false;
-  std::string master_addr;         // empty: node 0's address as gpurent reaches it
+  unsigned grace = 10;             // SIGTERM to SIGKILL (--stop; a group stopped after a failure)
+  std::string master_addr;         // a group: empty for node 0's address as gpurent reaches it
   std::uint16_t master_port = 29500;
-  unsigned grace = 10;             // SIGTERM to SIGKILL when the group is stopped
   SshFlags ssh;
 };
 
 // The exit code: 0 when every node's job succeeded; 1 when one failed (the others stopped);
 // 0 after Ctrl-C (detached: the jobs keep running, as for one server).
-[[nodiscard]] int run_group_job(Services& s, const ServerGroup& group, const GroupRunRequest& r);
+[[nodiscard]] int run_group_job(Services& s, const ServerGroup& group, const RunSettings& r);
 
 }  // namespace gpurent

@@ -37,6 +37,31 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 jq_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+start_bg() {  # start_bg OUT ERR ARGS...: gpurent in the background; $BG is its PID
+  local out=$1 err=$2
+  shift 2
+  "$GPURENT_BIN" "$@" > "$out" 2> "$err" &
+  BG=$!
+}
+await_line() {  # await_line PATTERN FILE: up to 30 s for a line
+  for _ in $(seq 1 300); do
+    grep -q "$1" "$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+await_bg() {  # await_bg WHAT: up to 30 s for $BG to end (else fails with WHAT); sets RC
+  for _ in $(seq 1 300); do
+    kill -0 "$BG" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$BG" 2>/dev/null && fail "$1"
+  set +e
+  wait "$BG"
+  RC=$?
+  set -e
+  BG=""
+}
 R() {  # runs gpurent, keeping stdout in $T/o and stderr in $T/e; sets RC
   set +e
   "$GPURENT_BIN" "$@" > "$T/o" 2> "$T/e"
@@ -144,29 +169,14 @@ print("gpurent-group-test-job looping", flush=True)
 while True:
     time.sleep(0.2)
 PY
-set +e
 # (torchrun's tee thread writes to a block-buffered stdout: unbuffered, the line shows while it runs)
-"$GPURENT_BIN" run pair --workdir "$P" --master-port "$(sshd_free_port)" --grace 2 --env PYTHONUNBUFFERED=1 -- \
-  "${TORCHRUN[@]}" loop.py > "$T/kill.out" 2> "$T/kill.err" &
-BG=$!
-set -e
-for _ in $(seq 1 300); do
-  grep -q "^\[beta\] .*gpurent-group-test-job looping" "$T/kill.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "^\[beta\] .*gpurent-group-test-job looping" "$T/kill.out" || fail "the looping job did not start: $(cat "$T/kill.out" "$T/kill.err")"
+start_bg "$T/kill.out" "$T/kill.err" run pair --workdir "$P" --master-port "$(sshd_free_port)" --grace 2 \
+  --env PYTHONUNBUFFERED=1 -- "${TORCHRUN[@]}" loop.py
+await_line "^\[beta\] .*gpurent-group-test-job looping" "$T/kill.out" ||
+  fail "the looping job did not start: $(cat "$T/kill.out" "$T/kill.err")"
 KILLED=$(ls -t "$T/n1/.gpurent/jobs" | head -1)
 kill -9 -- "-$(cat "$T/n1/.gpurent/jobs/$KILLED/pid")"
-for _ in $(seq 1 300); do
-  kill -0 "$BG" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$BG" 2>/dev/null && fail "run did not stop after node 1's job was killed: $(cat "$T/kill.err")"
-set +e
-wait "$BG"
-RC=$?
-set -e
-BG=""
+await_bg "run did not stop after node 1's job was killed: $(cat "$T/kill.err")"
 [ $RC -eq 1 ] || fail "killed node: rc=$RC $(cat "$T/kill.err")"
 grep -q "node 1 (beta): its job failed (exit 137)" "$T/kill.err" || fail "the message names node 1: $(cat "$T/kill.err")"
 grep -q "stopping job $KILLED on alpha" "$T/kill.err" || fail "node 0 was stopped: $(cat "$T/kill.err")"
@@ -186,29 +196,14 @@ R run pair --workdir "$P" --then backup:x -- true
 [ $RC -eq 2 ] && grep -q "backup pair" "$T/e" || fail "--then on a group: rc=$RC $(cat "$T/e")"
 
 echo "== a node whose server goes away (sshd gone, job killed) stops the group once it stays unreachable"
-set +e
-GPURENT_NODE_UNREACHABLE_S=2 "$GPURENT_BIN" run pair --no-push --workdir "$P" --grace 1 -- \
-  'echo gpurent-group-test-job up; sleep 60' > "$T/gone.out" 2> "$T/gone.err" &
-BG=$!
-set -e
-for _ in $(seq 1 300); do
-  grep -q "^\[beta\] gpurent-group-test-job up" "$T/gone.out" 2>/dev/null && break
-  sleep 0.1
-done
+GPURENT_NODE_UNREACHABLE_S=2 start_bg "$T/gone.out" "$T/gone.err" run pair --no-push --workdir "$P" --grace 1 -- \
+  'echo gpurent-group-test-job up; sleep 60'
+await_line "^\[beta\] gpurent-group-test-job up" "$T/gone.out" || fail "the job did not start: $(cat "$T/gone.err")"
 GONE=$(ls -t "$T/n1/.gpurent/jobs" | head -1)
 SSHD_PID=${PIDS[1]}
 sshd_stop
 kill -9 -- "-$(cat "$T/n1/.gpurent/jobs/$GONE/pid")" 2>/dev/null || true
-for _ in $(seq 1 300); do
-  kill -0 "$BG" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$BG" 2>/dev/null && fail "run did not give up on the unreachable node: $(cat "$T/gone.err")"
-set +e
-wait "$BG"
-RC=$?
-set -e
-BG=""
+await_bg "run did not give up on the unreachable node: $(cat "$T/gone.err")"
 [ $RC -eq 1 ] && grep -q "node 1 (beta): unreachable over SSH for 2 s" "$T/gone.err" || fail "unreachable node: rc=$RC $(cat "$T/gone.err")"
 grep -q "stopping job $GONE on alpha" "$T/gone.err" && [ -f "$T/n0/.gpurent/jobs/$GONE/exit" ] || fail "node 0 not stopped: $(cat "$T/gone.err")"
 echo "ok"
