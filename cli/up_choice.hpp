@@ -34,9 +34,13 @@ struct UpOptions {
   SshFlags ssh;
   std::uint32_t nodes = 1;      // --nodes N: a group of N servers named GROUP-0 … GROUP-(N-1)
   std::string group;            // --group NAME
-  // Set by the group loop for each member: its rank, and whether the group was confirmed already.
+  // Set by the group loop for each member: its rank, whether the group was confirmed already,
+  // and the pass: first every member is created (create_only: up returns once the provider
+  // answered the create call), then each is brought up (waited for, SSH checked) in turn.
   std::uint32_t group_rank = 0;
   bool confirmed = false;
+  bool create_only = false;
+  bool second_pass = false;
 };
 
 // What to rent: an offer, its GPU count and, with --from-plan, what plan chose and why.

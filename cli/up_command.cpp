@@ -320,7 +320,9 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
                                      " x" + std::to_string(rec.gpus) + "); pick another --name");
     }
     if (rec.status == ServerStatus::running) {
-      s.err << "gpurent: " << name << " is already up\n";
+      if (!o.second_pass) {
+        s.err << "gpurent: " << name << " is already up\n";
+      }
       return rec;
     }
     if (rec.status == ServerStatus::destroying || rec.status == ServerStatus::destroy_failed ||
@@ -328,7 +330,9 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
       return fail(Errc::refused, "'" + name + "' is " + std::string(to_string(rec.status)) + "; finish that with `gpurent down " +
                                      name + " --destroy`, or pick another --name");
     }
-    s.err << "gpurent: resuming " << name << " (" << to_string(rec.status) << ")\n";
+    if (!o.second_pass) {
+      s.err << "gpurent: resuming " << name << " (" << to_string(rec.status) << ")\n";
+    }
   } else {
     std::chrono::seconds hours{3600};
     if (!o.hours.empty()) {
@@ -455,6 +459,9 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
   crash_point(s, "created");
   if (s.signal_caught() != 0) {
     return std::unexpected(left_billing(s, p, *store, rec, interrupted_error("after the create call"), resume));
+  }
+  if (o.create_only) {
+    return rec;  // a group's first pass: the others are created before any is waited for
   }
   return bring_up(s, p, *store, rec, o, identity, Handover{quote, max_price, resume});
 }

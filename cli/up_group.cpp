@@ -56,6 +56,23 @@ Error destroy_group(Services& s, StateStore& store, const UpOptions& o, const Er
                                       "; retry with `gpurent down " + o.group + " --destroy --no-backup` or `gpurent status --refresh`"};
 }
 
+// A member failed after `rented` members were created. Interrupted: nothing more is destroyed
+// (what bills is said); refused before anything was rented: just that; else the group goes.
+Error group_failed(Services& s, StateStore& store, const UpOptions& o, const std::string& member, const Error& why,
+                   std::uint32_t rented, bool confirmed)
+{
+  if (why.interrupted || s.signal_caught() != 0 || (why.code == Errc::refused && rented == 0 && !confirmed)) {
+    Error e = why;
+    if (rented > 0) {
+      e.message += "; group " + o.group + " has " + std::to_string(rented) + " of its " + std::to_string(o.nodes) +
+                   " servers; release them with `gpurent down " + o.group + " --destroy --no-backup`, or resume with " +
+                   "the same `gpurent up --nodes " + std::to_string(o.nodes) + " --group " + o.group + "`";
+    }
+    return e;
+  }
+  return destroy_group(s, store, o, Error{why.code, member + ": " + why.message});
+}
+
 }  // namespace
 
 Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, const RentMember& rent_one)
@@ -81,30 +98,34 @@ Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, co
       }
     }
   }
-  std::vector<ServerRecord> out;
+  // First every member is created (so the provider starts them all at once), then each is
+  // brought up in turn; a failure in either pass destroys the whole group.
   bool confirmed = false;  // by a member this run rented (a resumed one was confirmed before)
   for (std::uint32_t k = 0; k < o.nodes; ++k) {
     UpOptions member = o;
     member.name = member_name(o.group, k);
     member.group_rank = k;
     member.confirmed = confirmed;
+    member.create_only = true;
     TRY_ASSIGN(const auto before, store->find_server(member.name));
     const bool existed = before && !is_closed(before->status);
     auto rec = rent_one(member);
     if (!rec) {
-      if (rec.error().interrupted || s.signal_caught() != 0 || (rec.error().code == Errc::refused && k == 0 && !confirmed)) {
-        // Interrupted (what bills was said), or the group was refused before anything was rented.
-        Error e = rec.error();
-        if (k > 0) {
-          e.message += "; group " + o.group + " has " + std::to_string(k) + " of its " + std::to_string(o.nodes) +
-                       " servers; release them with `gpurent down " + o.group + " --destroy --no-backup`, or resume with " +
-                       "the same `gpurent up --nodes " + std::to_string(o.nodes) + " --group " + o.group + "`";
-        }
-        return std::unexpected(e);
-      }
-      return std::unexpected(destroy_group(s, *store, o, Error{rec.error().code, member.name + ": " + rec.error().message}));
+      return std::unexpected(group_failed(s, *store, o, member.name, rec.error(), k, confirmed));
     }
     confirmed = confirmed || !existed;
+  }
+  std::vector<ServerRecord> out;
+  for (std::uint32_t k = 0; k < o.nodes; ++k) {
+    UpOptions member = o;
+    member.name = member_name(o.group, k);
+    member.group_rank = k;
+    member.confirmed = true;
+    member.second_pass = true;
+    auto rec = rent_one(member);
+    if (!rec) {
+      return std::unexpected(group_failed(s, *store, o, member.name, rec.error(), o.nodes, true));
+    }
     out.push_back(*rec);
   }
   return out;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// `gpurent up --nodes N --group NAME`: N servers named NAME-0 … NAME-(N-1), rented one after
-// another through `up`'s own path (each recorded before its create call), confirmed once for
-// the whole group. All or none: when one member cannot be brought up, every member of the group
+// `gpurent up --nodes N --group NAME`: N servers named NAME-0 … NAME-(N-1), rented through
+// `up`'s own path (each recorded before its create call), confirmed once for the whole group:
+// first every member is created, so the provider starts them together, then each is waited
+// for (running, SSH) in turn. All or none: when one member cannot be brought up, every member of the group
 // is destroyed and the error says what each one billed. Interrupted, nothing more is destroyed:
 // the error says what bills and how to release or resume the group.
 #include <functional>
