@@ -12,9 +12,15 @@ namespace gpurent {
 
 bool is_training(Task t) noexcept { return t == Task::train || t == Task::lora || t == Task::qlora; }
 
+std::uint32_t world_gpus(const JobSpec& job) noexcept
+{
+  const std::uint64_t w = std::uint64_t{std::max<std::uint32_t>(job.gpus, 1)} * std::max<std::uint32_t>(job.nodes, 1);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(w, 1U << 20U));
+}
+
 std::uint32_t tp_degree(const JobSpec& job) noexcept
 {
-  const std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1);
+  const std::uint32_t g = world_gpus(job);
   if (g == 1) {
     return 1;
   }
@@ -36,7 +42,7 @@ std::uint32_t tp_degree(const JobSpec& job) noexcept
 
 std::uint32_t shard_degree(const JobSpec& job) noexcept
 {
-  const std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1);
+  const std::uint32_t g = world_gpus(job);
   if (!is_training(job.task)) {
     return 1;
   }
@@ -66,7 +72,7 @@ Ctx make_ctx(const JobSpec& job) noexcept
   c.tp = tp_degree(job);
   c.shards = shard_degree(job);
   c.training = is_training(job.task);
-  const U g = std::max<std::uint32_t>(job.gpus, 1);
+  const U g = world_gpus(job);
   // Inference engines without TP split the layers across the GPUs (llama.cpp --split-mode layer,
   // transformers device_map="auto").
   if (!c.training && c.tp == 1 && g > 1) {
@@ -102,7 +108,7 @@ MemoryEstimate estimate(const JobSpec& job) noexcept
       }
     }
     e.activations = Bytes{detail::ceil_div(detail::training_activations(c), c.tp)};
-    if (job.gpus > 1) {
+    if (world_gpus(job) > 1) {
       overhead = detail::sat_add(overhead, k_nccl_training_bytes);
     }
   } else {

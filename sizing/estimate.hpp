@@ -36,6 +36,8 @@ inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // tor
 // `gpus_per_replica` GPUs (tensor x pipeline): 256 MiB alone; 768 MiB across GPUs, 2150 MiB where
 // NCCL sets up NVLink SHARP (job.nccl_nvls).
 [[nodiscard]] std::uint64_t vllm_non_torch(const JobSpec& job, std::uint32_t gpus_per_replica) noexcept;
+// Every GPU of the job: gpus per server x nodes.
+[[nodiscard]] std::uint32_t world_gpus(const JobSpec& job) noexcept;
 // Tensor-parallel degree and data-parallel (sharding) degree of the job.
 [[nodiscard]] std::uint32_t tp_degree(const JobSpec& job) noexcept;
 [[nodiscard]] std::uint32_t shard_degree(const JobSpec& job) noexcept;

@@ -36,10 +36,14 @@ struct JobSpec {
   Optimizer optimizer = Optimizer::adamw;
   bool grad_checkpointing = false;
   std::uint32_t lora_rank = 16;
-  std::uint32_t gpus = 1;
+  std::uint32_t gpus = 1;   // GPUs per server
+  // Servers (nodes) the job spans, `gpus` GPUs each (plan --nodes): FSDP/ZeRO shard over all
+  // gpus x nodes GPUs; vLLM runs tensor parallel inside a server and pipeline stages across them.
+  std::uint32_t nodes = 1;
   Shard shard = Shard::none;
-  // vLLM pipeline-parallel stages: the GPUs split into `pipeline` stages of gpus / pipeline
-  // tensor-parallel ranks each (sizing/layout.hpp picks it; 1 = tensor parallel only).
+  // vLLM pipeline-parallel stages over all the job's GPUs: gpus x nodes GPUs split into
+  // `pipeline` stages of gpus x nodes / pipeline tensor-parallel ranks each (sizing/layout.hpp
+  // picks it; 1 = tensor parallel only).
   std::uint32_t pipeline = 1;
   std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization (SGLang mem_fraction_static) x 1000
   bool gpu_util_given = false;

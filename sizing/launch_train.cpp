@@ -61,13 +61,25 @@ int zero_stage(Shard s)
   }
 }
 
+// torchrun's rendezvous across servers: each server runs the same line with its own rank
+// (`gpurent run GROUP` sets GPURENT_NODE_RANK, MASTER_ADDR and MASTER_PORT on every member).
+std::string nodes_args(const JobSpec& j)
+{
+  if (j.nodes <= 1) {
+    return "";
+  }
+  return fmt::format("--nnodes {} --node_rank \"$GPURENT_NODE_RANK\" --master_addr \"$MASTER_ADDR\" --master_port "
+                     "\"$MASTER_PORT\" ",
+                     j.nodes);
+}
+
 std::string transformers_train(const JobSpec& j, std::string_view id)
 {
   const std::uint32_t n = std::max<std::uint32_t>(j.gpus, 1);
-  if (n == 1 && !j.offload_optimizer) {
+  if (n == 1 && j.nodes <= 1 && !j.offload_optimizer) {
     return "trl sft " + trl_args(j, id);
   }
-  std::string s = fmt::format("torchrun --nproc_per_node {} -m trl.scripts.sft {}", n, trl_args(j, id));
+  std::string s = fmt::format("torchrun {}--nproc_per_node {} -m trl.scripts.sft {}", nodes_args(j), n, trl_args(j, id));
   if (j.offload_optimizer) {
     s += " --fsdp \"full_shard offload auto_wrap\"";
   } else if (j.shard == Shard::fsdp) {
@@ -79,7 +91,12 @@ std::string transformers_train(const JobSpec& j, std::string_view id)
 std::string deepspeed_train(const JobSpec& j, std::string_view id)
 {
   std::string s = fmt::format("accelerate launch --num_processes {} --use_deepspeed --zero_stage {}",
-                              std::max<std::uint32_t>(j.gpus, 1), zero_stage(j.shard));
+                              world_gpus(j), zero_stage(j.shard));
+  if (j.nodes > 1) {
+    s += fmt::format(" --num_machines {} --machine_rank \"$GPURENT_NODE_RANK\" --main_process_ip \"$MASTER_ADDR\" "
+                     "--main_process_port \"$MASTER_PORT\"",
+                     j.nodes);
+  }
   if (j.offload_optimizer) {
     s += " --offload_optimizer_device cpu";
   }
@@ -115,13 +132,13 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
       torchtune_main_only(j.model.torchtune)
           ? fmt::format("pip install git+https://github.com/pytorch/torchtune@{} && ", k_torchtune_main)
           : std::string();
-  const bool multi = j.gpus > 1;
+  const bool multi = world_gpus(j) > 1;
   const bool lora = j.task == Task::lora || j.task == Task::qlora;
   const std::string recipe = std::string(lora ? "lora_finetune" : "full_finetune") + (multi ? "_distributed" : "_single_device");
   const std::string dir = shell_word("./" + base_name(id));
   std::string s = fmt::format("{}tune download {} --output-dir {} && tune run ", install, shell_word(id), dir);
   if (multi) {
-    s += fmt::format("--nproc_per_node {} ", j.gpus);
+    s += fmt::format("{}--nproc_per_node {} ", nodes_args(j), j.gpus);
   }
   s += fmt::format("{} --config {} checkpointer.checkpoint_dir={} {} batch_size={} gradient_accumulation_steps={} "
                    "tokenizer.max_seq_len={} enable_activation_checkpointing={}",
@@ -150,7 +167,7 @@ std::string torchtune_config(const JobSpec& job)
   if (m.torchtune.empty()) {
     return "";
   }
-  const bool multi = job.gpus > 1;
+  const bool multi = world_gpus(job) > 1;
   std::vector<std::string_view> wanted;
   switch (job.task) {
   case Task::qlora:

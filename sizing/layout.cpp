@@ -163,19 +163,29 @@ std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept
 {
   JobSpec j = job;
   j.pipeline = 1;
+  j.nodes = std::max<std::uint32_t>(job.nodes, 1);
   const std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1);
-  if (g == 1) {
+  if (g == 1 && j.nodes == 1) {
     return j;
   }
   const bool vllm_split = !is_training(job.task) && job.engine == Engine::vllm &&
                           (job.shard == Shard::none || job.shard == Shard::tp);
   if (vllm_split) {
+    // Tensor parallel inside a server, pipeline stages inside it where the heads do not split, and
+    // one more set of stages per server (vLLM's multi-node layout: --tensor-parallel-size = GPUs
+    // per node, --pipeline-parallel-size = nodes).
     const auto layout = vllm_layout(job.model, g, job.weights);
     if (!layout) {
       return std::nullopt;
     }
-    j.pipeline = layout->pp;
+    j.pipeline = layout->pp * j.nodes;
+    if (j.pipeline > 1 && (job.model.layers == 0 || j.pipeline > job.model.layers)) {
+      return std::nullopt;
+    }
     return j;
+  }
+  if (j.nodes > 1 && (!is_training(job.task) || job.shard == Shard::tp)) {
+    return std::nullopt;  // across servers: trainers shard (FSDP/ZeRO/DDP), inference runs on vLLM
   }
   if (is_training(job.task) && job.shard == Shard::tp && !tensor_parallel_ok(job.model, g, WeightFormat::bf16)) {
     return std::nullopt;

@@ -35,9 +35,11 @@ struct Layout {
 };
 [[nodiscard]] std::optional<Layout> vllm_layout(const ModelArch& model, std::uint32_t gpus, WeightFormat weights) noexcept;
 
-// `job` as it can run on job.gpus GPUs: vLLM gets its pipeline stages; nullopt when the job's
+// `job` as it can run on job.gpus GPUs of each of job.nodes servers: vLLM gets its pipeline
+// stages (one set per server: tensor parallel stays inside a server); nullopt when the job's
 // engine cannot use that many GPUs with that model (training with --shard tp on heads the
-// degree does not divide; more GPUs than layers to split).
+// degree does not divide; more GPUs than layers to split) or that many servers (only vLLM
+// inference and sharded or data-parallel training span servers; tensor parallel never does).
 [[nodiscard]] std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept;
 
 }  // namespace gpurent
