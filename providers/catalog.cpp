@@ -177,6 +177,7 @@ const std::vector<ProviderInfo>& providers()
       if (it != out.end()) {
         it->listed_cards = l.cards;
         it->price_source = l.price_source;
+        it->node_links = l.node_links;
       }
     }
     return out;

@@ -13,6 +13,7 @@
 #include "common/result.hpp"
 #include "common/units.hpp"
 #include "providers/billing.hpp"
+#include "providers/node_link.hpp"
 
 namespace gpurent {
 
@@ -51,6 +52,7 @@ struct ProviderInfo {
   // From data/offers.json (provider_catalog() only; empty in provider_rules()):
   std::vector<std::string> listed_cards;   // Card::id the provider's own material lists (priced or not)
   std::string price_source;                // where the built-in prices come from ("" = none)
+  std::vector<NodeLink> node_links;        // how its servers reach each other (plan --nodes)
 };
 
 [[nodiscard]] std::span<const ProviderInfo> provider_catalog() noexcept;

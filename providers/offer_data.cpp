@@ -13,6 +13,7 @@
 
 #include "common/text.hpp"
 #include "providers/json_fields.hpp"
+#include "providers/node_link.hpp"
 
 namespace gpurent {
 namespace {
@@ -22,7 +23,7 @@ using Keys = std::set<std::string, std::less<>>;
 
 const Keys k_top_keys = {"note", "sources", "providers", "offers"};
 const Keys k_source_keys = {"url", "title", "date", "says"};
-const Keys k_provider_keys = {"provider", "cards", "cards_from", "price_source", "note"};
+const Keys k_provider_keys = {"provider", "cards", "cards_from", "price_source", "note", "node_links"};
 const Keys k_offer_keys = {"provider", "card", "gpus", "usd_per_hour", "spot_usd_per_hour", "usd_per_gpu_hour",
                            "spot_usd_per_gpu_hour", "region", "source", "quote"};
 
@@ -171,6 +172,10 @@ Result<ProviderListing> listing_from(const json& j, std::size_t index, const Off
   }
   TRY_ASSIGN(l.price_source, text_of(j, "price_source", where, false));
   TRY(text_of(j, "note", where, false));
+  const auto card_known = [&](const std::string& id) {
+    return std::any_of(cards.begin(), cards.end(), [&](const Card& c) { return c.id == id; });
+  };
+  TRY_ASSIGN(l.node_links, node_links_from_json(j.value("node_links", json()), where + ".node_links", card_known));
   return l;
 }
 

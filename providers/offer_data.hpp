@@ -12,6 +12,7 @@
 #include "common/units.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/node_link.hpp"
 
 namespace gpurent {
 
@@ -28,6 +29,7 @@ struct ProviderListing {
   std::vector<std::string> cards;       // Card::id
   std::vector<std::string> cards_from;  // keys of OfferData::sources
   std::string price_source;             // printed after a built-in price ("" = no built-in prices)
+  std::vector<NodeLink> node_links;     // how its servers reach each other (providers/node_link.hpp)
 };
 
 struct OfferData {
