@@ -39,12 +39,12 @@ bool allowed(const ProviderInfo& p, const Card& c, std::uint32_t gpus)
 class EstimateCache {
 public:
   EstimateCache(std::optional<Shard> shard, const Estimator& estimator) : m_shard(shard), m_estimator(estimator) {}
-  const MemoryEstimate& at(const JobSpec& job, std::uint32_t gpus)
+  const MemoryEstimate& at(const JobSpec& job, std::uint32_t gpus, std::uint32_t nodes = 1)
   {
-    const auto key = std::pair(job.weights, gpus);
+    const auto key = std::tuple(job.weights, gpus, nodes);
     auto it = m_cache.find(key);
     if (it == m_cache.end()) {
-      it = m_cache.emplace(key, m_estimator(job_for_gpus(job, gpus, m_shard))).first;
+      it = m_cache.emplace(key, m_estimator(job_for_gpus(job, gpus, m_shard, nodes))).first;
     }
     return it->second;
   }
@@ -52,7 +52,7 @@ public:
 private:
   std::optional<Shard> m_shard;
   const Estimator& m_estimator;
-  std::map<std::pair<WeightFormat, std::uint32_t>, MemoryEstimate> m_cache;
+  std::map<std::tuple<WeightFormat, std::uint32_t, std::uint32_t>, MemoryEstimate> m_cache;
 };
 
 // The job as the engine runs it on each card, computed once per card.
@@ -84,6 +84,9 @@ std::int64_t signed_diff(Bytes a, Bytes b)
 double rank_key(const PlanOption& o, RankBy by, bool sized, Task task)
 {
   constexpr double unknown = 1e300;
+  if (o.nodes > 1 && !o.node_link_known) {
+    return unknown;  // the traffic between its servers is unknown: neither its speed nor its worth is known
+  }
   if (by == RankBy::hourly) {
     return static_cast<double>(o.cost.n);
   }
@@ -107,10 +110,10 @@ struct OptionOrder {
   bool operator()(const PlanOption& a, const PlanOption& b) const
   {
     const double ka = rank_key(a, by, sized, task), kb = rank_key(b, by, sized, task);
-    return std::tuple(!a.choosable(), run_rank(a.runs.status), ka, a.gpus, a.pipeline, -a.headroom, a.price_per_hour,
-                      a.provider, a.card) <
-           std::tuple(!b.choosable(), run_rank(b.runs.status), kb, b.gpus, b.pipeline, -b.headroom, b.price_per_hour,
-                      b.provider, b.card);
+    return std::tuple(!a.choosable(), run_rank(a.runs.status), ka, a.gpus * a.nodes, a.pipeline, -a.headroom,
+                      a.price_per_hour, a.provider, a.card) <
+           std::tuple(!b.choosable(), run_rank(b.runs.status), kb, b.gpus * b.nodes, b.pipeline, -b.headroom,
+                      b.price_per_hour, b.provider, b.card);
   }
 };
 
@@ -136,7 +139,7 @@ void choose(std::vector<PlanOption>& options, const OptionOrder& order)
       break;
     }
     const PlanOption& p = options[pick];
-    if (std::tuple(o.tight, o.gpus, o.pipeline > 1) < std::tuple(p.tight, p.gpus, p.pipeline > 1)) {
+    if (std::tuple(o.tight, o.gpus * o.nodes, o.pipeline > 1) < std::tuple(p.tight, p.gpus * p.nodes, p.pipeline > 1)) {
       pick = i;
     }
   }
@@ -159,12 +162,13 @@ Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept
 
 namespace {
 
-JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t nodes)
 {
   JobSpec job = base;
   job.gpus = gpus;
+  job.nodes = std::max<std::uint32_t>(nodes, 1);
   job.pipeline = 1;
-  job.shard = shard.value_or(default_shard(base.task, base.engine, gpus));
+  job.shard = shard.value_or(default_shard(base.task, base.engine, gpus * job.nodes));
   return job;
 }
 
@@ -211,35 +215,43 @@ private:
 };
 
 void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& shape, const Card& card,
-                        const ProviderInfo& provider, const PlanRequest& request, const MemoryEstimate& memory)
+                        const ProviderInfo& provider, const PlanRequest& request, const MemoryEstimate& memory,
+                        const NodeLink* link)
 {
   opt.pipeline = std::max<std::uint32_t>(there.pipeline, 1);
-  opt.speed = estimate_speed(there, card, speed_load(there, card, request, memory), shape.figures);
+  SpeedLoad load = speed_load(there, card, request, memory);
+  if (opt.nodes > 1 && link != nullptr) {
+    load.node_bytes_per_s = link->bytes_per_s().value_or(0.0);
+    load.node_link = link->label();
+  }
+  opt.speed = estimate_speed(there, card, load, shape.figures);
   opt.tight = opt.fits && static_cast<double>(opt.headroom) <
                               static_cast<double>(opt.total.n) * memory_error_pct(there) / 100.0;
   if (request.size.sized()) {
     if (const auto work = work_seconds(there, opt.speed, request.size)) {
       opt.startup = shape.startup.total();
       opt.hours = std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::min(*work, 1e12)))} + opt.startup;
-      opt.job_cost = (opt.spot ? provider.spot_billing : provider.billing).charge(opt.price_per_hour, *opt.hours);
+      // Every server is billed on its own under the provider's rules.
+      const MicroUsd one = (opt.spot ? provider.spot_billing : provider.billing).charge(opt.price_per_hour, *opt.hours);
+      opt.job_cost = MicroUsd{one.n * opt.nodes};
     }
   } else {
-    opt.tokens_per_dollar = tokens_per_dollar(there, opt.speed, opt.price_per_hour.n);
+    opt.tokens_per_dollar = tokens_per_dollar(there, opt.speed, opt.price_per_hour.n * opt.nodes);
   }
   opt.late = request.deadline && (!opt.hours || *opt.hours > *request.deadline);
 }
 
 }  // namespace
 
-JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t nodes)
 {
-  const JobSpec job = with_gpus(base, gpus, shard);
+  const JobSpec job = with_gpus(base, gpus, shard, nodes);
   return feasible_layout(job).value_or(job);
 }
 
-bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard)
+bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t nodes)
 {
-  return feasible_layout(with_gpus(base, gpus, shard)).has_value();
+  return feasible_layout(with_gpus(base, gpus, shard, nodes)).has_value();
 }
 
 std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
@@ -315,17 +327,12 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   const std::optional<std::uint32_t> count = request.gpus;
 
-  for (const auto& o : sold) {
-    if (!wanted(o) || (count && o.gpus != *count) || !gpus_feasible(job, o.gpus, request.shard)) {
-      continue;
-    }
+  // One option: `nodes` servers of the offer's shape (over `link` when more than one).
+  const auto add_option = [&](const Offer& o, std::uint32_t nodes, const NodeLink* link) {
     const auto& p = *provider_named(providers, o.provider);
     const auto& c = *card_with_id(cards, o.card);
     const bool spot = request.spot && o.spot_price_per_hour.has_value();
     const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
-    if (request.max_price && price > *request.max_price) {
-      continue;
-    }
     const CardRun& run = runs.on(c);
     PlanOption opt;
     opt.runs = run.runs;
@@ -333,19 +340,77 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     opt.card = c.id;
     opt.card_display = c.display;
     opt.gpus = o.gpus;
+    opt.nodes = nodes;
+    if (nodes > 1 && link != nullptr) {
+      opt.node_link = link->label();
+      opt.node_link_known = link->known();
+    }
     opt.usable = c.usable;
-    const JobSpec there = job_for_gpus(run.job, o.gpus, request.shard);
+    const JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
     opt.limit = fit_limit_for(there, c.usable);
-    opt.total = estimates.at(run.job, o.gpus).total();
+    opt.total = estimates.at(run.job, o.gpus, nodes).total();
     opt.fits = opt.total <= opt.limit;
     opt.headroom = signed_diff(opt.limit, opt.total);
     opt.price_per_hour = price;
     opt.spot = spot;
-    opt.cost = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
+    const MicroUsd one = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
+    opt.cost = MicroUsd{one.n * nodes};
     opt.billing = p.billing_label;
     opt.price_origin = o.price_origin;
-    add_speed_and_bill(opt, there, shapes.on(c.id, run.job), c, p, request, estimates.at(run.job, o.gpus));
+    add_speed_and_bill(opt, there, shapes.on(c.id, run.job), c, p, request, estimates.at(run.job, o.gpus, nodes), link);
     result.options.push_back(std::move(opt));
+  };
+  const auto priced_ok = [&](const Offer& o) {
+    const bool spot = request.spot && o.spot_price_per_hour.has_value();
+    const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
+    return !request.max_price || price <= *request.max_price;
+  };
+  const std::uint32_t asked_nodes = request.nodes.value_or(1);
+  if (asked_nodes == 1) {
+    for (const auto& o : sold) {
+      if (!wanted(o) || (count && o.gpus != *count) || !gpus_feasible(job, o.gpus, request.shard) || !priced_ok(o)) {
+        continue;
+      }
+      add_option(o, 1, nullptr);
+    }
+  }
+  // Several servers: asked for, or by itself when no single server fits.
+  const bool one_fits = std::any_of(result.options.begin(), result.options.end(), [](const PlanOption& o) {
+    return o.fits && o.runs.status != RunStatus::refused;
+  });
+  if (asked_nodes > 1 || (!request.nodes && !one_fits)) {
+    // (provider, card) -> the largest shape sold: the server a link between separate servers joins.
+    std::map<std::pair<std::string, std::string>, std::uint32_t> largest;
+    for (const auto& o : sold) {
+      auto& l = largest[{o.provider, o.card}];
+      l = std::max(l, o.gpus);
+    }
+    for (const auto& o : sold) {
+      const auto& p = *provider_named(providers, o.provider);
+      const NodeLink* link = node_link_for(p.node_links, o.card);
+      if (link == nullptr || !wanted(o) || (count && o.gpus != *count) || !priced_ok(o)) {
+        continue;
+      }
+      if (o.gpus != (link->gpus_per_node > 0 ? link->gpus_per_node : largest[{o.provider, o.card}])) {
+        continue;
+      }
+      const std::uint32_t most = std::min(link->max_nodes, k_max_nodes);
+      if (asked_nodes > 1) {
+        if (asked_nodes <= most && gpus_feasible(job, o.gpus, request.shard, asked_nodes)) {
+          add_option(o, asked_nodes, link);
+        }
+        continue;
+      }
+      const auto& c = *card_with_id(cards, o.card);
+      const JobSpec& there = runs.on(c).job;
+      for (std::uint32_t n = 2; n <= most; ++n) {
+        if (gpus_feasible(there, o.gpus, request.shard, n) &&
+            estimates.at(there, o.gpus, n).total() <= fit_limit_for(job_for_gpus(there, o.gpus, request.shard, n), c.usable)) {
+          add_option(o, n, link);
+          break;
+        }
+      }
+    }
   }
   const OptionOrder order{request.ranking(), request.size.sized(), job.task};
   result.ranked_by = order.by;
@@ -359,8 +424,10 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   // What the memory breakdown refers to: the choice, else the given card, else the option
   // closest to fitting (largest headroom), else one GPU and no card.
   std::uint32_t gpus = count.value_or(smallest_fit);
+  std::uint32_t nodes = asked_nodes;
   if (result.choice) {
     gpus = result.choice->gpus;
+    nodes = result.choice->nodes;
     result.card = *card_with_id(cards, result.choice->card);
   } else if (given_card != nullptr) {
     result.card = *given_card;
@@ -373,6 +440,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
                                                               -static_cast<std::int64_t>(b.gpus));
                                           });
     gpus = closest->gpus;
+    nodes = closest->nodes;
     result.card = *card_with_id(cards, closest->card);
   }
   const JobSpec* there = &job;
@@ -381,9 +449,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     there = &run.job;
     result.runs = run.runs;
   }
-  result.job = job_for_gpus(*there, gpus, request.shard);
-  result.memory = estimates.at(*there, gpus);
-  result.layout_ok = gpus_feasible(*there, gpus, request.shard);
+  result.job = job_for_gpus(*there, gpus, request.shard, nodes);
+  result.memory = estimates.at(*there, gpus, nodes);
+  result.layout_ok = gpus_feasible(*there, gpus, request.shard, nodes);
   result.card_fits = given_card != nullptr && result.layout_ok &&
                      result.memory.total() <= fit_limit_for(result.job, given_card->usable);
   if (result.choice) {

@@ -25,7 +25,10 @@ namespace gpurent {
 inline constexpr std::uint32_t k_max_gpus_per_server = 8;
 
 struct PlanRequest {
-  std::optional<std::uint32_t> gpus;    // --gpus; nullopt: any count 1..8
+  std::optional<std::uint32_t> gpus;    // --gpus (per server); nullopt: any count 1..8
+  // --nodes: servers of `gpus` GPUs each; nullopt: one, or, when no single server fits, for each
+  // server shape the smallest count (2 .. the provider's most) that fits.
+  std::optional<std::uint32_t> nodes;
   std::optional<Shard> shard;           // --shard; nullopt: default_shard() per count
   std::chrono::seconds runtime{3600};   // --hours, in whole seconds
   std::optional<std::string> provider;  // --provider (registry key)
@@ -47,7 +50,10 @@ struct PlanOption {
   std::string provider;
   std::string card;          // Card::id
   std::string card_display;  // e.g. "RTX 4090 24GB"
-  std::uint32_t gpus = 1;
+  std::uint32_t gpus = 1;    // per server
+  std::uint32_t nodes = 1;   // servers (plan --nodes): the price is per server, the costs for all of them
+  std::string node_link;     // nodes > 1: how the servers reach each other (NodeLink::label)
+  bool node_link_known = true;  // nodes > 1: the provider publishes that link's bandwidth
   Bytes usable;              // per GPU, what CUDA reports
   Bytes limit;               // fit_limit_for(job, usable): usable minus 5% (vLLM: also util x usable)
   Bytes total;               // the job's total per GPU at this GPU count
@@ -55,7 +61,7 @@ struct PlanOption {
   std::int64_t headroom = 0; // limit - total in bytes; negative when it does not fit
   MicroUsd price_per_hour;   // whole server (the spot price when `spot`)
   bool spot = false;
-  MicroUsd cost;             // for PlanRequest::runtime under the provider's billing
+  MicroUsd cost;             // for PlanRequest::runtime under the provider's billing, every server
   std::string billing;       // the provider's billing label ("hourly", "per-minute", ...)
   std::string price_origin;  // "built-in 2026-11-30", "config", "derived: 4 x 1-GPU price (...)"
   RunVerdict runs;           // whether the engine's kernels run the job on this card (hardware_rules.hpp)
@@ -97,9 +103,12 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // `base` with `gpus` set, the shard resolved (the given one, else default_shard) and the layout
 // the engine runs on that many GPUs (vLLM pipeline stages where tensor parallelism alone cannot
 // split the heads; sizing/layout.hpp).
-[[nodiscard]] JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
-// Whether the engine can run `base` on `gpus` GPUs at all (feasible_layout).
-[[nodiscard]] bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard);
+// `nodes` servers of `gpus` GPUs each.
+[[nodiscard]] JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard,
+                                   std::uint32_t nodes = 1);
+// Whether the engine can run `base` on `nodes` servers of `gpus` GPUs at all (feasible_layout).
+[[nodiscard]] bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard,
+                                 std::uint32_t nodes = 1);
 
 // The load a speed is computed for: the request's, a serving job's concurrency defaulting to the
 // full-context requests the KV pool (`memory` on `card`) holds (vLLM, SGLang) or the slots planned
@@ -124,6 +133,11 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // counts the engine cannot run the model on (gpus_feasible) are never offered. With `card`, the
 // GPU count is --gpus or the smallest feasible count sold for that card (1..8 when nobody sells
 // it) that fits (1 when none does), and only that card is priced.
+// Several servers (request.nodes, or by itself when no single server fits): only server shapes
+// the provider's node links allow (a cluster product's shape, else the largest shape of that card
+// it sells), up to the link's most servers; the price is per server and the bill is every
+// server's under the provider's billing; the speed counts the traffic between the servers over
+// that link, and an option whose link is not published ranks after every known one.
 [[nodiscard]] PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                               std::span<const Card> cards, const PlanRequest& request, const Estimator& estimator);
 

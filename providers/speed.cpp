@@ -211,7 +211,7 @@ struct Layout {
 Layout layout_of(const JobSpec& job)
 {
   Layout l;
-  const double g = std::max<std::uint32_t>(job.gpus, 1);
+  const double g = world_gpus(job);
   l.tp = std::max<std::uint32_t>(tp_degree(job), 1);
   if (job.engine == Engine::vllm && job.pipeline > 1 && l.tp * job.pipeline == g) {
     l.stages = job.pipeline;
@@ -247,7 +247,19 @@ struct Inputs {
   std::optional<double> flops;   // FLOP/s x the engine's fraction
   std::optional<double> link;    // bytes/s between GPUs
   std::optional<double> host;    // bytes/s to the host
+  double nodes = 1;              // servers the job spans
+  std::optional<double> node;    // bytes/s from one server to the others (nodes > 1)
 };
+
+// vLLM's pipeline across servers: a step's activations (tokens x hidden, 16-bit) cross each of
+// the nodes - 1 server boundaries once per token; charged to the stages evenly.
+double node_hops_s(const Inputs& in, double tokens)
+{
+  if (in.nodes <= 1 || !in.node) {
+    return 0;
+  }
+  return (in.nodes - 1) / in.l.stages * tokens * in.f.hidden * 2.0 / *in.node;
+}
 
 // Tensor-parallel all-reduce cost for `tokens` tokens over `layers` layers: two all-reduces per
 // layer (after attention and after the MLP) of tokens x hidden 16-bit values, ring: 2 (tp-1)/tp of
@@ -280,7 +292,7 @@ StepTerms decode_step(const Inputs& in, double seqs, double len)
   if (in.flops) {
     t.compute = seqs * flops_per_token(in.f, len) / share / *in.flops;
   }
-  t.link = allreduce_s(in, seqs, in.f.layers / in.l.stages);
+  t.link = allreduce_s(in, seqs, in.f.layers / in.l.stages) + node_hops_s(in, seqs);
   t.fixed = in.f.layers / in.l.stages * in.k.layer_s + in.k.step_s / in.l.stages;
   t.offload = offload_s(in);
   return t;
@@ -298,7 +310,7 @@ StepTerms prefill_terms(const Inputs& in, double len, SpeedEngine e)
   const double causal = len / 2.0;  // a token attends over the tokens before it: len / 2 on average
   t.memory = chunks * read_bytes(in.f, std::min(len, chunk_tokens(e))) / in.l.tp / *in.bw;
   t.compute = len * flops_per_token(in.f, causal) / in.l.tp / *in.flops;
-  t.link = allreduce_s(in, len, in.f.layers);
+  t.link = allreduce_s(in, len, in.f.layers) + node_hops_s(in, len) * in.l.stages;
   t.fixed = chunks * (in.f.layers * in.k.layer_s + in.k.step_s);
   t.offload = chunks * offload_s(in) * in.l.stages;
   return t;
@@ -308,7 +320,7 @@ void training_speed(const Inputs& in, Speed& s)
 {
   const JobSpec& job = in.job;
   const SpeedFigures& f = in.f;
-  const double gpus = std::max<std::uint32_t>(job.gpus, 1);
+  const double gpus = world_gpus(job);
   const double seq = std::max<std::uint32_t>(job.context, 1);
   // FLOPs per token (PaLM appendix B): 6N + 12 L w s for full training; LoRA skips the weights'
   // gradients (4N, 2/3 of the attention); recomputation adds one more forward (2N, 1/3).
@@ -326,7 +338,25 @@ void training_speed(const Inputs& in, Speed& s)
   double comm = 0;
   const double w16 = f.train_params * 2.0;
   const double ring = gpus > 1 ? (gpus - 1) / gpus : 0;
-  if (gpus > 1) {
+  const bool sharded = job.shard == Shard::fsdp || job.shard == Shard::zero3;
+  if (in.nodes > 1) {
+    // Across servers the ring runs over every GPU of the job: each edge, NVLink/PCIe inside a
+    // server and the servers' link between them, carries (g-1)/g of the bytes; the slower leg
+    // sets the time (NCCL spreads a server's share over its NICs, so the server's bandwidth counts).
+    const double bytes = sharded ? (adapters ? 2.0 : 3.0) * w16 * ring
+                         : adapters ? 0.0
+                                    : 2.0 * w16 * ring / std::max<std::uint32_t>(job.grad_accumulation, 1);
+    if (!in.node) {
+      s.unknown.push_back(fmt::format("the link between the {} servers is not published: the traffic between them "
+                                      "(FSDP/ZeRO-3: 3 x the 16-bit weights per step) is not known, so neither is the "
+                                      "training speed",
+                                      job.nodes));
+      return;
+    }
+    const double inside = job.gpus > 1 && in.link ? bytes / *in.link : 0.0;
+    s.network_step_s = bytes / *in.node;
+    comm = std::max(inside, *s.network_step_s);
+  } else if (gpus > 1) {
     if (!in.link) {
       s.unknown.push_back(fmt::format("the link between {} GPUs is unknown: the gradient and weight traffic is not "
                                       "counted",
@@ -344,6 +374,7 @@ void training_speed(const Inputs& in, Speed& s)
               std::max<std::uint32_t>(job.grad_accumulation, 1);
   }
   const double step = std::max(compute, comm) + offload;
+  s.compute_step_s = compute;
   s.train_tokens_per_s = gpus * tokens_per_gpu_step / step;
   s.bound = offload > std::max(compute, comm) ? "offload" : comm > compute ? "interconnect" : "compute";
 }
@@ -360,7 +391,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
                      SpeedEngine engine, const SpeedFigures& figures)
 {
   Speed s;
-  Inputs in{job, k, figures, layout_of(job), {}, {}, {}, {}};
+  Inputs in{job, k, figures, layout_of(job), {}, {}, {}, {}, 1, {}};
   const Precision prec = compute_precision(job, card, engine);
   if (card.mem_bw_gbs) {
     in.bw = *card.mem_bw_gbs * 1e9 * k.bandwidth;
@@ -377,6 +408,10 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   std::string link_label;
   in.link = link_bytes_per_s(card, &link_label);
   in.host = host_bytes_per_s(card);
+  in.nodes = std::max<std::uint32_t>(job.nodes, 1);
+  if (load.node_bytes_per_s > 0) {
+    in.node = load.node_bytes_per_s;
+  }
   const bool training_task = is_training(job.task);
   s.range_pct = speed_range_pct(engine, training_task             ? SpeedKind::train
                                         : job.task == Task::serve ? SpeedKind::serve
@@ -405,6 +440,9 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
                         k.bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
                         training ? (prec.name == "fp8" ? k.mfu_fp8 : k.mfu) : k.compute,
                         job.gpus > 1 && !link_label.empty() ? ", " + link_label : std::string());
+  if (in.nodes > 1) {
+    s.basis += fmt::format(", {} servers: {}", job.nodes, load.node_link.empty() ? "link not published" : load.node_link);
+  }
   if (training) {
     if (in.flops) {
       training_speed(in, s);
@@ -412,6 +450,12 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
     return s;
   }
 
+  if (in.nodes > 1 && !in.node) {
+    s.unknown.push_back(fmt::format("the link between the {} servers is not published: the pipeline's traffic between "
+                                    "them is not known, so neither is the speed",
+                                    job.nodes));
+    return s;
+  }
   const double context = std::max<std::uint32_t>(job.context, 1);
   if (in.bw) {
     const StepTerms d = decode_step(in, 1, context / 2.0);

@@ -44,6 +44,10 @@ struct SpeedLoad {
   std::uint32_t input_len = 0;    // prompt tokens per request; 0: the context (prefill), context - output (serve)
   std::uint32_t output_len = 0;   // generated tokens per request; 0: k_default_output_len (capped at half the context)
   std::uint32_t concurrency = 0;  // requests in flight when serving; 0: 1
+  // A job across servers (JobSpec::nodes > 1): each server's bandwidth to the others, bytes per
+  // second one way (the provider's node link, providers/node_link.hpp); 0: not published.
+  double node_bytes_per_s = 0;
+  std::string node_link;  // its words, for the basis
 };
 inline constexpr std::uint32_t k_default_output_len = 256;
 
@@ -59,6 +63,10 @@ struct Speed {
   std::vector<std::string> unknown;  // terms that could not be computed, and why
   std::uint32_t concurrency = 0;     // serving: the requests in flight the figure is for
   std::uint32_t input_len = 0, output_len = 0;
+  // Training across servers: seconds per micro-step the traffic between servers alone takes, and
+  // the step's compute, so that plan can say when the network dominates.
+  std::optional<double> network_step_s;
+  std::optional<double> compute_step_s;
   // The figure the job's time is computed from (serve for serving, train for training, else the
   // decode of one request), absent when unknown.
   [[nodiscard]] std::optional<double> headline(Task t) const noexcept;
