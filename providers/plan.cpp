@@ -401,6 +401,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
         }
         continue;
       }
+      if (!link->known()) {
+        continue;  // by itself plan spreads a job only over servers whose link it knows: ask with --nodes
+      }
       const auto& c = *card_with_id(cards, o.card);
       const JobSpec& there = runs.on(c).job;
       for (std::uint32_t n = 2; n <= most; ++n) {
@@ -431,6 +434,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     result.card = *card_with_id(cards, result.choice->card);
   } else if (given_card != nullptr) {
     result.card = *given_card;
+    if (asked_nodes > 1 && !result.options.empty()) {
+      gpus = result.options.front().gpus;  // the shape joined across servers, not one server's count
+    }
   } else if (!result.options.empty()) {
     const auto closest = std::max_element(result.options.begin(), result.options.end(),
                                           [](const PlanOption& a, const PlanOption& b) {

@@ -135,7 +135,8 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // it) that fits (1 when none does), and only that card is priced.
 // Several servers (request.nodes, or by itself when no single server fits): only server shapes
 // the provider's node links allow (a cluster product's shape, else the largest shape of that card
-// it sells), up to the link's most servers; the price is per server and the bill is every
+// it sells), up to the link's most servers, and by itself only over links whose bandwidth is
+// published; the price is per server and the bill is every
 // server's under the provider's billing; the speed counts the traffic between the servers over
 // that link, and an option whose link is not published ranks after every known one.
 [[nodiscard]] PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<const ProviderInfo> providers,
