@@ -23,7 +23,7 @@ constexpr std::array<CommandDoc, 29> k_docs{{
     {"plan",
      {"gpurent plan llama-3.1-8b", "gpurent plan qwen2.5-7b --task lora --card a100-80gb",
       "gpurent plan llama-3.1-70b --task serve --context 16384 --provider runpod",
-      "gpurent plan --params 7B --task train --hours 10 --json"}},
+      "gpurent plan llama-3.1-405b --task train --grad-checkpointing --tokens 100M"}},
     {"fits", {"gpurent fits rtx-4090", "gpurent fits a100-80gb --gpus 2 --task serve", "gpurent fits rtx-5090 --task qlora", ""}},
     {"models", {"gpurent models", "gpurent models --json", "", ""}},
     {"cards", {"gpurent cards", "gpurent cards --json", "", ""}},

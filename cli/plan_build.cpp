@@ -181,7 +181,9 @@ std::optional<std::string> per_dollar_hint(const PlanResult& res)
   }
   return fmt::format("{} x {} on {} ({}/h) delivers {:.0f}% more tokens per dollar than the choice: rank by the "
                      "bill with --rank-by cost, or give the job's size (--requests, --tokens)",
-                     best->gpus, best->card_display, best->provider, format_usd(best->price_per_hour),
+                     best->nodes > 1 ? fmt::format("{} servers x {}", best->nodes, best->gpus) : std::to_string(best->gpus),
+                     best->card_display, best->provider,
+                     format_usd(MicroUsd{best->price_per_hour.n * best->nodes}) + (best->nodes > 1 ? " in all" : ""),
                      (static_cast<double>(*best->tokens_per_dollar) / mine - 1.0) * 100.0);
 }
 
@@ -206,6 +208,7 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
   r.runtime = o.request.runtime;
   r.size = o.request.size;
   r.deadline = o.request.deadline;
+  r.nodes_asked = o.request.nodes;
   r.card_given = o.request.card.has_value();
   r.result = rank(job, offers, providers, card_catalog(), o.request, [](const JobSpec& j) { return estimate(j); });
   add_layout_defaults(r, o.request);
@@ -291,8 +294,10 @@ std::string plan_misfit_reason(const PlanReport& report)
                        static_cast<double>(fastest->hours->count()) / 3600.0 + 0.05);
   }
   if (report.card_given && !res.card_fits) {
-    return fmt::format("the job needs {:.2f} GiB per GPU on {} x {}, over the {:.2f} GiB limit",
-                       round2(to_gib(res.memory.total())), res.job.gpus, res.card->display,
+    return fmt::format("the job needs {:.2f} GiB per GPU on {}{} x {}, over the {:.2f} GiB limit",
+                       round2(to_gib(res.memory.total())),
+                       res.job.nodes > 1 ? fmt::format("{} servers x ", res.job.nodes) : std::string(), res.job.gpus,
+                       res.card->display,
                        round2(to_gib(report.fix_limit)));
   }
   if (res.options.empty()) {
@@ -301,7 +306,19 @@ std::string plan_misfit_reason(const PlanReport& report)
   if (report.card_given) {
     return fmt::format("the job fits {} x {}, but no offer of it fits the filters", res.job.gpus, res.card->display);
   }
-  return "nothing fits within 8 GPUs of one server";
+  return nothing_fits_text(report);
+}
+
+std::string nothing_fits_text(const PlanReport& report)
+{
+  if (!report.nodes_asked) {
+    return "nothing fits within 8 GPUs of one server, nor on several servers joined by a link whose bandwidth the "
+           "provider publishes (--nodes N tries any provider's servers)";
+  }
+  if (*report.nodes_asked == 1) {
+    return "nothing fits within 8 GPUs of one server";
+  }
+  return fmt::format("nothing fits on {} servers of any provider that joins that many", *report.nodes_asked);
 }
 
 }  // namespace gpurent

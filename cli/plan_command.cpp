@@ -93,6 +93,8 @@ void add_plan_command(CLI::App& app, Services& s)
   add_plan_sizing_options(*sub, *args);
   add_plan_job_options(*sub, *args);
   sub->add_option("--gpus", args->gpus, "GPUs per server, 1-8 (default: the cheapest count that fits)");
+  sub->add_option("--nodes", args->nodes,
+                  "servers the job spans, 1-64 (default 1, or the fewest that fit when one server does not)");
   sub->add_option("--card", args->card, "check the job against this card (\"RTX 4090\", A100-80GB, ...)");
   sub->add_option("--provider", args->provider, "only this provider");
   sub->add_option("--hours", args->hours, "expected run time in hours (default 1)");

@@ -103,6 +103,7 @@ Json job_json(const JobSpec& j)
               {"grad_checkpointing", j.grad_checkpointing},
               {"lora_rank", j.lora_rank},
               {"gpus", j.gpus},
+              {"nodes", std::max<std::uint32_t>(j.nodes, 1)},
               {"shard", str(to_string(j.shard))},
               {"engine_version", engine_release_text(j.engine == Engine::vllm && j.engine_version == 0 ? k_vllm_current_release
                                                                                                       : j.engine_version)}};
@@ -154,6 +155,10 @@ Json speed_json(const Speed& sp, const std::optional<std::uint64_t>& per_dollar)
   if (per_dollar) {
     j["tokens_per_dollar"] = *per_dollar;
   }
+  if (sp.network_step_s) {
+    j["network_step_s"] = round_to_places(*sp.network_step_s, 3);
+    j["compute_step_s"] = round_to_places(sp.compute_step_s.value_or(0.0), 3);
+  }
   j["bound"] = sp.bound.empty() ? Json(nullptr) : Json(sp.bound);
   j["range_pct"] = sp.range_pct;
   j["basis"] = sp.basis;
@@ -168,6 +173,9 @@ double hours_of(std::chrono::seconds s) { return round_to_places(static_cast<dou
 // The option's speed, risk and, for a sized job, hours and bill.
 void add_speed_fields(Json& j, const PlanOption& o)
 {
+  if (o.nodes > 1) {
+    j["node_link"] = o.node_link;
+  }
   j["speed"] = speed_json(o.speed, o.tokens_per_dollar);
   j["risk"] = o.tight ? "tight" : "comfortable";
   if (o.hours) {
@@ -188,6 +196,7 @@ Json choice_json(const PlanOption& c)
               {"card", c.card},
               {"vram_gib", gib(c.usable)},
               {"gpus", c.gpus},
+              {"nodes", c.nodes},
               {"headroom_gib", gib_signed(c.headroom)},
               {"price_per_hour", usd(c.price_per_hour)},
               {"currency", "USD"},
@@ -208,6 +217,7 @@ Json option_json(const PlanOption& o)
   Json j{{"provider", o.provider},
          {"card", o.card},
          {"gpus", o.gpus},
+         {"nodes", o.nodes},
          {"fits", o.fits},
          {"headroom_gib", gib_signed(o.headroom)},
          {"price_per_hour", usd(o.price_per_hour)},

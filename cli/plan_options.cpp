@@ -225,6 +225,9 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   if (!a.gpus.empty()) {
     TRY_ASSIGN(o.request.gpus, parse_count(a.gpus, "--gpus", 1, k_max_gpus_per_server));
   }
+  if (!a.nodes.empty()) {
+    TRY_ASSIGN(o.request.nodes, parse_count(a.nodes, "--nodes", 1, k_max_nodes));
+  }
   if (!a.shard.empty()) {
     TRY_ASSIGN(o.request.shard, for_flag("--shard", parse_shard(a.shard)));
   }

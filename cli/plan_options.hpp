@@ -35,6 +35,7 @@ struct PlanArgs {
   bool no_grad_checkpointing = false;
   std::string lora_rank;
   std::string gpus;
+  std::string nodes;  // plan --nodes
   std::string shard;
   std::string gpu_util;
   std::string card;

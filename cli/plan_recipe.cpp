@@ -148,12 +148,21 @@ void add_layout_defaults(PlanReport& r, const PlanRequest& request)
                                        : "the count of the cheapest offer that fits (what the providers sell)",
                           JobDefault::Kind::number});
   }
-  if (j.gpus > 1 && !request.shard) {
+  if (!request.nodes && j.nodes > 1) {
+    r.defaults.push_back({"nodes", std::to_string(j.nodes),
+                          "one server does not fit: the fewest servers that fit, over a link whose bandwidth the "
+                          "provider publishes",
+                          JobDefault::Kind::number});
+  }
+  if (world_gpus(j) > 1 && !request.shard) {
     r.defaults.push_back({"shard", std::string(to_string(j.shard)),
                           is_training(j.task) ? "FSDP full shard (DeepSpeed: ZeRO-3) for training on several GPUs (cli.md)"
                                               : "tensor parallel for inference on several GPUs (cli.md)"});
   }
-  if (j.pipeline > 1) {
+  if (j.pipeline > 1 && j.nodes > 1) {
+    r.defaults.push_back({"layout", fmt::format("tensor parallel {} x pipeline {}", tp_degree(j), j.pipeline),
+                          "tensor parallel inside each server, a pipeline stage per server (vLLM across servers)"});
+  } else if (j.pipeline > 1) {
     // Why tensor parallel over all the GPUs is refused (docs/sizing.md "Layouts").
     std::string why = tensor_parallel_refusal(j.model, j.gpus, j.weights);
     if (why.empty()) {

@@ -42,6 +42,7 @@ struct PlanReport {
   std::vector<std::string> notes;      // for the text view (prices, unpriced providers)
   JobSize size;                        // --tokens/--requests and the load
   std::optional<std::chrono::seconds> deadline;
+  std::optional<std::uint32_t> nodes_asked;  // --nodes
   std::string startup_basis;           // how the choice's start-up time is made up
   // --card whose engine refuses the job: the cheapest option elsewhere that runs it natively (or
   // by a fallback when nothing runs it natively), if any.

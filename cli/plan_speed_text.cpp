@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/rounding.hpp"
@@ -80,6 +81,28 @@ std::string speed_line(const Speed& sp, Task task)
   }
   line += fmt::format("; measured spread {}%", sp.range_pct);
   return line;
+}
+
+std::string shape_label(const PlanOption& o)
+{
+  return o.nodes > 1 ? fmt::format("{} servers x {}", o.nodes, o.gpus) : std::to_string(o.gpus);
+}
+
+std::string shape_cell(const PlanOption& o)
+{
+  return o.nodes > 1 ? fmt::format("{}x{}", o.nodes, o.gpus) : std::to_string(o.gpus);
+}
+
+std::string network_note(const PlanOption& o)
+{
+  const Speed& sp = o.speed;
+  if (o.nodes <= 1 || !sp.network_step_s || !sp.compute_step_s || *sp.network_step_s <= *sp.compute_step_s) {
+    return "";
+  }
+  return fmt::format("the network between the {} servers ({}) alone makes each step >= {:.1f} s (compute {:.2f} s): "
+                     "{:.0f}x slower than the GPUs allow",
+                     o.nodes, o.node_link, *sp.network_step_s, *sp.compute_step_s,
+                     *sp.network_step_s / std::max(*sp.compute_step_s, 1e-9));
 }
 
 std::string job_line(const PlanOption& c)

@@ -17,5 +17,11 @@ namespace gpurent {
 [[nodiscard]] std::string grouped(std::uint64_t n);
 // The choice's job line: "job: 12.3 h (start-up 5 min) = $19.32 under per-second billing".
 [[nodiscard]] std::string job_line(const PlanOption& c);
+// An option on several servers: "12 servers x 8" (its GPUs column: "12x8"), "8" on one.
+[[nodiscard]] std::string shape_label(const PlanOption& o);
+[[nodiscard]] std::string shape_cell(const PlanOption& o);
+// An option on several servers whose training step the network between them dominates: "the
+// network between the 12 servers alone makes each step >= 778 s (compute 4.1 s): ...", or "".
+[[nodiscard]] std::string network_note(const PlanOption& o);
 
 }  // namespace gpurent

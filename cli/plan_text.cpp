@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "cli/plan_build.hpp"
 #include "cli/plan_shell.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "common/text.hpp"
@@ -76,7 +77,12 @@ std::string summary(const PlanReport& r)
   }
   const std::string layout = j.pipeline > 1 ? fmt::format("tp {} x pp {}", tp_degree(j), j.pipeline)
                                              : std::string(to_string(j.shard));
-  parts.push_back(j.gpus > 1 ? fmt::format("{} ({})", gpus_label(j.gpus), layout) : gpus_label(j.gpus));
+  if (j.nodes > 1) {
+    parts.push_back(fmt::format("{} servers x {} ({}, {} GPUs in all)", j.nodes, gpus_label(j.gpus), layout,
+                                world_gpus(j)));
+  } else {
+    parts.push_back(j.gpus > 1 ? fmt::format("{} ({})", gpus_label(j.gpus), layout) : gpus_label(j.gpus));
+  }
   std::string line;
   for (const auto& p : parts) {
     line += (line.empty() ? "" : ", ") + p;
@@ -216,8 +222,17 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
   const auto& res = r.result;
   if (res.choice) {
     const PlanOption& c = *res.choice;
-    out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
-                                           format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
+    if (c.nodes > 1) {
+      out += st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}\n", c.provider,
+                                             c.nodes, c.gpus, c.card_display, format_usd(c.price_per_hour),
+                                             format_usd(MicroUsd{c.price_per_hour.n * c.nodes}), c.spot ? " (spot)" : "");
+      for (const auto& line : wrap_words("between servers: " + c.node_link, k_width, "  ", "  ")) {
+        out += line + "\n";
+      }
+    } else {
+      out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
+                                             format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
+    }
     std::string detail = job_line(c);
     if (detail.empty()) {
       detail = fmt::format("{} for {} under {} billing", format_usd(c.cost), hours_label(r.runtime), c.billing);
@@ -228,6 +243,11 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     }
     for (const auto& line : wrap_words(detail, k_width, "  ", "  ")) {
       out += line + "\n";
+    }
+    if (const std::string net = network_note(c); !net.empty()) {
+      for (const auto& line : wrap_words(net, k_width, "  ", "  ")) {
+        out += st.warn(line) + "\n";
+      }
     }
     if (c.tight) {
       for (const auto& line : wrap_words(fmt::format("tight: {} spare is inside the memory estimate's measured error "
@@ -245,7 +265,10 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     } else if (res.card_fits) {
       out += st.bold("Choice") + fmt::format(": fits {} x {}, but no offer prices it\n", res.job.gpus, res.card->display);
     } else {
-      out += st.bad(fmt::format("Does not fit {} x {}", res.job.gpus, res.card->display)) + "\n";
+      out += st.bad(fmt::format("Does not fit {}{} x {}",
+                                res.job.nodes > 1 ? fmt::format("{} servers x ", res.job.nodes) : std::string(),
+                                res.job.gpus, res.card->display)) +
+             "\n";
     }
     return;
   }
@@ -253,7 +276,9 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     out += st.bad(fmt::format("No option finishes within the deadline of {}", duration_label(*r.deadline))) + "\n";
     return;
   }
-  out += st.bad(res.options.empty() ? "No offer matches the filters" : "Nothing fits within 8 GPUs of one server") + "\n";
+  std::string none = nothing_fits_text(r);
+  none[0] = 'N';
+  out += st.bad(res.options.empty() ? "No offer matches the filters" : none) + "\n";
 }
 
 void render_choice(std::string& out, const PlanReport& r, const Style& st)
@@ -297,7 +322,7 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
                     pad(o.job_cost ? format_usd(*o.job_cost) : "?", 9, true)
               : pad(format_usd(o.cost), 10, true);
     out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 17),
-                       pad(std::to_string(o.gpus), 4, true), fits, runs, pad(gib_signed(o.headroom), 11, true),
+                       pad(shape_cell(o), 4, true), fits, runs, pad(gib_signed(o.headroom), 11, true),
                        pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 8, true), bill);
   }
   if (opts.size() > k_max_rows) {
@@ -311,6 +336,20 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   }
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.spot; })) {
     out += st.dim("  * spot price: the server can be interrupted") + "\n";
+  }
+  if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.nodes > 1; })) {
+    out += st.dim("  NxG: N servers of G GPUs each; $/h per server, the costs for all of them") + "\n";
+  }
+  if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.nodes > 1 && !o.node_link_known; })) {
+    out += st.dim("  servers whose link the provider does not publish: speed unknown, ranked last") + "\n";
+  }
+  for (std::size_t i = 0; i < opts.size() && i < k_max_rows; ++i) {
+    if (const std::string net = network_note(opts[i]); !net.empty() && &opts[i] != &opts.front()) {
+      for (const auto& line : wrap_words(fmt::format("{} {}: {}", opts[i].provider, opts[i].card_display, net), k_width,
+                                         "  ", "    ")) {
+        out += st.dim(line) + "\n";
+      }
+    }
   }
 }
 

@@ -84,6 +84,7 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   args.provider = o.provider;
   args.card = o.card;
   args.gpus = o.gpus;
+  args.nodes = "1";  // up rents one server: a plan across servers is `plan --nodes` (groups: up --nodes)
   args.hours = o.hours;
   args.spot = o.spot;
   args.max_price = o.max_price;
