@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `gpurent plan` end to end in-process: golden text views, the exact JSON contract, exit codes.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -30,7 +31,7 @@ const std::set<std::string> k_model = {"name", "source", "params", "layers", "hi
                                        "head_dim", "vocab", "intermediate", "experts", "experts_active", "max_context"};
 // plan v3 "The whole job": the ranking, and the choice's hours and bill (null for an unsized job).
 const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "context", "batch",
-                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "shard", "defaults",
+                                     "optimizer", "grad_checkpointing", "lora_rank", "gpus", "nodes", "shard", "defaults",
                                      "rank_by", "hours", "job_cost", "engine_version"};
 // Present only when given: the job's size, the deadline, the choice's start-up.
 const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup"};
@@ -42,14 +43,17 @@ const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activati
 // plan v3 adds `runs` ({status, why, flags}) to the choice and to every option.
 // plan v3 "How fast": `speed` and `risk` on the choice and every option; a sized job adds hours,
 // start-up and the bill, a deadline `late`.
-const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", "headroom_gib",
+// multi-node: `nodes` on the choice and every option (1 for one server), the link between servers
+// when there are several.
+const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", "nodes", "headroom_gib",
                                         "price_per_hour", "currency", "billing", "cost", "runs", "speed", "risk"};
-const std::set<std::string> k_option = {"provider", "card",  "gpus", "fits", "headroom_gib",
+const std::set<std::string> k_option = {"provider", "card",  "gpus", "nodes", "fits", "headroom_gib",
                                         "price_per_hour", "cost", "runs", "speed", "risk"};
-const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late"};
+const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late", "node_link"};
 const std::set<std::string> k_speed = {"prefill_tokens_per_s", "decode_tokens_per_s", "serve_output_tokens_per_s",
                                        "train_tokens_per_s", "tokens_per_dollar", "concurrency", "input_len",
-                                       "output_len", "bound", "range_pct", "basis", "unknown"};
+                                       "output_len", "bound", "range_pct", "basis", "unknown", "network_step_s",
+                                       "compute_step_s"};
 
 // `keys` is `required` plus any of `optional`.
 void check_keys(const Json& j, const std::set<std::string>& required, const std::set<std::string>& optional)
@@ -327,4 +331,72 @@ TEST_CASE("plan command: colour only on a TTY without NO_COLOR", "[cli][plan]")
   h.env.erase("NO_COLOR");
   CHECK(h.run({"plan", "llama-3.1-8b", "--no-color"}).out.find('\x1b') == std::string::npos);
   CHECK(h.run({"plan", "llama-3.1-8b", "--json"}).out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("plan --nodes: a 405B full fine-tune is planned across servers of one provider", "[cli][plan][nodes]")
+{
+  CliHarness h;
+  const auto r = h.run({"plan", "llama-3.1-405b", "--task", "train", "--grad-checkpointing", "--json"});
+  CHECK(r.code == 0);
+  const Json j = parse_one(r.out);
+  check_contract(j);
+  REQUIRE_FALSE(j["choice"].is_null());
+  const auto n = j["choice"]["nodes"].get<std::uint32_t>();
+  CHECK(n > 1);
+  CHECK(n <= 16);  // RunPod's Instant Clusters: 2 to 16 nodes
+  CHECK(j["choice"]["provider"] == "runpod");
+  CHECK(j["choice"]["gpus"] == 8);
+  CHECK(j["job"]["nodes"] == n);
+  CHECK(j["choice"]["node_link"].get<std::string>().find("Instant Clusters") != std::string::npos);
+  CHECK(j["memory"]["total_gib"].get<double>() < j["choice"]["vram_gib"].get<double>());
+  // The cost is every server's: n x the hourly price for --hours 1 under per-second billing.
+  CHECK(j["choice"]["cost"].get<double>() == Approx(j["choice"]["price_per_hour"].get<double>() * n).margin(0.011));
+  CHECK(j["launch"]["transformers"].get<std::string>().find(fmt::format("--nnodes {}", n)) != std::string::npos);
+  // Text: the choice names the servers and their link.
+  const auto t = h.run({"plan", "llama-3.1-405b", "--task", "train", "--grad-checkpointing"});
+  CHECK(t.code == 0);
+  CHECK(t.out.find(fmt::format("{} servers x 8 x H200", n)) != std::string::npos);
+  CHECK(t.out.find("between servers: Instant Clusters 3200 Gbit/s per server") != std::string::npos);
+}
+
+TEST_CASE("plan --nodes: 1 keeps one server, N prices N servers", "[cli][plan][nodes]")
+{
+  CliHarness h;
+  const auto one = h.run({"plan", "llama-3.1-405b", "--task", "train", "--grad-checkpointing", "--nodes", "1", "--json"});
+  CHECK(one.code == 3);
+  const Json j1 = parse_one(one.out);
+  CHECK(j1["choice"].is_null());
+  CHECK(j1["job"]["nodes"] == 1);
+  const auto text = h.run({"plan", "llama-3.1-405b", "--task", "train", "--grad-checkpointing", "--nodes", "1"});
+  CHECK(text.out.find("Nothing fits within 8 GPUs of one server") != std::string::npos);
+  const auto n16 = h.run({"plan", "llama-3.1-405b", "--task", "train", "--grad-checkpointing", "--nodes", "16", "--json"});
+  CHECK(n16.code == 0);
+  const Json j16 = parse_one(n16.out);
+  check_contract(j16);
+  CHECK(j16["choice"]["nodes"] == 16);
+  for (const auto& o : j16["options"]) {
+    CHECK(o["nodes"] == 16);
+  }
+  // A model that fits one server: the same choice as without --nodes.
+  const Json a = parse_one(h.run({"plan", "llama-3.1-8b", "--json"}).out);
+  const Json b = parse_one(h.run({"plan", "llama-3.1-8b", "--nodes", "1", "--json"}).out);
+  CHECK(a["choice"] == b["choice"]);
+  CHECK(a["options"] == b["options"]);
+  CHECK(a["choice"]["nodes"] == 1);
+}
+
+TEST_CASE("plan --nodes: 0, 65 and abc are usage errors (exit 2), one JSON error with --json", "[cli][plan][nodes]")
+{
+  CliHarness h;
+  for (const char* bad : {"0", "65", "abc", "-1", "2.5"}) {
+    INFO(bad);
+    const auto r = h.run({"plan", "llama-3.1-8b", "--nodes", bad});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--nodes") != std::string::npos);
+    const auto j = h.run({"plan", "llama-3.1-8b", "--nodes", bad, "--json"});
+    CHECK(j.code == 2);
+    const Json e = parse_one(j.out);
+    CHECK(e["error"]["code"] == "usage");
+    CHECK(e["error"]["exit"] == 2);
+  }
 }

@@ -139,6 +139,22 @@ TEST_CASE("parse_gpu_util, parse_usd_per_hour, parse_context, parse_count: range
   CHECK(*parse_count("8", "--gpus", 1, 8) == 8);
   CHECK_FALSE(parse_count("9", "--gpus", 1, 8));
   CHECK(parse_count("x", "--gpus", 1, 8).error().message.find("--gpus") != std::string::npos);
+  // --nodes: 1..64 servers.
+  CHECK(*parse_count("64", "--nodes", 1, 64) == 64);
+  CHECK(*parse_count("1", "--nodes", 1, 64) == 1);
+  for (const char* bad : {"0", "65", "abc", "-1", "2.5", "", "1e1"}) {
+    INFO(bad);
+    const auto n = parse_count(bad, "--nodes", 1, 64);
+    REQUIRE_FALSE(n);
+    CHECK(n.error().message.find("--nodes") != std::string::npos);
+  }
+  PlanArgs a;
+  a.model = "llama-3.1-8b";
+  CHECK_FALSE(validate_plan_args(a)->request.nodes);
+  a.nodes = "12";
+  CHECK(*validate_plan_args(a)->request.nodes == 12);
+  a.nodes = "65";
+  CHECK(validate_plan_args(a).error().code == Errc::usage);
 }
 
 TEST_CASE("plan value parsers: random bytes never crash and never pass out of range", "[cli][plan_options]")
@@ -171,6 +187,10 @@ TEST_CASE("plan value parsers: random bytes never crash and never pass out of ra
     }
     if (const auto m = parse_usd_per_hour(s)) {
       CHECK(m->n > 0);
+    }
+    if (const auto n = parse_count(s, "--nodes", 1, 64)) {
+      CHECK(*n >= 1);
+      CHECK(*n <= 64);
     }
   }
 }

@@ -75,9 +75,15 @@ TEST_CASE("plan v2: documented recipes fit where their authors ran them, with no
     CHECK(r.code == 0);
     CHECK_FALSE(r.j.contains("recipe"));
   }
-  // And they do not fit where their authors say they do not: DeepSeek-V3 FP8 needs more than 8 x 80 GB.
-  const Run h100 = plan({"deepseek-ai/DeepSeek-V3", "--task", "serve", "--card", "h100", "--gpus", "8"});
+  // And they do not fit where their authors say they do not: DeepSeek-V3 FP8 needs more than 8 x 80 GB
+  // (one server: --nodes 1; by itself plan now goes to a second server, multi-node below).
+  const Run h100 = plan({"deepseek-ai/DeepSeek-V3", "--task", "serve", "--card", "h100", "--gpus", "8", "--nodes", "1"});
   CHECK(h100.code == 3);
+  const Run two = plan({"deepseek-ai/DeepSeek-V3", "--task", "serve", "--card", "h100", "--gpus", "8"});
+  CHECK(two.code == 0);
+  CHECK(two.j["choice"]["nodes"] == 2);
+  CHECK(two.j["launch"]["vllm"].get<std::string>().find("--tensor-parallel-size 8 --pipeline-parallel-size 2") !=
+        std::string::npos);
 }
 
 TEST_CASE("plan v2: a combined recipe when nothing fits as asked, exit stays 3, single fixes stay", "[cli][plan][recipe]")
