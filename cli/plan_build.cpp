@@ -249,6 +249,12 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
                                   k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(), st.warmup.count());
   }
   r.notes = model_notes(r.result.job);
+  if (r.result.choice && r.result.job.nodes > 1 && r.result.job.engine == Engine::vllm) {
+    r.notes.push_back(fmt::format("vLLM across {} servers runs on a Ray cluster of them: `ray start --head` on the "
+                                  "first, `ray start --address <first>:6379` on the others, then the launch line on "
+                                  "the first",
+                                  r.result.job.nodes));
+  }
   if (auto hint = per_dollar_hint(r.result)) {
     r.notes.push_back(std::move(*hint));
   }
