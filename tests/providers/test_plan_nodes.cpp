@@ -112,7 +112,7 @@ TEST_CASE("plan nodes: a 405B full fine-tune does not fit one server and gets th
   CHECK(r.choice->speed.train_tokens_per_s);
 }
 
-TEST_CASE("plan nodes: --nodes N prices N servers; beyond the provider's most there is no option", "[providers][plan][nodes]")
+TEST_CASE("plan nodes: --nodes N prices N servers, beyond the provider's most there is no option", "[providers][plan][nodes]")
 {
   const std::vector<ProviderInfo> providers = {provider("ib", 3600s, {link("cluster", 3200.0, 8, 16)})};
   const std::vector<Offer> offers = {offer("ib", "h200", 8, 24'000'000), offer("ib", "h200", 4, 12'000'000)};
@@ -154,7 +154,7 @@ TEST_CASE("plan nodes: a job that fits one server is planned on one server, --no
   CHECK(def.job.nodes == 1);
 }
 
-TEST_CASE("plan nodes: a public 25 Gbit/s link makes the network dominate; the real bill ranks it below the cluster",
+TEST_CASE("plan nodes: a public 25 Gbit/s link makes the network dominate, the real bill ranks it below the cluster",
           "[providers][plan][nodes]")
 {
   // "public" is cheaper per hour per server, but FSDP moves 3 x 810 GB per step through each
