@@ -3,7 +3,9 @@
 // the providers with an API, with the sizing it was chosen for.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cli/plan_build.hpp"
@@ -84,7 +86,9 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   args.provider = o.provider;
   args.card = o.card;
   args.gpus = o.gpus;
-  args.nodes = "1";  // up rents one server: a plan across servers is `plan --nodes` (groups: up --nodes)
+  // One server, or a group's N servers (up --nodes N --group): plan sizes the job across all of them and
+  // each member rents the chosen server shape.
+  args.nodes = std::to_string(o.group.empty() ? 1U : std::max<std::uint32_t>(o.nodes, 1));
   args.hours = o.hours;
   args.spot = o.spot;
   args.max_price = o.max_price;
