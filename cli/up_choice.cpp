@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/plan_build.hpp"
+#include "providers/node_link.hpp"
 #include "cli/plan_json.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/plan_text.hpp"
@@ -87,8 +88,8 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   args.card = o.card;
   args.gpus = o.gpus;
   // One server, or a group's N servers (up --nodes N --group): plan sizes the job across all of them and
-  // each member rents the chosen server shape.
-  args.nodes = std::to_string(o.group.empty() ? 1U : std::max<std::uint32_t>(o.nodes, 1));
+  // each member rents the chosen server shape; a group without --nodes: as many as plan finds it needs.
+  args.nodes = o.group.empty() ? std::string("1") : o.nodes == 0 ? std::string() : std::to_string(o.nodes);
   args.hours = o.hours;
   args.spot = o.spot;
   args.max_price = o.max_price;
@@ -128,8 +129,25 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   const PlanOption& pick = *res.choice;
   TRY_ASSIGN(const ProviderInfo pi, find_provider(pick.provider));
   TRY_ASSIGN(const Card card, find_card(pick.card));
+  if (pick.nodes > 1) {
+    // `up` rents separate servers through the provider's server API; a cluster product with its
+    // own fabric between servers is rented elsewhere (RunPod's Pod API has no clusters), and a plan
+    // timed over that fabric would be wrong for separate servers.
+    const NodeLink* link = node_link_for(pi.node_links, card.id);
+    if (link != nullptr && link->kind == "cluster") {
+      return fail(Errc::refused,
+                  fmt::format("up --from-plan: plan chose {} {} servers x {} x {} joined by {}, which {}'s API does "
+                              "not rent (it rents separate servers, whose link is not published); rent the cluster in "
+                              "{}'s console and join each server with `gpurent attach --group {}`, or rent separate "
+                              "servers with `gpurent up --nodes {} --group {} --provider {} --card {} --gpus {}` knowing "
+                              "the plan's speed does not hold for them; nothing was rented",
+                              pick.nodes, pi.name, pick.gpus, card.display, link->label(), pi.name, pi.name, o.group,
+                              pick.nodes, o.group, pi.name, card.id, pick.gpus));
+    }
+  }
   UpChoice c;
   c.gpus = pick.gpus;
+  c.nodes = pick.nodes;
   Offer offer{pi.name, card.id, pick.gpus, pick.price_per_hour, std::nullopt, o.region, pick.price_origin};
   if (pick.spot) {
     offer.spot_price_per_hour = pick.price_per_hour;
@@ -143,10 +161,15 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   const double headroom = static_cast<double>(pick.headroom) / static_cast<double>(k_gib);
   const std::string reason = "the cheapest option that fits among the providers with an API (" +
                              provider_names(rentable) + ")";
+  if (o.quiet_plan) {  // a group's other members: the same choice, said once
+    c.plan = nullptr;
+    return c;
+  }
+  const std::string servers = pick.nodes > 1 ? fmt::format("{} servers x ", pick.nodes) : std::string();
   s.err << "gpurent: plan: " << job.model.name << ", " << to_string(job.task) << " (" << to_string(job.engine) << ", "
         << to_string(job.weights) << ", context " << job.context << ", batch " << job.batch << "): " << gib_text(total)
-        << " per GPU on " << pick.gpus << " GPU" << (pick.gpus > 1 ? "s" : "") << '\n'
-        << "gpurent: chosen: " << pi.name << " " << card.display << " x" << pick.gpus << ": " << gib_text(total)
+        << " per GPU on " << servers << pick.gpus << " GPU" << (pick.gpus > 1 ? "s" : "") << '\n'
+        << "gpurent: chosen: " << pi.name << " " << servers << card.display << " x" << pick.gpus << ": " << gib_text(total)
         << " per GPU of " << gib_text(usable) << " usable (limit " << gib_text(limit) << ", headroom "
         << gib_text(headroom) << "), " << per_hour(pick.price_per_hour) << ", " << format_usd(pick.cost) << " for "
         << hours_label(report.runtime) << "; " << reason << '\n';
@@ -164,6 +187,7 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
             {"provider", pi.name},
             {"card", card.id},
             {"gpus", pick.gpus},
+            {"nodes", pick.nodes},
             {"memory_per_gpu_gib", round2(total)},
             {"usable_gib", round2(usable)},
             {"limit_gib", round2(limit)},

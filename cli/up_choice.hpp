@@ -32,7 +32,9 @@ struct UpOptions {
   std::string region;
   std::string image;
   SshFlags ssh;
-  std::uint32_t nodes = 1;      // --nodes N: a group of N servers named GROUP-0 … GROUP-(N-1)
+  // --nodes N: a group of N servers named GROUP-0 … GROUP-(N-1); 0: not given (one server, or
+  // with --from-plan and --group as many as plan finds the job needs)
+  std::uint32_t nodes = 0;
   std::string group;            // --group NAME
   // Set by the group loop for each member: its rank, whether the group was confirmed already,
   // and the pass: first every member is created (create_only: up returns once the provider
@@ -41,12 +43,14 @@ struct UpOptions {
   bool confirmed = false;
   bool create_only = false;
   bool second_pass = false;
+  bool quiet_plan = false;  // --from-plan: what plan chose was said already (a group's first member)
 };
 
 // What to rent: an offer, its GPU count and, with --from-plan, what plan chose and why.
 struct UpChoice {
   PricedOffer priced;
   std::uint32_t gpus = 1;
+  std::uint32_t nodes = 1;  // --from-plan with --group: the servers plan chose
   nlohmann::json plan;  // null without --from-plan
 };
 

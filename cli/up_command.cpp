@@ -265,7 +265,9 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(UpChoice choice, o.from_plan.empty() ? choose_given(s, cfg, o) : choose_from_plan(s, cfg, o));
-  plan = std::move(choice.plan);
+  if (!choice.plan.is_null()) {
+    plan = std::move(choice.plan);  // a group's other members do not say it again
+  }
   PricedOffer priced = choice.priced;
   const std::uint32_t gpus = choice.gpus;
   const ProviderInfo& info = priced.provider;
@@ -354,7 +356,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     const BillingPolicy policy = o.spot ? info.spot_billing : info.billing;
     if (!o.confirmed) {
       // A group is checked and confirmed once, for all its servers.
-      const std::int64_t count = o.group.empty() ? 1 : o.nodes;
+      const std::int64_t count = o.group.empty() ? 1 : std::max<std::int64_t>(o.nodes, 1);
       TRY(check_budget(*store, cfg, MicroUsd{policy.charge(price, hours).n * count}, s.clock.now()));
       s.err << "gpurent: " << info.display << " " << priced.card.display << " x" << gpus << (o.spot ? " (spot)" : "")
             << ": " << (price.n > 0 ? per_hour(price) : std::string("price unknown until the provider answers")) << ", "
@@ -495,7 +497,13 @@ void add_up_command(CLI::App& app, Services& s)
     nlohmann::json plan;
     InterruptWatch watch(s);
     if (opts->nodes > 1 || !opts->group.empty()) {
-      auto members = rent_group(s, *opts, [&](const UpOptions& member) { return run_up(s, member, plan, watch); });
+      auto members = rent_group(s, *opts, [&](const UpOptions& member) { return run_up(s, member, plan, watch); },
+                                [&]() -> Result<std::uint32_t> {
+                                  TRY_ASSIGN(const Config cfg, load_config(s));
+                                  TRY_ASSIGN(const UpChoice choice, choose_from_plan(s, cfg, *opts));
+                                  plan = choice.plan;
+                                  return choice.nodes;
+                                });
       if (!members) {
         s.exit_code = report_error(s, members.error());
         return;

@@ -2,6 +2,7 @@
 // A group of servers rented as one, all or none (cli/up_group.hpp).
 #include "cli/up_group.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "cli/config.hpp"
@@ -75,8 +76,16 @@ Error group_failed(Services& s, StateStore& store, const UpOptions& o, const std
 
 }  // namespace
 
-Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, const RentMember& rent_one)
+Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& given, const RentMember& rent_one,
+                                             const PlanNodes& plan_nodes)
 {
+  UpOptions o = given;
+  if (o.nodes == 0 && !o.group.empty() && !o.from_plan.empty()) {
+    TRY_ASSIGN(o.nodes, plan_nodes());  // plan said what it chose; the members need not say it again
+    o.quiet_plan = true;
+    s.err << "gpurent: group " << o.group << ": " << o.nodes << " server" << (o.nodes > 1 ? "s" : "") << ", as plan chose\n";
+  }
+  o.nodes = std::max<std::uint32_t>(o.nodes, 1);
   if (o.group.empty()) {
     return fail(Errc::usage, "--nodes " + std::to_string(o.nodes) + " needs --group NAME (the servers are NAME-0, NAME-1, …)");
   }
@@ -107,6 +116,7 @@ Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, co
     member.group_rank = k;
     member.confirmed = confirmed;
     member.create_only = true;
+    member.quiet_plan = o.quiet_plan || k > 0;
     TRY_ASSIGN(const auto before, store->find_server(member.name));
     const bool existed = before && !is_closed(before->status);
     auto rec = rent_one(member);
@@ -122,6 +132,7 @@ Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, co
     member.group_rank = k;
     member.confirmed = true;
     member.second_pass = true;
+    member.quiet_plan = true;
     auto rec = rent_one(member);
     if (!rec) {
       return std::unexpected(group_failed(s, *store, o, member.name, rec.error(), o.nodes, true));

@@ -19,6 +19,10 @@ struct Services;
 // `up` for one member (its name, rank and whether the group was confirmed are in the options).
 using RentMember = std::function<Result<ServerRecord>(const UpOptions& member)>;
 
-[[nodiscard]] Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, const RentMember& rent_one);
+// With --from-plan and no --nodes: how many servers plan finds the job needs (said once).
+using PlanNodes = std::function<Result<std::uint32_t>()>;
+
+[[nodiscard]] Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& o, const RentMember& rent_one,
+                                                           const PlanNodes& plan_nodes);
 
 }  // namespace gpurent

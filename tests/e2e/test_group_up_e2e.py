@@ -4,7 +4,9 @@ has it): all or none. The second create answers 400 (POST /pods documents 201 an
 input"; RunPod says so when no machine has the card free), so the first server, already running,
 is destroyed, confirmed by the provider, and the error says what it billed; nothing of the group stays open or live. Then
 a whole group: two servers named NAME-0 and NAME-1, one confirmation, `status NAME` lists both,
-and `down NAME --destroy --no-backup` releases both, confirmed. Hermetic (tests/e2e/lifecycle_env.py)."""
+and `down NAME --destroy --no-backup` releases both, confirmed. `up --from-plan --group` rents
+as many servers as plan chose, said once; a plan whose servers are joined by a cluster fabric
+(RunPod Instant Clusters) is refused, since the Pod API rents separate servers. Hermetic (tests/e2e/lifecycle_env.py)."""
 import json
 import os
 import sys
@@ -49,6 +51,23 @@ def scenario(e):
     p = e.run("--json", "status", "big")
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     check([i["name"] for i in doc.get("instances", [])] == ["big-0", "big-1"], "status GROUP lists its members", p.stdout)
+
+    # --from-plan with --group and no --nodes: as many servers as plan finds the job needs (one here).
+    p = e.run("up", "--from-plan", "llama-3.1-8b", "--provider", "runpod", "--card", "rtx-4090", "--group", "small",
+              "--yes", "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    check(p.returncode == 0 and [m["name"] for m in doc.get("members", [])] == ["small-0"] and
+          doc.get("plan", {}).get("nodes") == 1 and p.stderr.count("gpurent: chosen:") == 1,
+          "up --from-plan --group rents what plan chose, said once", p.stdout + p.stderr)
+    p = e.run("down", "small", "--destroy", "--no-backup", "--yes")
+    check(p.returncode == 0, "down small", p.stderr)
+    # Plan's choice of two servers joined by RunPod's Instant Clusters fabric cannot be rented
+    # through the Pod API (separate pods): refused, nothing created.
+    live = len(e.live())
+    p = e.run("up", "--from-plan", "deepseek-v3", "--task", "serve", "--card", "h100", "--provider", "runpod",
+              "--group", "ds", "--yes")
+    check(p.returncode == 3 and "Instant Clusters" in p.stderr and "attach --group ds" in p.stderr and
+          len(e.live()) == live, "a plan over a cluster fabric is not rented as separate servers", p.stderr)
 
     p = e.run("down", "big", "--destroy", "--no-backup", "--yes", "--json")
     check(p.returncode == 0, "down GROUP --destroy --no-backup", p.stderr)
