@@ -29,6 +29,13 @@ Error destroy_group(Services& s, StateStore& store, const UpOptions& o, const Er
   bool all_confirmed = true;
   for (const auto& m : group->members) {
     std::string outcome;
+    if (m.provider_id.empty()) {
+      // The create call's answer was lost: whether the provider has it is not known yet.
+      all_confirmed = false;
+      said += (said.empty() ? "" : "; ") + m.name + ": whether " + m.provider + " created it is not known (tracked as " +
+              std::string(to_string(m.status)) + "; `gpurent status --refresh` settles it)";
+      continue;
+    }
     auto h = open_provider(s, *cfg, m.provider);
     if (!h) {
       all_confirmed = false;

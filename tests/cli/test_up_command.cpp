@@ -535,3 +535,41 @@ TEST_CASE("up --from-plan with a job size rents what plan ranks first by the bil
   CHECK(j["gpus"] == p["choice"]["gpus"]);
   CHECK(j["plan"]["price_per_hour"] == p["choice"]["price_per_hour"]);
 }
+
+TEST_CASE("up --nodes: the group is confirmed once, for every server, and its budget counts every server", "[cli][up][group]")
+{
+  UpHarness u;
+  SECTION("no --yes and no TTY: refused once, naming the group and its price in all")
+  {
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--nodes", "3", "--group", "g"});
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "Rent group g: 3 servers on runpod"));
+    CHECK(has(r.err, " each, "));
+  }
+  SECTION("the budget is checked for all of them before anything is created")
+  {
+    u.config("budget_usd = 1.5\n");  // one server for an hour ($0.60) fits it; three do not
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--nodes", "3", "--group", "g", "--yes"});
+    INFO(r.err);
+    CHECK(r.code == 3);
+    CHECK(has(r.err, "budget"));
+  }
+  CHECK(u.servers().empty());
+  for (const auto& req : u.http.requests()) {
+    INFO(req.method << " " << req.url);
+    CHECK_FALSE((req.method == "POST" && has(req.url, "/pods")));  // no create call (a price question may be asked)
+  }
+}
+
+TEST_CASE("up --nodes: a member whose create answer was lost is not 'destroyed' by id: the error says how to settle it",
+          "[cli][up][group]")
+{
+  UpHarness u;
+  // The API answers nothing at all (the fake's 599): the create's fate is unknown.
+  const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--nodes", "2", "--group", "g", "--yes"});
+  INFO(r.err);
+  CHECK(r.code != 0);
+  CHECK(has(r.err, "g-0: whether runpod created it is not known"));
+  CHECK(has(r.err, "status --refresh"));
+  CHECK_FALSE(has(r.err, "destroying g-0"));
+}
