@@ -16,6 +16,15 @@ namespace {
 
 std::string member_name(const std::string& group, std::uint32_t rank) { return group + "-" + std::to_string(rank); }
 
+// `up`'s options for the member with rank `k`.
+UpOptions member_options(const UpOptions& o, std::uint32_t k)
+{
+  UpOptions member = o;
+  member.name = member_name(o.group, k);
+  member.group_rank = k;
+  return member;
+}
+
 // Destroys every open member of the group after `why`; the error names what each one billed.
 Error destroy_group(Services& s, StateStore& store, const UpOptions& o, const Error& why)
 {
@@ -118,9 +127,7 @@ Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& given
   // brought up in turn; a failure in either pass destroys the whole group.
   bool confirmed = false;  // by a member this run rented (a resumed one was confirmed before)
   for (std::uint32_t k = 0; k < o.nodes; ++k) {
-    UpOptions member = o;
-    member.name = member_name(o.group, k);
-    member.group_rank = k;
+    UpOptions member = member_options(o, k);
     member.confirmed = confirmed;
     member.create_only = true;
     member.quiet_plan = o.quiet_plan || k > 0;
@@ -134,9 +141,7 @@ Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& given
   }
   std::vector<ServerRecord> out;
   for (std::uint32_t k = 0; k < o.nodes; ++k) {
-    UpOptions member = o;
-    member.name = member_name(o.group, k);
-    member.group_rank = k;
+    UpOptions member = member_options(o, k);
     member.confirmed = true;
     member.second_pass = true;
     member.quiet_plan = true;
