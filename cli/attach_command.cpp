@@ -54,18 +54,17 @@ Result<ServerRecord> run_attach(Services& s, const AttachOptions& o)
   if (existing && !is_closed(existing->status)) {
     return fail(Errc::refused, "a server named '" + o.name + "' is already tracked; pick another --name");
   }
+  TRY_ASSIGN(const auto servers, store->list_servers(false));
+  if (group_of(servers, o.name)) {
+    return fail(Errc::refused, "'" + o.name + "' is a server group; pick another --name");
+  }
   std::uint32_t rank = 0;
   if (!o.group.empty()) {
     if (o.group == o.name) {
       return fail(Errc::usage, "--group " + o.group + ": a group and its member need different names");
     }
-    TRY(check_group_name(*store, o.group));
-    TRY_ASSIGN(rank, next_group_rank(*store, o.group));
-  } else {
-    TRY_ASSIGN(const auto servers, store->list_servers(false));
-    if (group_of(servers, o.name)) {
-      return fail(Errc::refused, "'" + o.name + "' is a server group; pick another --name");
-    }
+    TRY(check_group_name(servers, o.group));
+    rank = next_group_rank(servers, o.group);
   }
   TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
   TRY_ASSIGN(auto session, connect_ssh(s, target, options));
@@ -125,15 +124,13 @@ void add_attach_command(CLI::App& app, Services& s)
       return;
     }
     if (s.global.json) {
-      s.out << nlohmann::json{{"name", r->name},         {"provider", r->provider}, {"card", r->card},
-                              {"gpus", r->gpus},         {"state", "running"},      {"since", iso_time(r->created_at)},
-                              {"host", r->user + "@" + r->host + ":" + std::to_string(r->port)},
-                              {"host_key", r->host_key}, {"price_per_hour", to_units(r->terms.price_per_hour)},
-                              {"currency", r->terms.currency},
-                              {"group", r->group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r->group)},
-                              {"node", r->group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r->group_rank)}}
-                   .dump(2)
-            << '\n';
+      nlohmann::json view{{"name", r->name},         {"provider", r->provider}, {"card", r->card},
+                          {"gpus", r->gpus},         {"state", "running"},      {"since", iso_time(r->created_at)},
+                          {"host", r->user + "@" + r->host + ":" + std::to_string(r->port)},
+                          {"host_key", r->host_key}, {"price_per_hour", to_units(r->terms.price_per_hour)},
+                          {"currency", r->terms.currency}};
+      add_group_keys(view, *r);
+      s.out << view.dump(2) << '\n';
     } else {
       s.out << r->name << ": tracked since " << iso_time(r->created_at) << " (" << r->provider << " " << r->card << " x"
             << r->gpus << ", " << per_hour(r->terms.price_per_hour) << ")\n";

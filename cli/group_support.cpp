@@ -48,9 +48,8 @@ std::optional<ServerGroup> find_group(Services& s, std::string_view name)
   return group_of(*servers, name);
 }
 
-Result<void> check_group_name(StateStore& store, std::string_view group)
+Result<void> check_group_name(const std::vector<ServerRecord>& servers, std::string_view group)
 {
-  TRY_ASSIGN(const auto servers, store.list_servers(false));
   for (const auto& r : servers) {
     if (r.name == group) {
       return fail(Errc::refused, "a server named '" + std::string(group) +
@@ -60,9 +59,8 @@ Result<void> check_group_name(StateStore& store, std::string_view group)
   return {};
 }
 
-Result<std::uint32_t> next_group_rank(StateStore& store, std::string_view group)
+std::uint32_t next_group_rank(const std::vector<ServerRecord>& servers, std::string_view group)
 {
-  TRY_ASSIGN(const auto servers, store.list_servers(false));
   std::optional<std::uint32_t> top;
   for (const auto& r : servers) {
     if (r.group == group) {
@@ -87,6 +85,12 @@ std::vector<std::pair<std::string, std::string>> node_environment(const std::vec
           {"MASTER_ADDR", master_addr}, {"MASTER_PORT", port},   {"NODE_RANK", r},
           {"NNODES", n},                {"PET_NODE_RANK", r},    {"PET_NNODES", n},
           {"PET_MASTER_ADDR", master_addr}, {"PET_MASTER_PORT", port}};
+}
+
+void add_group_keys(nlohmann::json& view, const ServerRecord& r)
+{
+  view["group"] = r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group);
+  view["node"] = r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group_rank);
 }
 
 Result<const ServerRecord*> member_at(const ServerGroup& group, std::uint32_t rank)

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/services.hpp"
 #include "common/result.hpp"
 #include "providers/state_store.hpp"
@@ -29,11 +31,13 @@ struct ServerGroup {
 // The group named `name` in the state database; nullopt when `name` is an open server (a server
 // name wins), no group, or the database cannot be read (the per-server path then says why).
 [[nodiscard]] std::optional<ServerGroup> find_group(Services& s, std::string_view name);
-// Refused when `name` cannot name a new group member or group: an open server or a group already
-// uses it for the other kind.
-[[nodiscard]] Result<void> check_group_name(StateStore& store, std::string_view group);
-// The rank the next member of `group` gets: one past the highest open member's (0 for a new group).
-[[nodiscard]] Result<std::uint32_t> next_group_rank(StateStore& store, std::string_view group);
+// PURE over the open servers: refused when an open server is named `group` (a group and a
+// server never share a name).
+[[nodiscard]] Result<void> check_group_name(const std::vector<ServerRecord>& servers, std::string_view group);
+// PURE: the rank the next member of `group` gets: one past the highest open member's (0 for a new group).
+[[nodiscard]] std::uint32_t next_group_rank(const std::vector<ServerRecord>& servers, std::string_view group);
+// The `group` and `node` keys of a server's JSON view (null outside a group).
+void add_group_keys(nlohmann::json& view, const ServerRecord& r);
 
 // A Services like `s` whose stdout is `out` (not a TTY) and whose signals are `s`'s.
 [[nodiscard]] Services member_services(Services& s, std::ostream& out);

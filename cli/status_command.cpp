@@ -232,29 +232,29 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
   if (!r.trouble.empty()) {
     trouble = {{"state", r.trouble}, {"detail", r.trouble_detail}};
   }
-  return {{"name", r.name},
-          {"provider", r.provider},
-          {"provider_id", r.provider_id},
-          {"card", r.card},
-          {"gpus", r.gpus},
-          {"state", shown_state(r)},
-          {"billing_state", std::string(to_string(r.status))},
-          {"provider_state", r.provider_state.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.provider_state)},
-          {"trouble", trouble},
-          {"since", iso_time(r.status_since)},
-          {"billed_s", totals.billed_full_s.count()},
-          {"increment_s", r.terms.billing.increment.count()},
-          {"host", r.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.user + "@" + r.host + ":" + std::to_string(r.port))},
-          {"accrued_cost", to_units(totals.accrued)},
-          {"cost_per_hour_now", to_units(rate)},
-          {"currency", r.terms.currency},
-          {"last_backup", last_backup},
-          {"attached", r.attached},
-          {"group", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group)},
-          {"node", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group_rank)},
-          {"idle", idle},
-          {"autostop", autostop},
-          {"warnings", warnings}};
+  nlohmann::json view{{"name", r.name},
+                     {"provider", r.provider},
+                     {"provider_id", r.provider_id},
+                     {"card", r.card},
+                     {"gpus", r.gpus},
+                     {"state", shown_state(r)},
+                     {"billing_state", std::string(to_string(r.status))},
+                     {"provider_state", r.provider_state.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.provider_state)},
+                     {"trouble", trouble},
+                     {"since", iso_time(r.status_since)},
+                     {"billed_s", totals.billed_full_s.count()},
+                     {"increment_s", r.terms.billing.increment.count()},
+                     {"host", r.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.user + "@" + r.host + ":" + std::to_string(r.port))},
+                     {"accrued_cost", to_units(totals.accrued)},
+                     {"cost_per_hour_now", to_units(rate)},
+                     {"currency", r.terms.currency},
+                     {"last_backup", last_backup},
+                     {"attached", r.attached},
+                     {"idle", idle},
+                     {"autostop", autostop},
+                     {"warnings", warnings}};
+  add_group_keys(view, r);
+  return view;
 }
 
 Result<void> run_status(Services& s, const StatusOptions& o)

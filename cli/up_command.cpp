@@ -13,6 +13,7 @@
 #include "cli/autostop_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/group_support.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
@@ -67,13 +68,13 @@ Result<void> check_budget(StateStore& store, const Config& cfg, MicroUsd project
 
 nlohmann::json server_view(const ServerRecord& r)
 {
-  return {{"name", r.name},          {"provider", r.provider}, {"provider_id", r.provider_id},
-          {"card", r.card},          {"gpus", r.gpus},         {"state", std::string(to_string(r.status))},
-          {"host", r.host},          {"port", r.port},         {"user", r.user},
-          {"host_key", r.host_key},  {"price_per_hour", to_units(r.terms.price_per_hour)},
-          {"currency", r.terms.currency}, {"spot", r.spot},
-          {"group", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group)},
-          {"node", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group_rank)}};
+  nlohmann::json view{{"name", r.name},          {"provider", r.provider}, {"provider_id", r.provider_id},
+                      {"card", r.card},          {"gpus", r.gpus},         {"state", std::string(to_string(r.status))},
+                      {"host", r.host},          {"port", r.port},         {"user", r.user},
+                      {"host_key", r.host_key},  {"price_per_hour", to_units(r.terms.price_per_hour)},
+                      {"currency", r.terms.currency}, {"spot", r.spot}};
+  add_group_keys(view, r);
+  return view;
 }
 
 

@@ -108,12 +108,9 @@ Result<std::vector<ServerRecord>> rent_group(Services& s, const UpOptions& given
   if (!o.name.empty()) {
     return fail(Errc::usage, "--name and --group: a group's servers are named GROUP-0, GROUP-1, …; give only --group");
   }
-  if (o.nodes < 1 || o.nodes > 64) {
-    return fail(Errc::usage, "--nodes " + std::to_string(o.nodes) + ": give 1 to 64");
-  }
   TRY_ASSIGN(StateStore * store, s.state());
-  TRY(check_group_name(*store, o.group));
   TRY_ASSIGN(const auto servers, store->list_servers(false));
+  TRY(check_group_name(servers, o.group));
   if (const auto existing = group_of(servers, o.group)) {
     for (const auto& m : existing->members) {
       if (m.group_rank >= o.nodes || m.name != member_name(o.group, m.group_rank)) {

@@ -40,6 +40,10 @@ TEST_CASE("group_of: the open members of a group, in rank order", "[cli][group]"
   CHECK_FALSE(group_of(servers, "solo"));  // a server's name is not a group
   CHECK_FALSE(group_of(servers, ""));      // servers outside a group are no group
   CHECK_FALSE(group_of(servers, "none"));
+  CHECK(next_group_rank(servers, "pair") == 2);  // one past the highest open member's
+  CHECK(next_group_rank(servers, "new") == 0);
+  CHECK(check_group_name(servers, "new"));
+  CHECK(check_group_name(servers, "solo").error().code == Errc::refused);  // a server has that name
   CHECK(member_at(*g, 1).value()->name == "b");
   const auto missing = member_at(*g, 2);
   REQUIRE_FALSE(missing);

@@ -87,6 +87,9 @@ R attach --provider runpod --card rtx-4090 --price 0.69 --host "$SSHD_TARGET" --
   --known-hosts "$SSHD_KNOWN_HOSTS" --name pair
 [ $RC -eq 3 ] && grep -q "server group" "$T/e" || fail "a server named like the group: rc=$RC $(cat "$T/e")"
 R attach --provider runpod --card rtx-4090 --price 0.69 --host "$SSHD_TARGET" --identity "$SSHD_KEY" \
+  --known-hosts "$SSHD_KNOWN_HOSTS" --name pair --group other
+[ $RC -eq 3 ] && grep -q "server group" "$T/e" || fail "a member named like a group: rc=$RC $(cat "$T/e")"
+R attach --provider runpod --card rtx-4090 --price 0.69 --host "$SSHD_TARGET" --identity "$SSHD_KEY" \
   --known-hosts "$SSHD_KNOWN_HOSTS" --name gamma --group alpha
 [ $RC -eq 3 ] && grep -q "already tracked" "$T/e" || fail "a group named like a server: rc=$RC $(cat "$T/e")"
 
