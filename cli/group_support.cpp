@@ -51,7 +51,7 @@ std::optional<ServerGroup> find_group(Services& s, std::string_view name)
 Result<void> check_group_name(const std::vector<ServerRecord>& servers, std::string_view group)
 {
   for (const auto& r : servers) {
-    if (r.name == group) {
+    if (r.name == group && !is_closed(r.status)) {
       return fail(Errc::refused, "a server named '" + std::string(group) +
                                      "' is already tracked: a group cannot have its name; pick another --group");
     }
@@ -63,7 +63,7 @@ std::uint32_t next_group_rank(const std::vector<ServerRecord>& servers, std::str
 {
   std::optional<std::uint32_t> top;
   for (const auto& r : servers) {
-    if (r.group == group) {
+    if (r.group == group && !is_closed(r.status)) {
       top = std::max(top.value_or(0), r.group_rank);
     }
   }
