@@ -115,8 +115,8 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   job.log = job_log_path(job.job_id);
   job.steps = std::move(steps);
   TRY_ASSIGN(job, store->add_job(job));
-  TRY_ASSIGN(const std::string start, job_start_command(JobLaunch{job.job_id, remote_dir, job.command, env}));
-  auto started = session->exec(start, {});
+  TRY_ASSIGN(const JobStartScript start, job_start_command(JobLaunch{job.job_id, remote_dir, job.command, env}));
+  auto started = session->exec(start.command, start.input);  // --env values on stdin, out of `ps`
   auto parsed = started ? parse_job_start(started->out) : Result<JobStart>(std::unexpected(started.error()));
   if (!parsed) {
     job.state = "failed";

@@ -192,8 +192,8 @@ Result<void> start_nodes(Services& s, StateStore& store, std::vector<Node>& node
     n.job.started = s.clock.now();
     n.job.log = job_log_path(id);
     TRY_ASSIGN(n.job, store.add_job(n.job));  // recorded before it is started
-    TRY_ASSIGN(const std::string start, job_start_command(JobLaunch{id, remote_dir, n.job.command, env}));
-    auto started = n.session->exec(start, {});
+    TRY_ASSIGN(const JobStartScript start, job_start_command(JobLaunch{id, remote_dir, n.job.command, env}));
+    auto started = n.session->exec(start.command, start.input);  // the environment on stdin, out of `ps`
     auto parsed = started ? parse_job_start(started->out) : Result<JobStart>(std::unexpected(started.error()));
     if (!parsed) {
       n.job.state = "failed";

@@ -18,7 +18,16 @@ constexpr const char* k_dir = "d=\"$HOME/.gpurent/autostop\"\n";
 constexpr const char* k_stop_old =
     "wd_pid() { p=$(cat \"$d/pid\" 2>/dev/null); [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null || return 1\n"
     "  if [ -r \"/proc/$p/cmdline\" ]; then tr '\\000' ' ' < \"/proc/$p/cmdline\" | grep -qF autostop/watchdog.sh || return 1; fi\n"
-    "  echo \"$p\"; }\n";
+    "  echo \"$p\"; }\n"
+    // Ends watchdog $1: SIGTERM (its traps remove the credential), SIGKILL after 5 s, so it is
+    // gone before anything is written for its successor. A zombie (where PID 1 does not reap)
+    // has ended.
+    "wd_live() { kill -0 \"$1\" 2>/dev/null || return 1; [ \"$(sed 's/.*) //' \"/proc/$1/stat\" 2>/dev/null | cut -c1)\" != Z ]; }\n"
+    "wd_end() { kill \"$1\" 2>/dev/null; i=0; while wd_live \"$1\" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n"
+    "  kill -s KILL \"$1\" 2>/dev/null; i=0; while wd_live \"$1\" && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; }\n";
+
+// What a disarmed server keeps of an arming: nothing of the handed-over credential.
+constexpr const char* k_forget_credential = "rm -f \"$d/credential\" \"$d/credential.tmp\"\n";
 
 std::optional<std::int64_t> number(std::string_view s)
 {
@@ -99,17 +108,16 @@ std::string autostop_config_text(const AutostopSettings& s)
 
 std::string autostop_arm_command(const AutostopSettings& s, bool backup_check)
 {
-  std::string c = std::string(k_dir) + k_stop_old +
+  std::string c = std::string("umask 077\n") + k_dir + k_stop_old +
                   "fail() { printf 'gpurent-autostop\\0error\\0%s\\0' \"$1\"; exit 3; }\n"
-                  "mkdir -p \"$d\" && chmod 700 \"$d\" || fail mkdir\n"
-                  "if o=$(wd_pid); then kill \"$o\" 2>/dev/null; i=0; while kill -0 \"$o\" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n"
+                  "mkdir -p \"$d\" && chmod 700 \"$HOME/.gpurent\" \"$d\" || fail mkdir\n"
+                  "if o=$(wd_pid); then wd_end \"$o\"\n"
                   "  printf 'exit t=%s why=re-armed\\n' \"$(date +%s)\" >> \"$d/log\"; fi\n"
-                  "rm -f \"$d/pid\" \"$d/cancel\" \"$d/pause\"\n"
-                  "umask 077\n";
+                  "rm -f \"$d/pid\" \"$d/cancel\" \"$d/pause\"\n";
   if (s.credential == "file") {
     c += "cat > \"$d/credential.tmp\" && [ -s \"$d/credential.tmp\" ] && mv -f \"$d/credential.tmp\" \"$d/credential\" || fail credential\n";
   } else {
-    c += "rm -f \"$d/credential\"\n";
+    c += k_forget_credential;
   }
   c += "printf '%s' " + shell_quote(k_watchdog) + " > \"$d/watchdog.sh\" || fail write\n";
   c += "printf '%s' " + shell_quote(autostop_config_text(s)) + " > \"$d/config\" || fail write\n";
@@ -168,7 +176,7 @@ Result<AutostopArmed> parse_autostop_arm(std::string_view out)
 
 std::string autostop_pause_command(std::int64_t until)
 {
-  return std::string(k_dir) + k_stop_old + "wd_pid >/dev/null || { printf none; exit 0; }\n" +
+  return std::string("umask 077\n") + k_dir + k_stop_old + "wd_pid >/dev/null || { printf none; exit 0; }\n" +
          "echo " + std::to_string(until) + " > \"$d/pause.tmp\" && mv -f \"$d/pause.tmp\" \"$d/pause\" && printf ok\n";
 }
 
@@ -179,13 +187,12 @@ std::string autostop_resume_command()
 
 std::string autostop_cancel_command()
 {
-  return std::string(k_dir) + k_stop_old +
-         "o=$(wd_pid) || { rm -f \"$d/pid\"; printf none; exit 0; }\n"
+  return std::string("umask 077\n") + k_dir + k_stop_old +
+         "o=$(wd_pid) || { rm -f \"$d/pid\"; " + k_forget_credential + "printf none; exit 0; }\n"
          ": > \"$d/cancel\"\n"
-         "kill \"$o\" 2>/dev/null\n"
-         "i=0; while kill -0 \"$o\" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n"
+         "wd_end \"$o\"\n"
          "printf 'exit t=%s why=cancelled\\n' \"$(date +%s)\" >> \"$d/log\"\n"
-         "rm -f \"$d/pid\" \"$d/cancel\" \"$d/pause\"\n"
+         "rm -f \"$d/pid\" \"$d/cancel\" \"$d/pause\"\n" + k_forget_credential +
          "printf ok\n";
 }
 

@@ -4,7 +4,9 @@
 // server but the script itself) and the commands that arm, steer and read it. One directory:
 //
 //   ~/.gpurent/autostop/   watchdog.sh (the script), config (its settings, sh assignments),
-//                          credential (0600: the API key the user handed over, when one was),
+//                          credential (0600: the API key the user handed over, when one was;
+//                          removed by the watchdog on every exit it controls, and by --cancel
+//                          and re-arming), all created under umask 077,
 //                          pid, launcher, pause (until when, Unix seconds), cancel (a request to
 //                          end), log (samples and decisions, read by sync/autostop_log.hpp),
 //                          on-idle.log (the output of --on-idle)
@@ -82,6 +84,7 @@ struct AutostopArmed {
 [[nodiscard]] Result<AutostopArmed> parse_autostop_arm(std::string_view out);
 
 // --pause (until Unix seconds), --resume, --cancel. Prints "ok" or "none" (no watchdog there).
+// --cancel removes the credential either way.
 [[nodiscard]] std::string autostop_pause_command(std::int64_t until);
 [[nodiscard]] std::string autostop_resume_command();
 [[nodiscard]] std::string autostop_cancel_command();

@@ -30,7 +30,8 @@ std::string backup_agent_command(std::string_view root)
   // `r` is the root as the shell sees it. A directory is listed from inside it (%P: paths
   // relative to it); a single file from its parent (%f: its name). tar and the hashes run
   // where the listing ran, on the paths the client sends back.
-  return "r=" + remote_shell_path(root) +
+  return "umask 077\n"  // its lists and sums beside mktemp's file are private (it writes nothing else)
+         "r=" + remote_shell_path(root) +
          "\n"
          "fail() { printf 'gpurent-agent-error\\0%s\\0' \"$1\"; exit 3; }\n"
          "[ -e \"$r\" ] || [ -L \"$r\" ] || fail missing\n"

@@ -17,9 +17,13 @@ constexpr const char* k_alive =
     "  [ -r \"/proc/$1/cmdline\" ] || return 0\n"
     "  tr '\\000' ' ' < \"/proc/$1/cmdline\" | grep -qF -- \"$2/run.sh\"; }\n";
 
-// The runner, written to the job's run.sh; $1 is the job's directory, $2 the launcher.
+// The runner, written to the job's run.sh; $1 is the job's directory, $2 the launcher. Its own
+// files are private (a systemd unit does not inherit the start's umask); the command gets the
+// login shell's umask back.
 constexpr const char* k_runner =
+    "umask 077\n"
     "d=$1\n"
+    "u=$(cat \"$d/umask\" 2>/dev/null); case $u in ''|*[!0-7]*) u=022;; esac\n"
     "echo $$ > \"$d/runner.tmp\" && mv -f \"$d/runner.tmp\" \"$d/runner\"\n"
     "[ \"$2\" = systemd-run ] && [ -f \"$d/environ\" ] && . \"$d/environ\"\n"
     "[ -f \"$d/env\" ] && . \"$d/env\"\n"
@@ -28,9 +32,9 @@ constexpr const char* k_runner =
     "date +%s > \"$d/started\"\n"
     "if command -v bash >/dev/null 2>&1; then sh_=bash; else sh_=sh; fi\n"
     "if command -v setsid >/dev/null 2>&1; then\n"
-    "  setsid sh -c 'echo $$ > \"$1/pid\"; exec \"$2\" \"$1/cmd.sh\"' sh \"$d\" \"$sh_\" </dev/null >>\"$d/log\" 2>&1 &\n"
+    "  setsid sh -c 'echo $$ > \"$1/pid\"; umask \"$3\"; exec \"$2\" \"$1/cmd.sh\"' sh \"$d\" \"$sh_\" \"$u\" </dev/null >>\"$d/log\" 2>&1 &\n"
     "else\n"
-    "  sh -c 'echo $$ > \"$1/pid\"; exec \"$2\" \"$1/cmd.sh\"' sh \"$d\" \"$sh_\" </dev/null >>\"$d/log\" 2>&1 &\n"
+    "  sh -c 'echo $$ > \"$1/pid\"; umask \"$3\"; exec \"$2\" \"$1/cmd.sh\"' sh \"$d\" \"$sh_\" \"$u\" </dev/null >>\"$d/log\" 2>&1 &\n"
     "fi\n"
     "wait $!\n"
     "done_with $?\n";
@@ -106,7 +110,7 @@ std::string make_job_id(std::int64_t unix_seconds, std::uint32_t random)
   return id;
 }
 
-Result<std::string> job_start_command(const JobLaunch& spec)
+Result<JobStartScript> job_start_command(const JobLaunch& spec)
 {
   if (!is_valid_job_id(spec.id)) {
     return fail(Errc::invalid_input, "job id '" + spec.id + "' is not valid");
@@ -118,17 +122,25 @@ Result<std::string> job_start_command(const JobLaunch& spec)
     }
     env += "export " + k + "=" + shell_quote(v) + "\n";
   }
-  return "d=" + job_dir(spec.id) +
+  // The environment arrives on stdin, read before anything else can fail (a start that fails
+  // later removes the job's directory with it).
+  std::string command =
+      "u=$(umask)\n"
+      "umask 077\n"
+      "d=" + job_dir(spec.id) +
          "\n"
          "fail() { printf 'gpurent-job\\0error\\0%s\\0' \"$1\"; exit 3; }\n"
          "mkdir -p -- \"$HOME/.gpurent/jobs\" 2>/dev/null || fail mkdir\n"
+         "chmod 700 -- \"$HOME/.gpurent\" \"$HOME/.gpurent/jobs\" 2>/dev/null\n"
          "mkdir -- \"$d\" 2>/dev/null || fail exists\n"
+         "cat > \"$d/env\" || { rm -rf -- \"$d\"; fail env; }\n"
+         "printf '%s\\n' \"$u\" > \"$d/umask\"\n"
          "cd -- " +
          remote_shell_path(spec.workdir) +
          " 2>/dev/null || { rm -rf -- \"$d\"; fail workdir; }\n"
          "pwd > \"$d/workdir\"\n"
          "printf '%s\\n' " +
-         shell_quote(spec.command) + " > \"$d/cmd.sh\"\n" + "printf '%s' " + shell_quote(env) + " > \"$d/env\"\n" +
+         shell_quote(spec.command) + " > \"$d/cmd.sh\"\n" +
          "printf '%s' " + shell_quote(k_runner) + " > \"$d/run.sh\"\n" +
          ": > \"$d/log\"\n"
          "l=\n"
@@ -147,6 +159,7 @@ Result<std::string> job_start_command(const JobLaunch& spec)
          "echo \"$l\" > \"$d/launcher\"\n"
          "i=0; while [ ! -s \"$d/runner\" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done\n"
          "printf 'gpurent-job\\0started\\0%s\\0%s\\0' \"$l\" \"$(cat \"$d/runner\" 2>/dev/null)\"\n";
+  return JobStartScript{std::move(command), std::move(env)};
 }
 
 Result<JobStart> parse_job_start(std::string_view out)

@@ -4,9 +4,15 @@
 // on the server) and readers of what it prints. One directory per job:
 //
 //   ~/.gpurent/jobs/<id>/   cmd.sh (the command), workdir, env (--env), environ (the login
-//                           environment, for systemd-run), run.sh (the runner), launcher,
-//                           runner (its PID), pid (the job's process group), started, log,
-//                           then ended and exit (written by the runner when the job ends)
+//                           environment, for systemd-run), umask (the login shell's, for the
+//                           command), run.sh (the runner), launcher, runner (its PID), pid (the
+//                           job's process group), started, log, then ended and exit (written by
+//                           the runner when the job ends)
+//
+// Everything gpurent writes there is private to the user (umask 077: directories 0700, files
+// 0600), and the --env values travel on the start command's standard input, never in its
+// command line (which any user of the server sees in `ps`). The command itself runs with the
+// login shell's umask, so the files the job writes get the modes they would get without gpurent.
 //
 // The runner is started detached from the SSH session: with systemd-run where systemd runs and
 // the user is root (a transient unit survives logout even with KillUserProcesses), else setsid
@@ -36,8 +42,14 @@ struct JobLaunch {
   std::string command;  // command_line_text (sync/remote_listing.hpp) of the user's words
   std::vector<std::pair<std::string, std::string>> env;  // exported before the command
 };
-// Errc::invalid_input for a bad id or environment name.
-[[nodiscard]] Result<std::string> job_start_command(const JobLaunch& spec);
+// The job's start: `command` to run, `input` to send on its standard input (the --env
+// assignments, which stay out of the command line).
+struct JobStartScript {
+  std::string command;
+  std::string input;
+};
+// Errc::invalid_input for a bad id, Errc::usage for a bad environment name.
+[[nodiscard]] Result<JobStartScript> job_start_command(const JobLaunch& spec);
 
 struct JobStart {
   std::string launcher;                  // "systemd-run", "setsid", "nohup"

@@ -37,6 +37,9 @@ std::string push_agent_command(std::string_view dir, bool list)
                   "case $(tar --version 2>/dev/null) in *'GNU tar'*) ;; *) fail tar;; esac\n"
                   "t=$(mktemp 2>/dev/null) || fail mktemp\n"
                   "trap 'rm -f \"$t\" \"$t.err\"' EXIT\n"
+                  // private like mktemp's own file; not a umask for the whole agent, whose tar
+                  // must give the pushed files their own modes
+                  "(umask 077 && : > \"$t.err\") || fail mktemp\n"
                   "printf 'gpurent-agent-1\\0d\\0'\n";
   if (list) {
     // Without GNU find the listing is empty: everything is sent, which is still right.
@@ -123,8 +126,8 @@ std::string range_write_command(std::string_view dir, std::string_view rel, std:
          "n=$(sed -n 's/^\\([0-9][0-9]*\\) bytes.*/\\1/p' \"$e\" 2>/dev/null)\n"
          "if [ -n \"$t\" ]; then rm -rf -- \"$t\"; fi\n"
          "if [ \"$s\" = 0 ] && [ -n \"$h\" ] && [ \"$n\" = " +
-         std::to_string(length) + " ]; then printf '%s %s %s\\n' " + std::to_string(offset) + " " + std::to_string(length) +
-         " \"$h\" >> \"$f" + std::string(k_range_ledger_suffix) + "\"; fi\n"
+         std::to_string(length) + " ]; then (umask 077 && printf '%s %s %s\\n' " + std::to_string(offset) + " " + std::to_string(length) +
+         " \"$h\" >> \"$f" + std::string(k_range_ledger_suffix) + "\"); fi\n"  // gpurent's ledger: private; the file keeps its own mode
          "printf 'gpurent-range\\0%s\\0%s\\0' \"$s\" \"$h\"\n";
 }
 
@@ -132,7 +135,7 @@ std::string push_ledger_command(std::string_view dir, const std::vector<std::str
 {
   std::string s = "cd -- " + remote_shell_path(dir) + " || exit 3\n"
                   "led() { if [ -f \"$1.gpurent-partial\" ] && [ -f \"$1.gpurent-partial.ranges\" ]; then\n"
-                  "  printf '%s\\0' \"$1\"; head -c 1048576 \"$1.gpurent-partial.ranges\" | tr -d '\\000'; printf '\\0'; fi; }\n";
+                  "  printf '%s\\0' \"$1\"; head -c 1048576 -- \"$1.gpurent-partial.ranges\" | tr -d '\\000'; printf '\\0'; fi; }\n";
   for (const auto& r : rels) {
     s += "led " + shell_quote(r) + "\n";
   }

@@ -76,9 +76,14 @@ std::string remote_shell_path(std::string_view path)
     return ".";
   }
   if (path.starts_with("~/")) {
-    return shell_quote(path.substr(2));
+    path.remove_prefix(2);
   }
-  return shell_quote(path);
+  if (path.starts_with('/') || path.starts_with("./") || path == ".") {
+    return shell_quote(path);
+  }
+  // Relative: "./" first, so a name that starts with '-' never reads as an option of find,
+  // tar, dd, stat, rm, ... (find takes no "--" before its paths).
+  return shell_quote("./" + std::string(path));
 }
 
 std::string find_listing_command(std::string_view root)

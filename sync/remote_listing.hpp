@@ -21,8 +21,9 @@ namespace gpurent {
 // shell command line as typed ("python a.py && python b.py"), several are that exact argument
 // list (each quoted).
 [[nodiscard]] std::string command_line_text(const std::vector<std::string>& words);
-// A remote path as the shell should see it: "~" and "~/x" become paths relative to the login
-// directory (".", "x"), everything else is quoted verbatim.
+// A remote path as the shell should see it, quoted: "~" and "~/x" become paths relative to the
+// login directory (".", "./x"); a relative path gets "./" in front ("-x" -> "./-x"), so no
+// remote tool ever reads it as an option; an absolute one is kept as it is.
 [[nodiscard]] std::string remote_shell_path(std::string_view path);
 
 // `find` printing, per entry, NUL-terminated: type, size, mtime (%T@), mode (octal), path

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "sync/captured_output.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent::ssh_detail {
@@ -35,14 +36,13 @@ class LibsshSession;
 // Drives one exec channel non-blocking: feeds stdin, collects stdout and stderr.
 class ExecChannel {
 public:
-  ExecChannel(LibsshSession& owner, LIBSSH2_CHANNEL* ch, std::string input)
-      : m_owner(owner), m_channel(ch), m_input(std::move(input))
-  {
-  }
+  // `capture_limit`: the most stdout, or stderr, may hold when no sink takes it (captured_output.hpp).
+  ExecChannel(LibsshSession& owner, LIBSSH2_CHANNEL* ch, std::string input, std::size_t capture_limit = k_captured_output_limit);
   ExecChannel(const ExecChannel&) = delete;
   ExecChannel& operator=(const ExecChannel&) = delete;
   ~ExecChannel();
-  // Runs to the end; stdout goes to `on_out` when given (an error from it aborts), else is kept.
+  // Runs to the end; stdout goes to `on_out` when given (an error from it aborts), else is kept
+  // (up to the capture limit: past it the call fails and the channel is closed).
   [[nodiscard]] Result<ExecResult> finish(const DataSink& on_out = {});
   // Writes all of stdin and EOF now (blocking), so the command starts working at once.
   [[nodiscard]] Result<void> send_input_now();
@@ -68,7 +68,8 @@ private:
   std::string m_input;
   std::size_t m_written = 0;
   bool m_eof_sent = false;
-  ExecResult m_result;
+  CapturedOutput m_out;
+  CapturedOutput m_err;
 };
 
 class LibsshSession final : public SshSession {
@@ -110,7 +111,10 @@ private:
   // ssh_transport.cpp
   [[nodiscard]] Result<void> authenticate(const SshOptions& o);
   // ssh_exec.cpp
-  [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input, std::uint32_t window = 0);
+  [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input, std::uint32_t window = 0,
+                                                                std::size_t capture_limit = k_captured_output_limit);
+  // exec() with another capture limit (listings of a tree: k_tree_output_limit).
+  [[nodiscard]] Result<ExecResult> exec_with_limit(const std::string& command, std::string_view stdin_data, std::size_t capture_limit);
   // ssh_sftp.cpp
   [[nodiscard]] Result<void> ensure_sftp();
   [[nodiscard]] Error sftp_error(const std::string& what) const;

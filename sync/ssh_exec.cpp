@@ -113,11 +113,22 @@ private:
 
 }  // namespace
 
+ExecChannel::ExecChannel(LibsshSession& owner, LIBSSH2_CHANNEL* ch, std::string input, std::size_t capture_limit)
+    : m_owner(owner), m_channel(ch), m_input(std::move(input)), m_out("stdout", to_string(owner.target()), capture_limit),
+      m_err("stderr", to_string(owner.target()), capture_limit)
+{
+}
+
 ExecChannel::~ExecChannel()
 {
   if (m_channel != nullptr) {
-    libssh2_session_set_blocking(m_owner.raw(), 1);
+    // Abandoned mid-way (an error): the command may still be printing, and sshd answers a close
+    // only once it has exited, so the close is not waited for long.
+    LIBSSH2_SESSION* s = m_owner.raw();
+    libssh2_session_set_blocking(s, 1);
+    libssh2_session_set_timeout(s, 250);
     libssh2_channel_free(m_channel);
+    libssh2_session_set_timeout(s, k_op_timeout_ms);
   }
 }
 
@@ -147,7 +158,7 @@ Result<void> ExecChannel::read_streams(const DataSink& on_out, std::vector<char>
       } else if (stream == 1 && on_err) {
         TRY(on_err(buf.data(), static_cast<std::size_t>(n)));
       } else {
-        (stream == 0 ? m_result.out : m_result.err).append(buf.data(), static_cast<std::size_t>(n));
+        TRY((stream == 0 ? m_out : m_err).append(std::string_view(buf.data(), static_cast<std::size_t>(n))));
       }
       progressed = true;
     } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
@@ -180,9 +191,7 @@ Result<void> ExecChannel::read_until(const DataSink& on_out, const std::function
 Result<ExecResult> ExecChannel::finish(const DataSink& on_out)
 {
   TRY_ASSIGN(ExecStreamEnd end, pump({}, on_out, {}, {}));
-  m_result.err = std::move(end.err);
-  m_result.exit_status = end.exit_status;
-  return std::move(m_result);
+  return ExecResult{m_out.take(), std::move(end.err), end.exit_status};
 }
 
 Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
@@ -248,6 +257,8 @@ Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on
       }
     }
     if (auto r = read_streams(on_out, buf, progressed, on_err); !r) {
+      ExecStreamEnd ignored;
+      close_channel(true, ignored);  // the command may print on: do not wait for it
       return fail_with(r.error());
     }
     if (libssh2_channel_eof(m_channel) != 0 && !progressed) {
@@ -263,7 +274,7 @@ Result<ExecStreamEnd> ExecChannel::pump(const DataSource& in, const DataSink& on
       m_owner.wait_socket(-1, 0, nullptr, 200);
     }
   }
-  end.err = std::move(m_result.err);
+  end.err = m_err.take();
   close_channel(end.stopped, end);
   return end;
 }
@@ -294,7 +305,8 @@ void ExecChannel::close_channel(bool hurry, ExecStreamEnd& end)
   }
 }
 
-Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string& command, std::string input, std::uint32_t window)
+Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string& command, std::string input, std::uint32_t window,
+                                                                std::size_t capture_limit)
 {
   libssh2_session_set_blocking(m_session, 1);
   LIBSSH2_CHANNEL* ch =
@@ -307,12 +319,17 @@ Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string
     libssh2_channel_free(ch);
     return std::unexpected(e);
   }
-  return std::make_unique<ExecChannel>(*this, ch, std::move(input));
+  return std::make_unique<ExecChannel>(*this, ch, std::move(input), capture_limit);
 }
 
 Result<ExecResult> LibsshSession::exec(const std::string& command, std::string_view stdin_data)
 {
-  TRY_ASSIGN(auto ch, start_exec(command, std::string(stdin_data)));
+  return exec_with_limit(command, stdin_data, k_captured_output_limit);
+}
+
+Result<ExecResult> LibsshSession::exec_with_limit(const std::string& command, std::string_view stdin_data, std::size_t capture_limit)
+{
+  TRY_ASSIGN(auto ch, start_exec(command, std::string(stdin_data), 0, capture_limit));
   return ch->finish();
 }
 
@@ -358,7 +375,7 @@ Result<std::unique_ptr<RemoteHashJob>> LibsshSession::start_sha256(const std::st
     list += p;
     list.push_back('\0');
   }
-  TRY_ASSIGN(auto ch, start_exec(hash_command(root), std::move(list)));
+  TRY_ASSIGN(auto ch, start_exec(hash_command(root), std::move(list), 0, k_tree_output_limit));
   TRY(ch->send_input_now());
   return std::unique_ptr<RemoteHashJob>(std::make_unique<LibsshHashJob>(std::move(ch), rel_paths));
 }

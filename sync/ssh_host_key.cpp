@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: MIT
 // Host key verification for the libssh2 session (sync/ssh_detail.hpp): a fingerprint pinned in
-// the state database, else the known_hosts files, else (only when asked) trust on first use,
-// recorded in gpurent's own known_hosts.
+// the state database, else the known_hosts files (a host with recorded keys, of any type, none
+// of them the presented one, has changed its key, as OpenSSH says), else (only when asked)
+// trust on first use, recorded in gpurent's own known_hosts.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "sync/base64.hpp"
+#include "sync/remote_listing.hpp"
 #include "sync/ssh_detail.hpp"
 
 namespace gpurent::ssh_detail {
@@ -28,22 +31,25 @@ std::string key_type_name(std::string_view blob)
   return n <= blob.size() - 4 ? std::string(blob.substr(4, n)) : std::string("unknown");
 }
 
-int knownhost_key_type(int hostkey_type)
-{
-  switch (hostkey_type) {
-  case LIBSSH2_HOSTKEY_TYPE_RSA: return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
-  case LIBSSH2_HOSTKEY_TYPE_DSS: return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
-  case LIBSSH2_HOSTKEY_TYPE_ECDSA_256: return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
-  case LIBSSH2_HOSTKEY_TYPE_ECDSA_384: return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
-  case LIBSSH2_HOSTKEY_TYPE_ECDSA_521: return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
-  case LIBSSH2_HOSTKEY_TYPE_ED25519: return LIBSSH2_KNOWNHOST_KEY_ED25519;
-  default: return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
-  }
-}
-
 std::string host_spec(const SshTarget& t)
 {
   return t.port == 22 ? t.host : "[" + t.host + "]:" + std::to_string(t.port);
+}
+
+// The first recorded key of the host in a known_hosts file, when none matched.
+struct RecordedKey {
+  std::filesystem::path file;
+  std::string fingerprint;  // "TYPE SHA256:..."
+};
+
+// The OpenSSH command that removes the host's lines from `file` (the default file: none named).
+std::string forget_command(const SshTarget& t, const std::filesystem::path& file)
+{
+  std::string c = "ssh-keygen -R " + shell_quote(host_spec(t));
+  if (!file.empty()) {
+    c += " -f " + shell_quote(file.string());
+  }
+  return c;
 }
 
 }  // namespace
@@ -63,15 +69,24 @@ Result<void> LibsshSession::verify_host_key(const SshOptions& o)
     if (o.expected_host_key == m_fingerprint) {
       return {};
     }
-    return fail(Errc::refused, "host key of " + who + " CHANGED: recorded " + o.expected_host_key + ", server presents " +
-                                   m_fingerprint + "; someone may be intercepting the connection, or the server was rebuilt: check with the provider before trusting it");
+    return fail(Errc::refused,
+                "host key of " + who + " CHANGED: gpurent's state database has " + o.expected_host_key + " pinned for this server, the server presents " +
+                    key_type_name(blob) + " " + m_fingerprint +
+                    "; someone may be intercepting the connection, or the server was rebuilt. --accept-new-host-key never replaces a "
+                    "pinned key: check the new fingerprint with the provider; if it is right, track the server again "
+                    "(`gpurent attach --host " + to_string(m_target) + " --name NEW --accept-new-host-key`, after `" +
+                    forget_command(m_target, o.known_hosts) + "` removes its old known_hosts line)");
   }
   std::vector<std::filesystem::path> files;
   if (!o.known_hosts.empty()) {
     files.push_back(o.known_hosts);
   }
   files.insert(files.end(), o.extra_known_hosts.begin(), o.extra_known_hosts.end());
-  const int mask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | knownhost_key_type(type);
+  // As OpenSSH: the host's recorded keys of every type count. A match in any file trusts the
+  // server; a host with recorded keys none of which is the presented one has CHANGED its key,
+  // whatever the presented key's type (a server switched from ed25519 to ECDSA is not "new").
+  const int mask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW;  // key type 0: any type
+  std::optional<RecordedKey> recorded;
   for (const auto& f : files) {
     LIBSSH2_KNOWNHOSTS* kh = libssh2_knownhost_init(m_session);
     if (kh == nullptr) {
@@ -80,20 +95,27 @@ Result<void> LibsshSession::verify_host_key(const SshOptions& o)
     libssh2_knownhost_readfile(kh, f.c_str(), LIBSSH2_KNOWNHOST_FILE_OPENSSH);  // a missing file knows no host
     libssh2_knownhost* found = nullptr;
     const int rc = libssh2_knownhost_checkp(kh, m_target.host.c_str(), m_target.port, key, len, mask, &found);
-    std::string old_fp;
-    if (rc == LIBSSH2_KNOWNHOST_CHECK_MISMATCH && found != nullptr && found->key != nullptr) {
-      const auto old_blob = base64_decode(found->key);
-      old_fp = old_blob ? ssh_fingerprint(*old_blob) : std::string("(unreadable)");
+    if (rc == LIBSSH2_KNOWNHOST_CHECK_MISMATCH && !recorded) {
+      RecordedKey r{f, "(unreadable)"};
+      if (found != nullptr && found->key != nullptr) {
+        if (const auto old_blob = base64_decode(found->key)) {
+          r.fingerprint = key_type_name(*old_blob) + " " + ssh_fingerprint(*old_blob);
+        }
+      }
+      recorded = std::move(r);
     }
     libssh2_knownhost_free(kh);
     if (rc == LIBSSH2_KNOWNHOST_CHECK_MATCH) {
       return {};
     }
-    if (rc == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
-      return fail(Errc::refused, "host key of " + who + " CHANGED: " + f.string() + " has " + old_fp + ", server presents " +
-                                     m_fingerprint + "; someone may be intercepting the connection, or the server was rebuilt: "
-                                     "if you are sure, remove the old line from " + f.string());
-    }
+  }
+  if (recorded) {
+    return fail(Errc::refused, "host key of " + who + " CHANGED: " + recorded->file.string() + " has " + recorded->fingerprint +
+                                   ", the server presents " + key_type_name(blob) + " " + m_fingerprint +
+                                   "; someone may be intercepting the connection, or the server was rebuilt. "
+                                   "--accept-new-host-key does not replace a recorded key: check the new fingerprint with the "
+                                   "provider; if it is right, remove the old line with `" +
+                                   forget_command(m_target, recorded->file) + "` and connect again with --accept-new-host-key");
   }
   if (!o.accept_new_host_key) {
     return fail(Errc::refused, "host key of " + who + " is unknown (" + key_type_name(blob) + " " + m_fingerprint +

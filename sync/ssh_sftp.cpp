@@ -37,7 +37,7 @@ RemoteEntry from_attrs(const LIBSSH2_SFTP_ATTRIBUTES& a)
 
 Result<std::vector<RemoteEntry>> LibsshSession::list_tree(const std::string& root)
 {
-  TRY_ASSIGN(const auto r, exec(find_listing_command(root), {}));
+  TRY_ASSIGN(const auto r, exec_with_limit(find_listing_command(root), {}, k_tree_output_limit));
   if (r.exit_status == 0 || (r.exit_status == 1 && !r.out.empty())) {
     auto parsed = parse_find_listing(r.out);
     if (parsed) {

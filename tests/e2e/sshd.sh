@@ -12,6 +12,8 @@
 #                                 # "server" is a test directory (sshd itself always starts in the
 #                                 # account's home: a ForceCommand changes directory, then runs the
 #                                 # command as the login shell would)
+#   SSHD_COMMAND_LOG=/file        # (with SSHD_HOME) every command line the server is asked to run
+#                                 # is appended to this file, as sshd received it
 # After sshd_start:
 #   SSHD_PORT SSHD_PID SSHD_DIR SSHD_USER SSHD_TARGET (user@127.0.0.1:port)
 #   SSHD_KEY        ed25519 client key, no passphrase (authorized)
@@ -55,7 +57,9 @@ sshd_start() {
   [ -z "$setenv" ] || setenv="SetEnv $setenv"
   local force=""
   if [ -n "${SSHD_HOME:-}" ]; then
-    force='ForceCommand cd "$HOME" || exit 1; if [ -n "$SSH_ORIGINAL_COMMAND" ]; then eval "$SSH_ORIGINAL_COMMAND"; else exec "$SHELL" -l; fi'
+    force='ForceCommand '
+    [ -z "${SSHD_COMMAND_LOG:-}" ] || force="$force"'printf "%s\n" "$SSH_ORIGINAL_COMMAND" >> '"$SSHD_COMMAND_LOG"'; '
+    force="$force"'cd "$HOME" || exit 1; if [ -n "$SSH_ORIGINAL_COMMAND" ]; then eval "$SSH_ORIGINAL_COMMAND"; else exec "$SHELL" -l; fi'
   fi
   cat > "$SSHD_DIR/sshd_config" <<CFG
 Port $SSHD_PORT
@@ -84,20 +88,7 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 $setenv
 $force
 CFG
-  /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
-  SSHD_PID=$!
-  local i
-  for i in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$SSHD_PORT") 2>/dev/null; then
-      break
-    fi
-    if ! kill -0 "$SSHD_PID" 2>/dev/null; then
-      echo "sshd.sh: sshd exited at start:" >&2
-      cat "$SSHD_DIR/sshd.log" >&2
-      return 1
-    fi
-    sleep 0.05
-  done
+  sshd_launch || return 1
   SSHD_TARGET="$SSHD_USER@127.0.0.1:$SSHD_PORT"
   SSHD_KEY=$SSHD_DIR/client_ed25519
   SSHD_KEY_PASS=$SSHD_DIR/client_ed25519_pass
@@ -114,6 +105,38 @@ CFG
       echo "$v=${!v}"
     done
   } > "$SSHD_DIR/sshd.env"
+}
+
+# Starts sshd with $SSHD_DIR/sshd_config and waits until it listens.
+sshd_launch() {
+  /usr/sbin/sshd -D -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" &
+  SSHD_PID=$!
+  local i
+  for i in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$SSHD_PORT") 2>/dev/null; then
+      return 0
+    fi
+    if ! kill -0 "$SSHD_PID" 2>/dev/null; then
+      echo "sshd.sh: sshd exited at start:" >&2
+      cat "$SSHD_DIR/sshd.log" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+# Restarts the server on the same port with a new host key of TYPE (ecdsa, rsa, ed25519) as its
+# only host key: SSHD_OLD_FINGERPRINT keeps the fingerprint before, SSHD_FINGERPRINT is the new one.
+sshd_restart_with_host_key() {
+  local key="$SSHD_DIR/host_$1_new"
+  rm -f "$key" "$key.pub"
+  ssh-keygen -q -t "$1" -N '' -f "$key" -C gpurent-test-host-new
+  chmod 600 "$key"
+  sed -i "s|^HostKey .*|HostKey $key|" "$SSHD_DIR/sshd_config"
+  sshd_stop
+  sshd_launch || return 1
+  SSHD_OLD_FINGERPRINT=$SSHD_FINGERPRINT
+  SSHD_FINGERPRINT=$(ssh-keygen -lf "$key.pub" | cut -d' ' -f2)
 }
 
 # The per-connection sshd processes (children of the listener), e.g. to cut a transfer.

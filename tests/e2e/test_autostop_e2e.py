@@ -4,8 +4,9 @@ nvidia-smi stand-in on the sessions' PATH that replays a trace (busy, idle, a st
 memory at 0 %, an idle notebook, nvidia-smi failing) and a sampling interval of 1 s:
  * a busy server and a failing nvidia-smi are left alone; a paused watchdog does nothing;
  * the watchdog outlives the SSH session that armed it;
- * the stalled loop is idle: the double receives the RunPod stop call (with the handed-over key)
-   and `status --refresh` records the stop at the time the watchdog's idle run says;
+ * the stalled loop is idle: the double receives the RunPod stop call (with the handed-over key),
+   the watchdog exits and removes the key, and `status --refresh` records the stop at the time
+   the watchdog's idle run says;
  * a server without an API (gpucloud, attached) runs --on-idle, is marked idle and is never
    reported stopped; an interactive (pty) session keeps it busy; --cancel ends the watchdog;
  * a destroy stage without --backup-to/--no-backup and hibernate on RunPod are refused.
@@ -117,6 +118,7 @@ def scenario(e, tmp):
     calls = api_calls(e, lambda r: r["path"] == stop_path)
     check(calls and calls[0]["auth"] == "Bearer " + KEY, "with the handed-over key")
     check(wait_for(lambda: any(x.get("why") == "stop" for x in lines(wlog, "exit")), 5), "the watchdog ended after the stop")
+    check(wait_for(lambda: not os.path.exists(cred), 5), "the handed-over credential is removed when the watchdog exits")
     acts = [a for a in lines(wlog, "action") if a.get("do") == "stop" and a.get("result") == "ok"]
     idle_run = [s for s in lines(wlog, "sample") if s.get("idle") == "1"]
     check(acts and idle_run and int(acts[0]["t"]) - int(idle_run[-1]["since"]) >= 5, "stopped once idle for the limit",

@@ -74,7 +74,7 @@ std::string start(const TempHome& h, const std::string& id, const std::string& c
   REQUIRE(script.has_value());
   auto e = h.env();
   e.insert(extra_env.begin(), extra_env.end());
-  const auto r = run_sh(*script, {}, h.dir, e);
+  const auto r = run_sh(script->command, script->input, h.dir, e);
   INFO(r.err);
   const auto started = parse_job_start(r.out);
   REQUIRE(started.has_value());
@@ -211,11 +211,44 @@ TEST_CASE("job scripts under /bin/sh: a job that prints, sleeps and exits 3 surv
     CHECK(parse_log_size(from.err) == log.size());
   }
   CHECK(run_sh(job_log_from_command("nope", 0), {}, h.dir, h.env()).status == 3);
-  const auto again = run_sh(*job_start_command(JobLaunch{id, "~/work", "true", {}}), {}, h.dir, h.env());
+  const auto again = run_sh(job_start_command(JobLaunch{id, "~/work", "true", {}})->command, {}, h.dir, h.env());
   CHECK(parse_job_start(again.out).error().code == Errc::refused);
-  const auto no_dir = run_sh(*job_start_command(JobLaunch{"x1", "~/missing", "true", {}}), {}, h.dir, h.env());
+  const auto no_dir = run_sh(job_start_command(JobLaunch{"x1", "~/missing", "true", {}})->command, {}, h.dir, h.env());
   CHECK(parse_job_start(no_dir.out).error().code == Errc::not_found);
   CHECK_FALSE(std::filesystem::exists(h.dir / ".gpurent/jobs/x1"));
+}
+
+TEST_CASE("job scripts under /bin/sh: --env values travel on stdin, the job's files are private, the job keeps the user's umask",
+          "[sync][job][shell][security]")
+{
+  TempHome h;
+  const std::string id = "20250101-000000-0e0e";
+  const std::string secret = "s3cr3t-value 'quoted' $HOME";
+  const auto script = job_start_command(JobLaunch{id, "~/work", "printf '%s' \"$TOKEN\" > got; : > made; sleep 0.2", {{"TOKEN", secret}}});
+  REQUIRE(script.has_value());
+  // Never in the command line (which `ps` shows every user of the server).
+  CHECK(script->command.find("s3cr3t-value") == std::string::npos);
+  CHECK(script->input.find("s3cr3t-value") != std::string::npos);
+  // Started under the common umask 022, as a login shell would be.
+  const auto r = run_sh("umask 022\n" + script->command, script->input, h.dir, h.env());
+  INFO(r.err);
+  REQUIRE(parse_job_start(r.out).has_value());
+  const auto j = wait_ended(h, id);
+  CHECK(j.exit_code == 0);
+  CHECK(gpurent::testing::slurp(h.dir / "work" / "got") == secret);
+  const auto mode = [](const std::filesystem::path& p) {
+    return static_cast<unsigned>(std::filesystem::status(p).permissions() & std::filesystem::perms::mask);
+  };
+  const auto dir = h.dir / ".gpurent/jobs" / id;
+  CHECK(mode(h.dir / ".gpurent") == 0700U);
+  CHECK(mode(h.dir / ".gpurent/jobs") == 0700U);
+  CHECK(mode(dir) == 0700U);
+  for (const char* f : {"env", "cmd.sh", "run.sh", "log", "workdir", "launcher", "runner", "pid", "started", "ended", "exit"}) {
+    INFO(f);
+    CHECK(mode(dir / f) == 0600U);
+  }
+  // The job's own files get the user's umask, not gpurent's.
+  CHECK(mode(h.dir / "work" / "made") == 0644U);
 }
 
 TEST_CASE("job scripts under /bin/sh: following the log from an offset until the end", "[sync][job][shell]")

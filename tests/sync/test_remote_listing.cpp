@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,8 @@
 #include <random>
 #include <sstream>
 
+#include "fakes/local_shell.hpp"
+#include "fakes/temp_dir.hpp"
 #include "sync/manifest.hpp"
 #include "sync/remote_listing.hpp"
 #include "sync/sha256.hpp"
@@ -182,8 +185,39 @@ TEST_CASE("shell_quote: the shell reads back exactly the original bytes", "[sync
     CHECK(out == s);
   }
   CHECK(remote_shell_path("~") == ".");
-  CHECK(remote_shell_path("~/ckpt") == "'ckpt'");
+  CHECK(remote_shell_path("~/ckpt") == "'./ckpt'");
   CHECK(remote_shell_path("/a b") == "'/a b'");
+}
+
+TEST_CASE("relative remote paths start with ./: a name starting with '-' is never an option", "[sync][security]")
+{
+  CHECK(remote_shell_path("-x") == "'./-x'");
+  CHECK(remote_shell_path("~/-x") == "'./-x'");
+  CHECK(remote_shell_path("--help") == "'./--help'");
+  CHECK(remote_shell_path("a/b") == "'./a/b'");
+  CHECK(remote_shell_path("./a") == "'./a'");
+  CHECK(remote_shell_path(".") == "'.'");
+  CHECK(remote_shell_path("/-x") == "'/-x'");
+  // find takes no "--" before its paths: a root named "-x" reaches it as a path, listed.
+  gpurent::test::TempDir tmp;
+  tmp.write("-x/a.txt", "abc");
+  tmp.write("-x/sub/b.txt", "d");
+  const auto r = gpurent::testing::run_sh(find_listing_command("-x"), {}, tmp.path());
+  INFO(r.err);
+  CHECK(r.status == 0);
+  const auto entries = parse_find_listing(r.out);
+  REQUIRE(entries.has_value());
+  std::vector<std::string> paths;
+  for (const auto& e : *entries) {
+    paths.push_back(e.path);
+  }
+  std::sort(paths.begin(), paths.end());
+  CHECK(paths == std::vector<std::string>{"a.txt", "sub", "sub/b.txt"});
+  // The hashes of its files, from inside it.
+  const auto h = gpurent::testing::run_sh(hash_command("-x"), std::string("a.txt\0", 6), tmp.path());
+  const auto sums = parse_hash_output(h.out, {"a.txt"});
+  REQUIRE(sums.has_value());
+  CHECK(sums->sums.count("a.txt") == 1);
 }
 
 TEST_CASE("manifest: numbers that are not whole numbers are refused, not cast", "[sync][manifest]")
