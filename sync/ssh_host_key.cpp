@@ -70,11 +70,11 @@ Result<void> LibsshSession::verify_host_key(const SshOptions& o)
       return {};
     }
     return fail(Errc::refused,
-                "host key of " + who + " CHANGED: gpurent's state database has " + o.expected_host_key + " pinned for this server, the server presents " +
-                    key_type_name(blob) + " " + m_fingerprint +
+                "host key of " + who + " CHANGED: gpurent's state database has " + o.expected_host_key +
+                    " pinned for this server, the server presents " + key_type_name(blob) + " " + m_fingerprint +
                     "; someone may be intercepting the connection, or the server was rebuilt. --accept-new-host-key never replaces a "
                     "pinned key: check the new fingerprint with the provider; if it is right, track the server again "
-                    "(`gpurent attach --host " + to_string(m_target) + " --name NEW --accept-new-host-key`, after `" +
+                    "(`gpurent attach --provider P --card C --host " + to_string(m_target) + " --name NEW --accept-new-host-key`, after `" +
                     forget_command(m_target, o.known_hosts) + "` removes its old known_hosts line)");
   }
   std::vector<std::filesystem::path> files;
