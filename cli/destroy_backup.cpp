@@ -175,8 +175,7 @@ Result<PreparedBackup> prepare_destroy_backup(Services& s, StateStore& store, co
 
 std::string backup_plan_text(const PreparedBackup& b)
 {
-  std::string out = b.resumed ? "  backs up (resuming the interrupted backup recorded at " +
-                                    std::to_string(to_unix(b.plan.started_at)) + ") to " + b.plan.dest + ":\n"
+  std::string out = b.resumed ? "  backs up (resuming the interrupted backup, as it was recorded) to " + b.plan.dest + ":\n"
                               : "  backs up to " + b.plan.dest + ":\n";
   for (const auto& src : b.sources) {
     out += "    " + source_line(src);
