@@ -58,7 +58,7 @@ TEST_CASE("remote sizes: the reader takes exactly one answer per path", "[sync][
   CHECK_FALSE(parse_remote_sizes("0 1 99999999999999999999999 1\n", 1));
 }
 
-TEST_CASE("remote sizes: property: what is written is read back; random bytes never crash", "[sync][remote_sizes]")
+TEST_CASE("remote sizes: property: what is written is read back, and random bytes never crash", "[sync][remote_sizes]")
 {
   std::mt19937_64 rng(4711);
   for (int round = 0; round < 500; ++round) {
