@@ -13,6 +13,7 @@
 #include "cli/backup_place.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/destroy_backup.hpp"
 #include "cli/group_support.hpp"
 #include "cli/down.hpp"
 #include "cli/interrupt.hpp"
@@ -71,32 +72,21 @@ Error interrupted_down(Services& s, StateStore& store, const ServerRecord& rec, 
                            "; " + next);
 }
 
-Result<BackupRecord> backup_now(Services& s, StateStore& store, const ServerRecord& rec, const Config& cfg,
-                                const DownOptions& o)
+// The flags as the user gave them, for a hint that repeats them.
+DownFlags given_flags(const Services& s, const DownOptions& o)
 {
-  TRY_ASSIGN(SshOptions options, make_ssh_options(s, o.ssh));
-  apply_remembered(s, options, o.ssh, rec);
-  TRY_ASSIGN(auto session, connect_ssh(s, SshTarget{rec.user, rec.host, rec.port}, options));
-  BackupRequest req;
-  const std::string ws = rec.terms.workspace_dir;
-  if (!o.paths.empty()) {
-    req.remote_paths = o.paths;
-  } else if (!ws.empty() && ws != "~") {
-    req.remote_paths.push_back(ws);
-  }
-  if (!o.to.empty()) {
-    req.dest = o.to;
-  } else {
-    TRY_ASSIGN(req.dest, default_backup_dir(s, cfg.backup_dir, rec.name));
-  }
-  req.more_sessions = more_sessions(s, SshTarget{rec.user, rec.host, rec.port}, options, *session);
-  s.err << "gpurent: backing up " << rec.name << " to " << req.dest.string() << " before destroying it\n";
-  DownBackupObserver observer(s);
-  TRY_ASSIGN(BackupReport report, run_backup(*session, req, observer));
-  const bool verified = report.verified && report.failed.empty();
-  TRY_ASSIGN(BackupRecord saved, store.add_backup(BackupRecord{0, rec.id, s.clock.now(), report.manifest.string(), verified,
-                                                               report.files_total, Bytes{report.bytes_total}}));
-  return saved;
+  const char* mode = o.destroy ? "destroy" : o.stop ? "stop" : o.hibernate ? "hibernate" : "released";
+  return DownFlags{o.name, mode, o.no_backup, o.force, o.paths, o.to, o.ssh, s.global.yes, s.global.json, s.global.verbose};
+}
+
+// A stopped (or hibernated) server answers no SSH: it cannot be backed up until it runs again.
+std::string start_first(const ServerRecord& rec)
+{
+  const std::string start = rec.attached ? "start it in " + rec.provider + "'s console"
+                                         : "start it with `gpurent start " + rec.name + "`";
+  return "refusing to destroy " + rec.name + ": it is " + std::string(to_string(rec.status)) +
+         ", so it cannot be backed up: " + start + ", then run `gpurent down " + rec.name +
+         " --destroy` again; or, if nothing on it matters, `gpurent down " + rec.name + " --destroy --no-backup`";
 }
 
 nlohmann::json down_view(StateStore& store, const ServerRecord& rec, ServerStatus state, TimePoint now,
@@ -151,7 +141,7 @@ Result<bool> adopt_by_name(Services& s, Provider& p, StateStore& store, ServerRe
   return true;
 }
 
-Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
+Result<nlohmann::json> run_down_steps(Services& s, const DownOptions& o, std::optional<PreparedBackup>& backup)
 {
   const int chosen = int{o.stop} + int{o.hibernate} + int{o.destroy} + int{o.released};
   if (chosen != 1) {
@@ -228,13 +218,35 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     s.err << "  plus storage: " << note << '\n';
   }
 
-  // 3. Asked before anything slow or billable happens: the backup below may take hours of
-  //    billed time, and an unconfirmed destroy must not start it.
+  // 3. What the backup holds, found out and shown before the question (the server is asked
+  //    what is at each path, nothing is copied yet).
   const bool backs_up = o.destroy && !destroy_again && !o.no_backup && !o.force;
+  if (backs_up) {
+    if (rec.host.empty()) {
+      return fail(Errc::refused, "cannot back up " + rec.name + " before destroying it: no SSH address is known; "
+                                 "use --no-backup if nothing on it matters");
+    }
+    if (rec.status == ServerStatus::stopped || rec.status == ServerStatus::hibernated) {
+      return fail(Errc::refused, start_first(rec));
+    }
+    auto prepared = prepare_destroy_backup(s, *store, rec, cfg, given_flags(s, o));
+    if (!prepared) {
+      if (prepared.error().code == Errc::refused || prepared.error().interrupted) {
+        return std::unexpected(prepared.error());
+      }
+      return fail(Errc::refused, "refusing to destroy " + rec.name + ": the backup failed (" + prepared.error().message +
+                                     "); fix it and retry, or pass --no-backup");
+    }
+    backup = std::move(*prepared);
+    s.err << backup_plan_text(*backup);
+  }
+
+  // 4. Asked before anything slow or billable happens: the backup below may take hours of
+  //    billed time, and an unconfirmed destroy must not start it.
   TRY(confirm(s, std::string("Really ") + verb + " " + rec.name + "?" +
                      (backs_up ? " (a verified backup runs first; the destroy follows only if it succeeds)" : "")));
 
-  // 4. Destroy only after a verified backup newer than the last change (a retried destroy was
+  // 5. Destroy only after a verified backup newer than the last change (a retried destroy was
   //    decided, backed up or not, the first time).
   if (destroy_again) {
     s.err << "gpurent: " << rec.name << " is " << to_string(rec.status) << ": retrying the destroy (no new backup)\n";
@@ -242,17 +254,16 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
     if (o.no_backup || o.force) {
       report_warning(s, "destroying without a verified backup (" + std::string(o.force ? "--force" : "--no-backup") + ")");
     } else {
-      if (rec.host.empty()) {
-        return fail(Errc::refused, "cannot back up " + rec.name + " before destroying it: no SSH address is known; "
-                                   "use --no-backup if nothing on it matters");
-      }
+      const std::string resume = down_command_line(given_flags(s, o));
       last_words(o, "gpurent: " + rec.name + " was NOT destroyed and bills " + per_hour(now_rate) +
-                        "; its backup is incomplete: `gpurent down " + rec.name + " --destroy` resumes it\n");
-      auto b = backup_now(s, *store, rec, cfg, o);
+                        "; its backup is incomplete: `" + resume + "` resumes it (" + backup->plan.dest + ")\n");
+      DownBackupObserver observer(s);
+      auto b = run_destroy_backup(s, *store, rec, *backup, observer);
       if (!b && (b.error().interrupted || s.signal_caught() != 0)) {
         return std::unexpected(interrupted_down(s, *store, rec, "backing up " + rec.name + " before destroying it",
-                                                "nothing was destroyed; the files copied so far are kept, and `gpurent down " +
-                                                    rec.name + " --destroy` resumes the backup, then destroys"));
+                                                "nothing was destroyed; the files copied so far are kept in " +
+                                                    backup->plan.dest + ", and `" + resume +
+                                                    "` resumes the backup, then destroys (the same paths, to the same place)"));
       }
       if (!b) {
         return fail(Errc::refused, "refusing to destroy " + rec.name + ": the backup failed (" + b.error().message +
@@ -268,8 +279,8 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
   if (s.signal_caught() != 0) {
     return std::unexpected(interrupted_down(s, *store, rec, "before the " + std::string(verb) + " request",
                                             "nothing was asked of " + rec.provider + (o.destroy && !o.no_backup && !o.force ?
-                                            " (the backup stands)" : std::string{}) + "; run `gpurent down " + rec.name +
-                                            " --" + verb + "` again to " + verb + " it"));
+                                            " (the backup stands)" : std::string{}) + "; run `" + down_command_line(given_flags(s, o)) +
+                                            "` again to " + verb + " it"));
   }
   const auto wait = wait_options(s);
   if (rec.attached && o.destroy) {
@@ -328,6 +339,17 @@ Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
   return down_view(*store, rec, target, s.clock.now(), loses);
 }
 
+// The command's document; with the backup before a destroy, what it held ("backup").
+Result<nlohmann::json> run_down(Services& s, const DownOptions& o)
+{
+  std::optional<PreparedBackup> backup;
+  auto view = run_down_steps(s, o, backup);
+  if (view && backup) {
+    (*view)["backup"] = backup_plan_json(*backup);
+  }
+  return view;
+}
+
 }  // namespace
 
 Result<nlohmann::json> down_server(Services& s, const DownRequest& r)
@@ -384,7 +406,7 @@ void add_down_command(CLI::App& app, Services& s)
   sub->add_flag("--no-backup", opts->no_backup, "destroy without a backup (still confirmed)");
   sub->add_flag("--force", opts->force, "destroy even when the backup is missing or stale (still confirmed)");
   sub->add_option("--to", opts->to, "backup directory (default: backup_dir/NAME, else ~/.local/share/gpurent/backups/NAME)");
-  sub->add_option("--path", opts->paths, "remote path to back up (default: the provider's workspace dir); repeatable");
+  sub->add_option("--path", opts->paths, "also back up this remote path (besides every directory push/run used and the provider's volume path); repeatable");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
     InterruptWatch watch(s);

@@ -135,6 +135,11 @@ Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSessi
   if (const auto n = s.getenv("GPURENT_PUSH_SESSIONS")) {
     req.max_sessions = static_cast<std::size_t>(std::max(1L, std::strtol(n->c_str(), nullptr, 10)));
   }
+  if (server.dest.server_id != 0) {
+    // Recorded before anything is sent: `down --destroy` backs up every directory push/run used.
+    TRY_ASSIGN(StateStore* store, s.state());
+    TRY(store->record_push_dir(server.dest.server_id, req.remote_dir, s.clock.now()));
+  }
   PushBar bar(s, s.stderr_tty && !s.global.json);
   req.streams = p.streams;
   const SessionFactory more = more_sessions(s, server.dest.target, server.options, session);

@@ -112,6 +112,27 @@ struct BackupRecord {
   Bytes bytes;
 };
 
+// A directory `push` or `run` put files in on a tracked server (remote_dir as pushed to:
+// "~/gpurent/NAME" or an absolute path): what `down --destroy` backs up besides the workspace.
+struct PushDirRecord {
+  std::int64_t server_id = 0;
+  std::string remote_dir;
+  TimePoint first_at{};  // the first push there
+  TimePoint last_at{};   // the latest
+};
+
+// The backup `down --destroy` is about to run (recorded before it starts, dropped once it
+// finished or failed): an interrupted one is resumed as it was, never replanned.
+struct BackupPlanRecord {
+  std::int64_t server_id = 0;
+  std::vector<std::string> remote_paths;  // exactly what the backup copies, in order
+  std::string dest;                       // the local destination (absolute)
+  std::vector<std::string> given_paths;   // --path as the user gave them
+  std::string given_to;                   // --to as the user gave it ("" when not given)
+  TimePoint started_at{};
+  auto operator<=>(const BackupPlanRecord&) const = default;
+};
+
 // One `--then` step of a job and how far it got.
 struct JobStep {
   std::string step;    // as given: "backup:REMOTE[:LOCAL]" (LOCAL made absolute), "down:destroy"
@@ -203,6 +224,14 @@ public:
   // Records (replaces) the autostop of a server; the one recorded for it, if any.
   [[nodiscard]] virtual Result<void> put_autostop(const AutostopRecord& autostop) = 0;
   [[nodiscard]] virtual Result<std::optional<AutostopRecord>> autostop(std::int64_t server_id) = 0;
+  // Records that `push`/`run` used `remote_dir` on the server at `at` (first_at kept, last_at moved).
+  [[nodiscard]] virtual Result<void> record_push_dir(std::int64_t server_id, std::string_view remote_dir, TimePoint at) = 0;
+  // The server's push directories, the first pushed to first.
+  [[nodiscard]] virtual Result<std::vector<PushDirRecord>> push_dirs(std::int64_t server_id) = 0;
+  // Records (replaces) the server's pending backup plan; the one recorded, if any; drops it.
+  [[nodiscard]] virtual Result<void> put_backup_plan(const BackupPlanRecord& plan) = 0;
+  [[nodiscard]] virtual Result<std::optional<BackupPlanRecord>> backup_plan(std::int64_t server_id) = 0;
+  [[nodiscard]] virtual Result<void> clear_backup_plan(std::int64_t server_id) = 0;
 };
 
 // $GPURENT_STATE_DIR, else $XDG_STATE_HOME/gpurent, else $HOME/.local/state/gpurent.

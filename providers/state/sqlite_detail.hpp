@@ -7,6 +7,7 @@
 //   sqlite_servers.cpp      server rows and their ledger of events
 //   sqlite_records.cpp      backups and doctor observations
 //   sqlite_jobs.cpp         the jobs of `gpurent run` and who carries out their steps
+//   sqlite_backup_plans.cpp push directories and the pending backup plan of `down --destroy`
 #include <sqlite3.h>
 
 #include <cstdint>
@@ -108,6 +109,13 @@ public:
   Result<std::vector<DoctorObservation>> doctor_observations(std::int64_t server_id, TimePoint since) override;
   Result<void> put_autostop(const AutostopRecord& a) override;
   Result<std::optional<AutostopRecord>> autostop(std::int64_t server_id) override;
+
+  // sqlite_backup_plans.cpp
+  Result<void> record_push_dir(std::int64_t server_id, std::string_view remote_dir, TimePoint at) override;
+  Result<std::vector<PushDirRecord>> push_dirs(std::int64_t server_id) override;
+  Result<void> put_backup_plan(const BackupPlanRecord& plan) override;
+  Result<std::optional<BackupPlanRecord>> backup_plan(std::int64_t server_id) override;
+  Result<void> clear_backup_plan(std::int64_t server_id) override;
 
   // sqlite_jobs.cpp
   Result<JobRecord> add_job(const JobRecord& j) override;

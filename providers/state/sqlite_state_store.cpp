@@ -4,7 +4,8 @@
 // transactions, and the factory libgpurent_io.so exports. WAL journal, a busy timeout, BEGIN
 // IMMEDIATE around every read-modify-write, and a schema version table with forward-only
 // migrations (1: servers, events, backups; 2: doctor observations; 3: remembered SSH files, the
-// provider's last word, the release check; 4: the jobs of `gpurent run`; 5: the autostop watchdog armed on a server; 6: the pushed commit of a job; 7: server groups).
+// provider's last word, the release check; 4: the jobs of `gpurent run`; 5: the autostop watchdog armed on a server; 6: the pushed commit of a job; 7: server groups; 8: push directories and the
+// pending backup plan of `down --destroy`).
 #include <sys/stat.h>
 
 #include <array>
@@ -34,7 +35,7 @@ namespace {
 constexpr int k_busy_timeout_ms = 15'000;
 
 // Migration N brings the schema from version N to N+1. Never edit one that has shipped.
-constexpr std::array<const char*, 7> k_migrations{{
+constexpr std::array<const char*, 8> k_migrations{{
     R"sql(
 CREATE TABLE servers(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -146,6 +147,25 @@ ALTER TABLE jobs ADD COLUMN git_dirty INTEGER NOT NULL DEFAULT 0;
     R"sql(
 ALTER TABLE servers ADD COLUMN group_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE servers ADD COLUMN group_rank INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // 7 -> 8: the directories `push`/`run` used on a server (what `down --destroy` backs up),
+    // and the backup plan `down --destroy` recorded before its backup (resumed as it was).
+    R"sql(
+CREATE TABLE push_dirs(
+  server_id INTEGER NOT NULL REFERENCES servers(id),
+  remote_dir TEXT NOT NULL,
+  first_at INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  PRIMARY KEY(server_id, remote_dir)
+);
+CREATE TABLE backup_plans(
+  server_id INTEGER PRIMARY KEY REFERENCES servers(id),
+  remote_paths_json TEXT NOT NULL,
+  dest TEXT NOT NULL,
+  given_paths_json TEXT NOT NULL,
+  given_to TEXT NOT NULL,
+  started_at INTEGER NOT NULL
+);
 )sql",
 }};
 

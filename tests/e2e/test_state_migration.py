@@ -94,6 +94,18 @@ def main():
         check("autostop" in tables and version >= 5, "migration 5 added the autostop table", str(tables))
         job_columns = {r[1] for r in db.execute("PRAGMA table_info(jobs)")}
         check(version >= 6 and {"git_commit", "git_dirty"} <= job_columns, "migration 6 added the jobs' commit", str(job_columns))
+        server_columns = {r[1] for r in db.execute("PRAGMA table_info(servers)")}
+        check(version >= 7 and {"group_name", "group_rank"} <= server_columns, "migration 7 added server groups",
+              str(server_columns))
+        check(version == 8, "schema version is now 8", str(version))
+        push_columns = {r[1] for r in db.execute("PRAGMA table_info(push_dirs)")}
+        check({"server_id", "remote_dir", "first_at", "last_at"} <= push_columns, "migration 8 added push_dirs",
+              str(push_columns))
+        plan_columns = {r[1] for r in db.execute("PRAGMA table_info(backup_plans)")}
+        check({"server_id", "remote_paths_json", "dest", "given_paths_json", "given_to", "started_at"} <= plan_columns,
+              "migration 8 added backup_plans", str(plan_columns))
+        check(db.execute("SELECT count(*) FROM push_dirs").fetchone()[0] == 0 and
+              db.execute("SELECT count(*) FROM backup_plans").fetchone()[0] == 0, "an old database has no push dirs or plans")
         check(db.execute("PRAGMA journal_mode").fetchone()[0] == "wal", "still in WAL mode")
         check(db.execute("SELECT count(*) FROM events").fetchone()[0] == 2, "the ledger events are kept")
         db.close()

@@ -476,3 +476,69 @@ TEST_CASE("StateStore: jobs with their --then steps, one owner carries the steps
   ghost.id = 999;
   CHECK(store->update_job(ghost).error().code == Errc::not_found);
 }
+
+TEST_CASE("StateStore: the directories push/run used on a server, and the pending backup plan", "[providers][state_store][backup_plan]")
+{
+  TempDir dir;
+  const auto db = dir.path / "state.db";
+  auto store = open_store(db);
+  CHECK(store->schema_version() == 8);  // 8: push directories and backup plans
+  const auto a = store->insert_server(sample("a", k_t0));
+  const auto b = store->insert_server(sample("b", k_t0));
+  REQUIRE(a);
+  REQUIRE(b);
+
+  SECTION("push directories: one row per directory, the first push kept, the latest moved")
+  {
+    CHECK(store->push_dirs(a->id)->empty());
+    REQUIRE(store->record_push_dir(a->id, "~/gpurent/train", k_t0 + 10s));
+    REQUIRE(store->record_push_dir(a->id, "/workspace/src", k_t0 + 20s));
+    REQUIRE(store->record_push_dir(a->id, "~/gpurent/train", k_t0 + 30s));
+    REQUIRE(store->record_push_dir(b->id, "~/gpurent/other", k_t0 + 5s));
+    const auto dirs = store->push_dirs(a->id);
+    REQUIRE(dirs);
+    REQUIRE(dirs->size() == 2);
+    CHECK((*dirs)[0].remote_dir == "~/gpurent/train");
+    CHECK((*dirs)[0].first_at == k_t0 + 10s);
+    CHECK((*dirs)[0].last_at == k_t0 + 30s);
+    CHECK((*dirs)[0].server_id == a->id);
+    CHECK((*dirs)[1].remote_dir == "/workspace/src");
+    CHECK(store->push_dirs(b->id)->size() == 1);
+  }
+  SECTION("backup plans: recorded, replaced, read back exactly, dropped; one per server")
+  {
+    CHECK_FALSE(store->backup_plan(a->id)->has_value());
+    const BackupPlanRecord plan{a->id, {"~/gpurent/train", "/workspace", "it's \"odd\"\nname"}, "/home/u/bk/a",
+                                {"bigckpt"}, "./bk/a", k_t0 + 40s};
+    REQUIRE(store->put_backup_plan(plan));
+    auto got = store->backup_plan(a->id);
+    REQUIRE(got);
+    REQUIRE(got->has_value());
+    CHECK(**got == plan);
+    CHECK_FALSE(store->backup_plan(b->id)->has_value());
+    BackupPlanRecord other = plan;
+    other.remote_paths = {"/workspace"};
+    other.given_paths.clear();
+    other.given_to.clear();
+    REQUIRE(store->put_backup_plan(other));
+    CHECK(**store->backup_plan(a->id) == other);
+    // Kept across a reopen (an interrupted `down` is resumed by the next process).
+    store.reset();
+    store = open_store(db);
+    CHECK(**store->backup_plan(a->id) == other);
+    REQUIRE(store->clear_backup_plan(a->id));
+    CHECK_FALSE(store->backup_plan(a->id)->has_value());
+    REQUIRE(store->clear_backup_plan(a->id));  // nothing to drop: fine
+  }
+  SECTION("a damaged plan row is an error, not an exception")
+  {
+    REQUIRE(store->put_backup_plan(BackupPlanRecord{a->id, {"x"}, "/d", {}, "", k_t0}));
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "UPDATE backup_plans SET remote_paths_json='[1,2]'", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+    const auto got = store->backup_plan(a->id);
+    REQUIRE_FALSE(got);
+    CHECK(got.error().message.find("damaged") != std::string::npos);
+  }
+}
