@@ -2,6 +2,9 @@
 // Job ids as the user gives them (cli/job_ids.hpp): whole, a prefix, a suffix, a number.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 #include "cli/job_ids.hpp"
 
 using gpurent::Errc;
@@ -62,4 +65,32 @@ TEST_CASE("resolve_job_ref: an ambiguous part lists the candidates; none is not 
   CHECK(resolve_job_ref("", k_jobs, "box").error().code == Errc::usage);
   CHECK(resolve_job_ref("a/b", k_jobs, "box").error().code == Errc::usage);
   CHECK(resolve_job_ref("1", {}, "box").error().code == Errc::not_found);
+}
+
+TEST_CASE("resolve_job_ref: any input either names one of the jobs or is a usage/not-found error", "[cli][job-ids][property]")
+{
+  // Property: over random refs (job-id characters, '#', digits, bytes that are not), an answer
+  // is always one of the ids, and it starts or ends with the ref, is the ref, or is the job of
+  // the number the ref writes.
+  std::mt19937 rng(45);
+  const std::string alphabet = "0123456789abcdef-#_.x/ \n";
+  for (int round = 0; round < 5000; ++round) {
+    std::string ref;
+    const auto len = rng() % 8;
+    for (std::uint32_t i = 0; i < len; ++i) {
+      ref.push_back(alphabet[rng() % alphabet.size()]);
+    }
+    const auto r = resolve_job_ref(ref, k_jobs, "box");
+    if (!r) {
+      CHECK((r.error().code == Errc::usage || r.error().code == Errc::not_found));
+      continue;
+    }
+    INFO("ref '" << ref << "' -> " << *r);
+    REQUIRE(std::find(k_jobs.begin(), k_jobs.end(), *r) != k_jobs.end());
+    const std::string digits = ref.starts_with('#') ? ref.substr(1) : ref;
+    const bool by_number = !digits.empty() && digits.size() < 4 &&
+                           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                           std::stoul(digits) >= 1 && std::stoul(digits) <= k_jobs.size() && k_jobs[std::stoul(digits) - 1] == *r;
+    CHECK((r->starts_with(ref) || r->ends_with(ref) || by_number));
+  }
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 
 #include "fakes/files.hpp"
 #include "fakes/local_shell.hpp"
@@ -122,4 +123,32 @@ TEST_CASE("push_delete_command: removes exactly the names given, under the direc
   const auto missing = gpurent::testing::run_sh(push_delete_command((root / "nope").string()), *input);
   CHECK(parse_push_delete(missing.out).error().code == Errc::unavailable);
   std::filesystem::remove_all(root);
+}
+
+TEST_CASE("parse_push_delete and push_delete_input over random input: a value or an error, never more", "[sync][push][delete][property]")
+{
+  std::mt19937 rng(45);
+  const std::string alphabet = "gpurent-dl\0" "0123456789/.a";
+  for (int round = 0; round < 5000; ++round) {
+    std::string s;
+    const auto len = rng() % 24;
+    for (std::uint32_t i = 0; i < len; ++i) {
+      s.push_back(alphabet[rng() % alphabet.size()]);
+    }
+    const auto status = parse_push_delete(s);
+    if (status) {
+      CHECK(s.starts_with("gpurent-delete\0"s));
+    }
+    // A name that comes through is inside the directory: no '/' at its ends, no "." or "..".
+    const auto input = push_delete_input({s});
+    if (input) {
+      CHECK(*input == "./" + s + std::string(1, '\0'));
+      CHECK_FALSE(s.empty());
+      CHECK(s.front() != '/');
+      CHECK(s.find("/../") == std::string::npos);
+      CHECK_FALSE(s.starts_with("../"));
+      CHECK(s != "..");
+      CHECK(s.find('\0') == std::string::npos);
+    }
+  }
 }
