@@ -236,6 +236,23 @@ std::optional<std::size_t> job_number(const std::vector<JobRecord>& recorded, st
   return job_number_of(numbered_ids(recorded, {}), id);
 }
 
+std::map<std::string, std::size_t, std::less<>> job_numbers(const std::vector<JobRecord>& recorded)
+{
+  std::map<std::string, std::size_t, std::less<>> out;
+  for (auto& id : numbered_ids(recorded, {})) {
+    out.emplace(std::move(id), out.size() + 1);
+  }
+  return out;
+}
+
+std::vector<JobRecord> in_start_order(std::vector<JobRecord> recorded)
+{
+  const auto numbers = job_numbers(recorded);
+  std::stable_sort(recorded.begin(), recorded.end(),
+                   [&](const JobRecord& a, const JobRecord& b) { return numbers.at(a.job_id) < numbers.at(b.job_id); });
+  return recorded;
+}
+
 std::optional<std::size_t> recorded_job_number(Services& s, const std::string& target, std::string_view id)
 {
   auto store = s.state();
@@ -366,12 +383,7 @@ Result<SettledJobs> settle_jobs(Services& s, const JobServer& server, SshSession
       out.steps_failed = true;
     }
   }
-  std::map<std::string, std::size_t> rank;
-  for (const auto& id : numbered_ids(local, {})) {
-    rank.emplace(id, rank.size());
-  }
-  std::stable_sort(local.begin(), local.end(), [&](const JobRecord& a, const JobRecord& b) { return rank[a.job_id] < rank[b.job_id]; });
-  out.jobs = std::move(local);
+  out.jobs = in_start_order(std::move(local));
   return out;
 }
 

@@ -5,6 +5,7 @@
 // the out-of-memory diagnosis of a failed job's log, and bringing local records in line with
 // the server (which also carries out pending --then steps of jobs that ended).
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -63,6 +64,10 @@ inline constexpr std::uint64_t k_oom_log_tail = 2ULL << 20;
                                               std::string_view ref);
 // A job's number on its server (1, 2, ... in start order) among `recorded` (one server's).
 [[nodiscard]] std::optional<std::size_t> job_number(const std::vector<JobRecord>& recorded, std::string_view id);
+// Every job's number at once: job_id -> number.
+[[nodiscard]] std::map<std::string, std::size_t, std::less<>> job_numbers(const std::vector<JobRecord>& recorded);
+// The records in start order (job #1 first).
+[[nodiscard]] std::vector<JobRecord> in_start_order(std::vector<JobRecord> recorded);
 // The same from the records of `target` in the state store (nullopt when it cannot be read).
 [[nodiscard]] std::optional<std::size_t> recorded_job_number(Services& s, const std::string& target, std::string_view id);
 

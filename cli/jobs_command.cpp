@@ -5,7 +5,6 @@
 // carries out for jobs that ended. A server that cannot be reached: the jobs on record (exit 4).
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -42,11 +41,11 @@ void print_jobs_text(Services& s, const std::vector<JobRecord>& jobs)
     s.out << "no jobs\n";
     return;
   }
+  const auto numbers = job_numbers(jobs);
   s.out << fmt::format("{:>3}  {:<22} {:<10} {:>4}  {:<20}  {:<20}  {}\n", "#", "ID", "STATE", "EXIT", "STARTED", "ENDED", "COMMAND");
   for (const auto& j : jobs) {
     const std::string state = j.state == "starting" ? "running" : j.state;
-    const auto number = job_number(jobs, j.job_id);
-    s.out << fmt::format("{:>3}  {:<22} {:<10} {:>4}  {:<20}  {:<20}  {}\n", number ? std::to_string(*number) : "-", j.job_id, state,
+    s.out << fmt::format("{:>3}  {:<22} {:<10} {:>4}  {:<20}  {:<20}  {}\n", numbers.at(j.job_id), j.job_id, state,
                          j.exit_code ? std::to_string(*j.exit_code) : std::string("-"), iso_time(j.started),
                          j.ended ? iso_time(*j.ended) : std::string("-"), short_command(j.command));
     if (!j.git_commit.empty()) {
@@ -69,9 +68,10 @@ void print_jobs_text(Services& s, const std::vector<JobRecord>& jobs)
 void print_jobs(Services& s, const std::vector<JobRecord>& jobs)
 {
   if (s.global.json) {
+    const auto numbers = job_numbers(jobs);
     nlohmann::json list = nlohmann::json::array();
     for (const auto& j : jobs) {
-      list.push_back(job_json(j, job_number(jobs, j.job_id)));
+      list.push_back(job_json(j, numbers.at(j.job_id)));
     }
     s.out << nlohmann::json{{"jobs", list}}.dump() << '\n';
   } else {
@@ -85,14 +85,7 @@ Result<int> show_recorded_jobs(Services& s, const JobServer& server, const std::
 {
   TRY_ASSIGN(StateStore * store, s.state());
   TRY_ASSIGN(auto recorded, store->jobs(server.target));
-  const auto numbered_order = [&] {
-    std::vector<JobRecord> sorted = recorded;
-    std::stable_sort(sorted.begin(), sorted.end(), [&](const JobRecord& a, const JobRecord& b) {
-      return job_number(recorded, a.job_id) < job_number(recorded, b.job_id);
-    });
-    return sorted;
-  };
-  print_jobs(s, numbered_order());
+  print_jobs(s, in_start_order(std::move(recorded)));
   return report_error(s, Error{Errc::partial, "could not reach " + server.dest.name + " (" + why + "); the jobs above are as "
                                               "gpurent last saw them; run `gpurent jobs " + server.dest.name + "` again once it answers"});
 }
