@@ -51,7 +51,7 @@ TEST_CASE("resolve_job_ref: #N and plain N within the count are numbers", "[cli]
   CHECK(resolve_job_ref("#", k_jobs, "box").error().code == Errc::usage);
 }
 
-TEST_CASE("resolve_job_ref: an ambiguous part lists the candidates; none is not found", "[cli][job-ids]")
+TEST_CASE("resolve_job_ref: an ambiguous part lists the candidates, none is not found", "[cli][job-ids]")
 {
   const auto amb = resolve_job_ref("20261130", k_jobs, "box");
   REQUIRE_FALSE(amb);

@@ -78,7 +78,7 @@ TEST_CASE("plan_push_deletions: never a path that is not inside the directory", 
   CHECK(plan_push_deletions({}, {}, there) == std::vector<std::string>{"ok"});
 }
 
-TEST_CASE("push_delete_input: './' before each name, NUL after; refuses names outside", "[sync][push][delete]")
+TEST_CASE("push_delete_input: './' before each name, NUL after, and names outside refused", "[sync][push][delete]")
 {
   CHECK(push_delete_input({"-rf", "a b/c", "x\ny"}) == "./-rf\0./a b/c\0./x\ny\0"s);
   CHECK(push_delete_input({}) == ""s);
