@@ -19,6 +19,7 @@
 #include "cli/interrupt.hpp"
 #include "cli/lifecycle_destroy.hpp"
 #include "cli/lifecycle_support.hpp"
+#include "cli/server_names.hpp"
 #include "cli/services.hpp"
 #include "cli/ssh_options.hpp"
 #include "common/rounding.hpp"
@@ -150,7 +151,8 @@ Result<nlohmann::json> run_down_steps(Services& s, const DownOptions& o, std::op
   TRY_ASSIGN(StateStore* store, s.state());
   TRY_ASSIGN(auto found, store->find_server(o.name));
   if (!found || is_closed(found->status)) {
-    return fail(Errc::not_found, "no tracked server named '" + o.name + "' is open; see `gpurent status`");
+    return fail(Errc::not_found, "no tracked server named '" + o.name + "' is open; " +
+                                     unknown_name_hint(*store, o.name, "see `gpurent status`"));
   }
   ServerRecord rec = *found;
   if (o.released) {

@@ -61,12 +61,25 @@ std::string_view error_code_name(Errc code) noexcept
 
 ErrorText error_text(const Error& e, std::string_view command)
 {
+  // A "; " inside (parentheses), [brackets], `backticks` or "double quotes" belongs to what
+  // they enclose (a quoted command, a cause given in parentheses), not to the sentence.
   const std::string& m = e.message;
+  bool backticked = false;
   bool quoted = false;
+  int depth = 0;
   for (std::size_t i = 0; i + 1 < m.size(); ++i) {
-    if (m[i] == '`') {
+    const char c = m[i];
+    if (c == '`' && !quoted) {
+      backticked = !backticked;
+    } else if (c == '"' && !backticked) {
       quoted = !quoted;
-    } else if (!quoted && m[i] == ';' && m[i + 1] == ' ' && i > 0 && i + 2 < m.size()) {
+    } else if (backticked || quoted) {
+      continue;
+    } else if (c == '(' || c == '[') {
+      ++depth;
+    } else if ((c == ')' || c == ']') && depth > 0) {
+      --depth;
+    } else if (depth == 0 && c == ';' && m[i + 1] == ' ' && i > 0 && i + 2 < m.size()) {
       return ErrorText{m.substr(0, i), m.substr(i + 2)};
     }
   }

@@ -21,7 +21,8 @@ struct ErrorText {
   std::string message;  // what failed: why
   std::string hint;     // what to do next
 };
-// Splits a message at its first "; " outside `backticks` into what failed and what to do; a
+// Splits a message at its first "; " outside `backticks`, "quotes", (parentheses) and [brackets]
+// into what failed and what to do; a
 // message without a next step gets the default one of its kind, pointing at `command`'s help.
 [[nodiscard]] ErrorText error_text(const Error& e, std::string_view command);
 

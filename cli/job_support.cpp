@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli/job_ids.hpp"
 #include "cli/job_steps.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
@@ -159,11 +160,113 @@ Result<std::vector<RemoteJob>> list_server_jobs(SshSession& session, std::option
   return parse_job_list(r.out);
 }
 
-Result<void> stop_job(Services& s, const JobServer& server, SshSession& session, const std::string& id, unsigned grace)
+namespace {
+
+std::vector<std::string> numbered_ids(const std::vector<JobRecord>& recorded, const std::vector<RemoteJob>& listed)
 {
-  if (!is_valid_job_id(id)) {
-    return fail(Errc::usage, "'" + id + "' is not a job id; see `gpurent jobs " + server.dest.name + "`");
+  std::vector<JobStartTime> all;
+  for (const auto& j : recorded) {
+    all.push_back({j.job_id, to_unix(j.started)});
   }
+  for (const auto& r : listed) {
+    if (std::none_of(recorded.begin(), recorded.end(), [&](const JobRecord& j) { return j.job_id == r.id; })) {
+      all.push_back({r.id, r.started.value_or(0)});
+    }
+  }
+  return number_jobs(std::move(all));
+}
+
+// Records that gpurent stopped the job: a local record, made from the server's listing when
+// the job was started elsewhere, in state cancelled.
+void record_cancelled(Services& s, const JobServer& server, SshSession& session, const std::string& id)
+{
+  auto store = s.state();
+  if (!store) {
+    return;
+  }
+  auto local = (*store)->jobs(server.target);
+  if (!local) {
+    return;
+  }
+  const auto it = std::find_if(local->begin(), local->end(), [&](const JobRecord& j) { return j.job_id == id; });
+  if (it != local->end()) {
+    JobRecord j = *it;
+    j.state = "cancelled";
+    j.ended = j.ended.value_or(s.clock.now());
+    (void)(*store)->update_job(j);
+    return;
+  }
+  auto listed = list_server_jobs(session, id);
+  if (!listed || listed->empty()) {
+    return;
+  }
+  const RemoteJob& r = listed->front();
+  JobRecord j;
+  j.job_id = r.id;
+  j.server_id = server.dest.server_id != 0 ? std::optional<std::int64_t>(server.dest.server_id) : std::nullopt;
+  j.target = server.target;
+  j.command = r.command;
+  j.workdir = r.workdir;
+  j.started = r.started ? from_unix(*r.started) : s.clock.now();
+  j.log = job_log_path(r.id);
+  auto added = (*store)->add_job(j);
+  if (added) {
+    added->state = "cancelled";
+    added->exit_code = r.exit_code;
+    added->ended = r.ended ? from_unix(*r.ended) : s.clock.now();
+    (void)(*store)->update_job(*added);
+  }
+}
+
+}  // namespace
+
+Result<std::string> resolve_job(Services& s, const JobServer& server, const std::vector<RemoteJob>& listed, std::string_view ref)
+{
+  std::vector<JobRecord> recorded;
+  if (auto store = s.state()) {
+    if (auto local = (*store)->jobs(server.target)) {
+      recorded = std::move(*local);
+    }
+  }
+  return resolve_job_ref(ref, numbered_ids(recorded, listed), server.dest.name);
+}
+
+std::optional<std::size_t> job_number(const std::vector<JobRecord>& recorded, std::string_view id)
+{
+  return job_number_of(numbered_ids(recorded, {}), id);
+}
+
+std::map<std::string, std::size_t, std::less<>> job_numbers(const std::vector<JobRecord>& recorded)
+{
+  std::map<std::string, std::size_t, std::less<>> out;
+  for (auto& id : numbered_ids(recorded, {})) {
+    out.emplace(std::move(id), out.size() + 1);
+  }
+  return out;
+}
+
+std::vector<JobRecord> in_start_order(std::vector<JobRecord> recorded)
+{
+  const auto numbers = job_numbers(recorded);
+  std::stable_sort(recorded.begin(), recorded.end(),
+                   [&](const JobRecord& a, const JobRecord& b) { return numbers.at(a.job_id) < numbers.at(b.job_id); });
+  return recorded;
+}
+
+std::optional<std::size_t> recorded_job_number(Services& s, const std::string& target, std::string_view id)
+{
+  auto store = s.state();
+  if (!store) {
+    return std::nullopt;
+  }
+  auto local = (*store)->jobs(target);
+  return local ? job_number(*local, id) : std::nullopt;
+}
+
+Result<std::string> stop_job(Services& s, const JobServer& server, SshSession& session, const std::string& ref, unsigned grace)
+{
+  TRY_ASSIGN(const auto listed, list_server_jobs(session));
+  TRY_ASSIGN(const std::string id, resolve_job(s, server, listed, ref));
   s.err << "gpurent: stopping job " << id << " on " << server.dest.name << " (SIGTERM, then SIGKILL after " << grace << " s)\n";
   TRY_ASSIGN(const auto r, session.exec(job_kill_command(id, grace), {}));
   TRY_ASSIGN(const KillOutcome k, parse_job_kill(r.out));
@@ -171,10 +274,16 @@ Result<void> stop_job(Services& s, const JobServer& server, SshSession& session,
   case KillOutcome::missing: return fail(Errc::not_found, "the server has no job " + id + "; see `gpurent jobs " + server.dest.name + "`");
   case KillOutcome::not_started: return fail(Errc::unavailable, "job " + id + " has not started its command yet; try again in a moment");
   case KillOutcome::already_ended: s.err << "gpurent: job " << id << " had already ended\n"; break;
-  case KillOutcome::stopped: s.err << "gpurent: job " << id << " stopped\n"; break;
-  case KillOutcome::killed: s.err << "gpurent: job " << id << " did not stop within " << grace << " s: killed\n"; break;
+  case KillOutcome::stopped:
+    s.err << "gpurent: job " << id << " stopped\n";
+    record_cancelled(s, server, session, id);
+    break;
+  case KillOutcome::killed:
+    s.err << "gpurent: job " << id << " did not stop within " << grace << " s: killed\n";
+    record_cancelled(s, server, session, id);
+    break;
   }
-  return {};
+  return id;
 }
 
 std::string job_log_path(std::string_view id)
@@ -184,10 +293,10 @@ std::string job_log_path(std::string_view id)
 
 bool job_ended(const JobRecord& j)
 {
-  return j.state == "succeeded" || j.state == "failed" || j.state == "lost";
+  return j.state == "succeeded" || j.state == "failed" || j.state == "cancelled" || j.state == "lost";
 }
 
-nlohmann::json job_json(const JobRecord& j)
+nlohmann::json job_json(const JobRecord& j, std::optional<std::size_t> number)
 {
   nlohmann::json then = nlohmann::json::array();
   for (const auto& st : j.steps) {
@@ -201,6 +310,7 @@ nlohmann::json job_json(const JobRecord& j)
     }
   }
   return {{"id", j.job_id},
+          {"number", number ? nlohmann::json(*number) : nlohmann::json(nullptr)},
           {"command", text_json(j.command)},
           {"workdir", text_json(j.workdir)},
           {"state", j.state == "starting" ? std::string("running") : j.state},
@@ -244,13 +354,14 @@ Result<SettledJobs> settle_jobs(Services& s, const JobServer& server, SshSession
     JobRecord next = j;
     if (it != by_id.end()) {
       const RemoteJob& r = *it->second;
-      next.state = std::string(to_string(job_state(r)));
+      // Stopped by gpurent (`jobs --kill`, `run --stop`): cancelled, whatever signal ended it.
+      next.state = j.state == "cancelled" ? j.state : std::string(to_string(job_state(r)));
       next.exit_code = r.exit_code;
       if (r.started) {
         next.started = from_unix(*r.started);
       }
       next.ended = r.ended ? std::optional<TimePoint>(from_unix(*r.ended)) : std::nullopt;
-      if (next.state == "lost" && !next.ended) {
+      if ((next.state == "lost" || next.state == "cancelled") && !next.ended) {
         next.ended = s.clock.now();
       }
     } else if (!was_ended) {
@@ -272,7 +383,7 @@ Result<SettledJobs> settle_jobs(Services& s, const JobServer& server, SshSession
       out.steps_failed = true;
     }
   }
-  out.jobs = std::move(local);
+  out.jobs = in_start_order(std::move(local));
   return out;
 }
 

@@ -5,6 +5,7 @@
 // the out-of-memory diagnosis of a failed job's log, and bringing local records in line with
 // the server (which also carries out pending --then steps of jobs that ended).
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -57,20 +58,39 @@ inline constexpr std::uint64_t k_oom_log_tail = 2ULL << 20;
 // "~/.gpurent/jobs/<id>/log"
 [[nodiscard]] std::string job_log_path(std::string_view id);
 
-// `run --stop JOB` and `jobs --kill JOB`: SIGTERM to the job's process group, SIGKILL after
-// `grace` seconds; says what happened on stderr. Errc::not_found when the server has no such job.
-[[nodiscard]] Result<void> stop_job(Services& s, const JobServer& server, SshSession& session, const std::string& id, unsigned grace);
+// The job `ref` names on the server (cli/job_ids.hpp: the whole id, a unique prefix or suffix,
+// #N or N), among the jobs it lists and those recorded here for it, numbered in start order.
+[[nodiscard]] Result<std::string> resolve_job(Services& s, const JobServer& server, const std::vector<RemoteJob>& listed,
+                                              std::string_view ref);
+// A job's number on its server (1, 2, ... in start order) among `recorded` (one server's).
+[[nodiscard]] std::optional<std::size_t> job_number(const std::vector<JobRecord>& recorded, std::string_view id);
+// Every job's number at once: job_id -> number.
+[[nodiscard]] std::map<std::string, std::size_t, std::less<>> job_numbers(const std::vector<JobRecord>& recorded);
+// The records in start order (job #1 first).
+[[nodiscard]] std::vector<JobRecord> in_start_order(std::vector<JobRecord> recorded);
+// The same from the records of `target` in the state store (nullopt when it cannot be read).
+[[nodiscard]] std::optional<std::size_t> recorded_job_number(Services& s, const std::string& target, std::string_view id);
 
-// One job in the contract's shape: id, command, workdir, state, exit_code, started, ended, log,
-// oom (null or the oom --json document), then [{step, state, detail}].
-[[nodiscard]] nlohmann::json job_json(const JobRecord& j);
+// `run --stop JOB` and `jobs --kill JOB` (JOB as resolve_job reads it): SIGTERM to the job's
+// process group, SIGKILL after `grace` seconds; says what happened on stderr. A job it stopped
+// is recorded as cancelled (its exit code stays). Returns the job's whole id. Errc::not_found
+// when the server has no such job.
+[[nodiscard]] Result<std::string> stop_job(Services& s, const JobServer& server, SshSession& session, const std::string& ref,
+                                           unsigned grace);
+
+// One job in the contract's shape: id, number (null when unknown), command, workdir, state
+// (running, succeeded, failed, cancelled, lost), exit_code, started, ended, log, oom (null or
+// the oom --json document), then [{step, state, detail}].
+[[nodiscard]] nlohmann::json job_json(const JobRecord& j, std::optional<std::size_t> number);
+// succeeded, failed, cancelled (stopped by `jobs --kill`, `run --stop`), lost.
 [[nodiscard]] bool job_ended(const JobRecord& j);
 
 // Brings the local records of `server` in line with its listing: states, exit codes, end times;
 // a job the server no longer knows is lost; jobs only the server knows are recorded; a job
 // newly seen failed gets the OOM diagnosis of its log's end. Then carries out the pending
-// --then steps of every ended job (once: steps are claimed in the store). Returns the records,
-// oldest first; `steps_failed` tells whether a step failed this time.
+// --then steps of every ended job (once: steps are claimed in the store). A job recorded as
+// cancelled stays cancelled (its exit code and end are the server's). Returns the records in
+// start order (job #1 first); `steps_failed` tells whether a step failed this time.
 struct SettledJobs {
   std::vector<JobRecord> jobs;
   bool steps_failed = false;

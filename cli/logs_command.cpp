@@ -36,7 +36,7 @@ Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
   TRY_ASSIGN(const auto listed, list_server_jobs(*session));
   std::string id;
   if (!args.empty()) {
-    id = args.front();
+    TRY_ASSIGN(id, resolve_job(s, server, listed, args.front()));
   } else if (!listed.empty()) {
     const auto latest = std::max_element(listed.begin(), listed.end(), [](const RemoteJob& a, const RemoteJob& b) {
       return a.started.value_or(0) != b.started.value_or(0) ? a.started.value_or(0) < b.started.value_or(0) : a.id < b.id;
@@ -75,7 +75,7 @@ Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
   }
   out.flush();
   const auto show_json = [&](const JobRecord& j) {
-    nlohmann::json doc = job_json(j);
+    nlohmann::json doc = job_json(j, recorded_job_number(s, j.target, j.job_id));
     doc["output"] = nlohmann::json::parse(nlohmann::json(gathered + followed.str()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     s.out << doc.dump() << '\n';
   };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `gpurent push NAME [LOCAL_DIR] [--to REMOTE_DIR] [--exclude GLOB]... [--with-git]
-// [--allow-secret PATH]... [--json]`: an incremental, verified upload of what git would commit
-// (or, outside git, of what .gitignore leaves), with .gpurentignore and --exclude on top; refuses
-// likely secrets; says what it left out.
+// [--allow-secret PATH]... [--delete] [--json]`: an incremental, verified upload of what git
+// would commit (or, outside git, of what .gitignore leaves), with .gpurentignore and --exclude on
+// top; refuses likely secrets; says what it left out; --delete removes what LOCAL_DIR lost.
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +25,7 @@ struct PushCommandOptions {
   bool with_git = false;
   std::vector<std::string> allow_secrets;
   std::size_t streams = 0;
+  bool delete_extra = false;
   SshFlags ssh;
 };
 
@@ -41,6 +42,7 @@ Result<int> run_push_command(Services& s, const PushCommandOptions& o)
   p.with_git = o.with_git;
   p.allow_secrets = o.allow_secrets;
   p.streams = o.streams;
+  p.delete_extra = o.delete_extra;
   TRY_ASSIGN(const JobServer server, open_job_server(s, name, o.ssh));
   // What would be sent is decided, and likely secrets refused, before connecting.
   TRY_ASSIGN(LocalTree tree, walk_for_push(s, p));
@@ -76,6 +78,9 @@ void add_push_command(CLI::App& app, Services& s)
   sub->add_flag("--with-git", opts->with_git, "also send the .git directory (the repository's history); by default only its size is reported");
   sub->add_option("--allow-secret", opts->allow_secrets, "send this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);
+  sub->add_flag("--delete", opts->delete_extra,
+                "also delete from the server what LOCAL_DIR no longer has (never .git, ignored or excluded paths); "
+                "says what first and asks (--yes to confirm)");
   add_streams_flag(*sub, opts->streams);
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {

@@ -7,6 +7,7 @@
 
 #include "cli/backup_place.hpp"
 #include "cli/config.hpp"
+#include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "cli/stream_stats.hpp"
 #include "common/rounding.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 constexpr std::size_t k_largest_shown = 10;
 constexpr std::size_t k_secrets_in_message = 8;
+constexpr std::size_t k_deleted_named = 10;
 
 // The progress bar of a push on stderr: only on a TTY, never under --json.
 class PushBar final : public PushObserver {
@@ -142,6 +144,21 @@ Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSessi
   }
   PushBar bar(s, s.stderr_tty && !s.global.json);
   req.streams = p.streams;
+  req.delete_extra = p.delete_extra;
+  req.confirm_delete = [&s, &bar, &req](const std::vector<std::string>& doomed) -> Result<void> {
+    bar.clear();
+    std::string names;
+    for (std::size_t i = 0; i < doomed.size() && i < k_deleted_named; ++i) {
+      names += (i == 0 ? "" : ", ") + doomed[i];
+    }
+    if (doomed.size() > k_deleted_named) {
+      names += fmt::format(" and {} more", doomed.size() - k_deleted_named);
+    }
+    s.err << fmt::format("gpurent: --delete: {} path(s) in {} on the server are not in the local directory and will be deleted "
+                         "(a directory with everything in it): {}\n",
+                         doomed.size(), req.remote_dir, names);
+    return confirm(s, fmt::format("delete these {} path(s) from the server", doomed.size()));
+  };
   const SessionFactory more = more_sessions(s, server.dest.target, server.options, session);
   auto report = run_push(session, more, req, bar);
   bar.clear();
@@ -168,6 +185,10 @@ nlohmann::json push_report_json(const PushReport& r)
     for (const auto& w : *list) {
       warnings.push_back(text_json(w));
     }
+  }
+  nlohmann::json deleted = nlohmann::json::array();
+  for (const auto& d : r.deleted) {
+    deleted.push_back(text_json(d));
   }
   nlohmann::json git = nullptr;
   if (r.tree.git) {
@@ -197,7 +218,8 @@ nlohmann::json push_report_json(const PushReport& r)
           {"failed", failed},
           {"warnings", warnings},
           {"git", git},
-          {"secrets_sent", findings_json(r.tree.allowed_secrets)}};
+          {"secrets_sent", findings_json(r.tree.allowed_secrets)},
+          {"deleted", deleted}};
 }
 
 void print_push_report(std::ostream& o, const PushReport& r)
@@ -241,6 +263,13 @@ void print_push_report(std::ostream& o, const PushReport& r)
   }
   for (const auto& f : r.tree.allowed_secrets) {
     o << "  secret    sent on purpose (--allow-secret): " << f.path << " (" << f.why << ")\n";
+  }
+  if (!r.deleted.empty()) {
+    o << "  deleted   " << r.deleted.size() << " path(s) no longer in the local directory (--delete):";
+    for (std::size_t i = 0; i < r.deleted.size() && i < k_deleted_named; ++i) {
+      o << " " << r.deleted[i];
+    }
+    o << (r.deleted.size() > k_deleted_named ? fmt::format(" and {} more", r.deleted.size() - k_deleted_named) : "") << "\n";
   }
   for (const auto& f : r.failed) {
     o << "  FAILED    " << f.path << ": " << f.error << "\n";

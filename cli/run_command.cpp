@@ -45,6 +45,9 @@ void print_push_line(Services& s, const PushReport& r)
       s.err << " " << sk.path << (sk.directory ? "/" : "") << " (" << sk.reason << ")";
     }
   }
+  if (!r.deleted.empty()) {
+    s.err << "; deleted " << r.deleted.size() << " path(s) no longer in the local directory (--delete)";
+  }
   s.err << "\n";
 }
 
@@ -53,13 +56,13 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));
   if (!o.stop.empty()) {
     TRY_ASSIGN(auto session, connect_job_server(s, server));
-    TRY(stop_job(s, server, *session, o.stop, o.grace));
+    TRY_ASSIGN(const std::string stopped, stop_job(s, server, *session, o.stop, o.grace));
     TRY_ASSIGN(const auto listed, list_server_jobs(*session));
     TRY_ASSIGN(const auto settled, settle_jobs(s, server, *session, listed));
     if (s.global.json) {
       for (const auto& j : settled.jobs) {
-        if (j.job_id == o.stop) {
-          s.out << nlohmann::json{{"job", job_json(j)}}.dump() << '\n';
+        if (j.job_id == stopped) {
+          s.out << nlohmann::json{{"job", job_json(j, job_number(settled.jobs, j.job_id))}}.dump() << '\n';
         }
       }
     }
@@ -67,6 +70,9 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   }
   if (o.command.empty()) {
     return fail(Errc::usage, "run: give the command after --, e.g. `gpurent run " + server.dest.name + " -- python train.py`");
+  }
+  if (o.no_push && o.delete_extra) {
+    return fail(Errc::usage, "run: --delete deletes what the push would not send; it needs the push (drop --no-push)");
   }
   TRY_ASSIGN(const auto env, parse_env(o.env));
   const std::string remote_dir = o.to.empty() ? default_push_dir(o.workdir) : o.to;
@@ -79,7 +85,8 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   TRY_ASSIGN(auto steps, prepare_then_steps(o.then, remote_dir, std::filesystem::current_path(), backups, server.dest.name,
                                             tracked));
   TRY_ASSIGN(StateStore * store, s.state());
-  const PushSettings push{o.workdir, remote_dir, o.excludes, o.with_git, o.allow_secrets};
+  PushSettings push{o.workdir, remote_dir, o.excludes, o.with_git, o.allow_secrets};
+  push.delete_extra = o.delete_extra;
   std::optional<LocalTree> tree;
   if (!o.no_push) {
     TRY_ASSIGN(tree, walk_for_push(s, push));  // likely secrets are refused before connecting
@@ -136,7 +143,7 @@ Result<int> run_run_command(Services& s, RunCommandOptions& o)
   s.err << "gpurent: job " << job.job_id << " started on " << server.dest.name << " in " << remote_dir << " (" << parsed->launcher
         << "); its output: " << job.log << "\n";
   const auto show_json = [&](const JobRecord& j) {
-    s.out << nlohmann::json{{"job", job_json(j)}, {"push", push_json}}.dump() << '\n';
+    s.out << nlohmann::json{{"job", job_json(j, recorded_job_number(s, j.target, j.job_id))}, {"push", push_json}}.dump() << '\n';
   };
   if (o.detach) {
     s.err << "gpurent: follow it with `gpurent logs " << server.dest.name << " " << job.job_id << " -f`\n";
@@ -194,6 +201,8 @@ void add_run_command(CLI::App& app, Services& s)
   sub->add_flag("--with-git", opts->with_git, "also push the .git directory (the repository's history)");
   sub->add_option("--allow-secret", opts->allow_secrets, "push this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
+  sub->add_flag("--delete", opts->delete_extra,
+                "the push also deletes from the server what --workdir no longer has (as `push --delete`; --yes to confirm)");
   sub->add_flag("--no-push", opts->no_push, "do not push; run in the remote directory as it is");
   sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command

@@ -268,7 +268,8 @@ Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& 
                                      std::string(to_string(m.status)) + "); see `gpurent status " + group.name + "`");
     }
   }
-  const PushSettings push{r.workdir, remote_dir, r.excludes, r.with_git, r.allow_secrets};
+  PushSettings push{r.workdir, remote_dir, r.excludes, r.with_git, r.allow_secrets};
+  push.delete_extra = r.delete_extra;
   TRY_ASSIGN(std::vector<Node> nodes, reach_nodes(s, group, r, push));
   const std::string master_addr = r.master_addr.empty() ? group.members.front().host : r.master_addr;
   TRY(start_nodes(s, *store, nodes, r, remote_dir, master_addr));
@@ -280,7 +281,7 @@ Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& 
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       list.push_back({{"name", nodes[i].member->name},
                       {"node", nodes[i].member->group_rank},
-                      {"job", job_json(records[i])},
+                      {"job", job_json(records[i], recorded_job_number(s, records[i].target, records[i].job_id))},
                       {"push", nodes[i].push}});
     }
     nlohmann::json doc{{"group", group.name}, {"job_id", id},         {"master_addr", master_addr},

@@ -23,6 +23,7 @@ struct RunSettings {
   bool with_git = false;
   std::vector<std::string> allow_secrets;
   bool no_push = false;
+  bool delete_extra = false;       // --delete: the push also removes what the local tree lost
   std::vector<std::string> env;
   bool detach = false;
   unsigned grace = 10;             // SIGTERM to SIGKILL (--stop; a group stopped after a failure)

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "cli/group_support.hpp"
+#include "cli/server_names.hpp"
 #include "cli/services.hpp"
 #include "providers/state_store.hpp"
 #include "sync/base64.hpp"
@@ -272,7 +273,8 @@ Result<SshDestination> resolve_destination(Services& s, const std::string& name,
       }
       return fail(Errc::usage, name + " is a server group (" + members + "); give one of its servers");
     }
-    return fail(Errc::not_found, "no server named " + name + " is tracked; see `gpurent status`, or use --host USER@HOST[:PORT]");
+    return fail(Errc::not_found, "no server named " + name + " is tracked; " +
+                                     unknown_name_hint(*store, name, "see `gpurent status`, or use --host USER@HOST[:PORT]"));
   }
   if (record->host.empty()) {
     return fail(Errc::unavailable, "server " + name + " has no SSH address yet; wait for `gpurent up` to finish or run `gpurent status --refresh`");

@@ -22,6 +22,7 @@
 #include "cli/lifecycle_support.hpp"
 #include "cli/release_check.hpp"
 #include "cli/server_warnings.hpp"
+#include "cli/server_names.hpp"
 #include "cli/services.hpp"
 #include "providers/idle.hpp"
 #include "providers/ledger.hpp"
@@ -271,7 +272,8 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     } else if (one) {
       servers.push_back(*one);
     } else {
-      return fail(Errc::not_found, "no server or group named '" + o.name + "' is tracked; see `gpurent status`");
+      return fail(Errc::not_found, "no server or group named '" + o.name + "' is tracked; " +
+                                       unknown_name_hint(*store, o.name, "see `gpurent status`"));
     }
   } else {
     TRY_ASSIGN(servers, store->list_servers(false));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Fuzz target for the readers of `gpurent push/run/jobs` (what a server or a repository hands
 // gpurent): the job agent's listing, start, kill and follow output, the push agent's trailer,
-// range, range-ledger and finishing reports, backup's range report, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
+// range, range-ledger and finishing reports, push --delete's report and names, backup's range report, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
 // likely-secret rules over names, first bytes and --allow-secret values, and .gitignore text
 // with wildmatch. The first byte
 // picks the reader (and the chunking of the follow stream); the rest is the input. Invariants:
@@ -20,6 +20,7 @@
 #include "sync/ignore_rules.hpp"
 #include "sync/job_agent.hpp"
 #include "sync/push_agent.hpp"
+#include "sync/push_delete.hpp"
 #include "sync/range_agent.hpp"
 #include "sync/secret_guard.hpp"
 
@@ -45,6 +46,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)gpurent::parse_job_start(text);
     (void)gpurent::parse_job_kill(text);
     (void)gpurent::parse_log_size(text);
+    (void)gpurent::parse_push_delete(text);
+    // push --delete never names a path outside the pushed directory.
+    if (const auto input = gpurent::push_delete_input({std::string(text)})) {
+      if (text.empty() || text.front() == '/' || text == ".." || text.starts_with("../") || text.find("/../") != std::string_view::npos ||
+          text.ends_with("/..") || text.find('\0') != std::string_view::npos) {
+        std::abort();
+      }
+    }
     break;
   case 2: {
     gpurent::FollowControl whole;

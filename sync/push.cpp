@@ -10,6 +10,7 @@
 
 #include "sync/backup_agent.hpp"
 #include "sync/push_agent.hpp"
+#include "sync/push_delete.hpp"
 #include "sync/push_detail.hpp"
 #include "sync/push_sources.hpp"
 #include "sync/range_plan.hpp"
@@ -73,6 +74,21 @@ std::map<std::size_t, std::vector<Span>> Pusher::resumable_ranges(const std::vec
   return out;
 }
 
+Result<void> Pusher::delete_extra(const std::vector<std::string>& doomed)
+{
+  TRY_ASSIGN(const std::string input, push_delete_input(doomed));
+  TRY_ASSIGN(const auto r, m_main.exec(push_delete_command(m_req.remote_dir), input));
+  TRY_ASSIGN(const int status, parse_push_delete(r.out));
+  if (status != 0) {
+    // rm -rf fails only on what it may not remove: counted as a failure (exit 4), nothing else.
+    m_report.failed.push_back(PushFailure{"--delete", "rm on the server exited " + std::to_string(status) +
+                                                          "; some paths may be left: run `gpurent push --delete` again to see them"});
+    return {};
+  }
+  m_report.deleted = doomed;
+  return {};
+}
+
 Result<PushReport> Pusher::run()
 {
   const auto t0 = std::chrono::steady_clock::now();
@@ -101,6 +117,13 @@ Result<PushReport> Pusher::run()
   if (!remote) {
     return fail(remote.error().code, "push to " + m_req.remote_dir + ": " + remote.error().message +
                                          (remote.error().code == Errc::unsupported ? "; the server needs GNU tar and mktemp" : ""));
+  }
+  std::vector<std::string> doomed;
+  if (m_req.delete_extra) {
+    doomed = plan_push_deletions(m_local, m_report.tree.skipped, *remote);
+    if (!doomed.empty() && m_req.confirm_delete) {
+      TRY(m_req.confirm_delete(doomed));
+    }
   }
   const PushPlan plan = plan_push(m_local, *remote, m_req.big_threshold);
   m_report.files_total = plan.files_total;
@@ -240,6 +263,11 @@ Result<PushReport> Pusher::run()
   }
   for (const auto& [path, why] : m_failed) {
     m_report.failed.push_back(PushFailure{path, why});
+  }
+  if (!doomed.empty() && m_report.failed.empty()) {
+    TRY(delete_extra(doomed));
+  } else if (!doomed.empty()) {
+    m_report.warnings.push_back("--delete: nothing was deleted, because some files did not arrive intact; push again");
   }
   const bool size_only = m_tools.contains("none");
   std::string method;

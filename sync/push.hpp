@@ -32,6 +32,12 @@ struct PushRequest {
   std::size_t streams = 0;                           // SSH connections (--streams; 0: chosen as below)
   std::size_t max_sessions = 6;                      // chosen: at most this many (1: only the given one)
   std::uint64_t bytes_per_session = 16 * k_push_mib; // one more connection per this much to send
+  // --delete: what remote_dir holds that the local tree lacks (sync/push_delete.hpp says what is
+  // always kept) is removed once every file arrived intact. `confirm_delete` sees the list
+  // (when not empty) right after the listing, before anything is sent or deleted; its error
+  // ends the push there.
+  bool delete_extra = false;
+  std::function<Result<void>(const std::vector<std::string>& doomed)> confirm_delete;
 };
 
 struct PushFailure {
@@ -55,6 +61,7 @@ struct PushReport {
   std::string verify_method;        // "openssl", "sha256sum", "shasum", "size-only", "nothing sent"
   std::vector<PushFailure> failed;  // non-empty: exit 4
   std::vector<std::string> warnings;
+  std::vector<std::string> deleted;  // --delete: the paths removed (a directory with what was below it)
 };
 
 class PushObserver {

@@ -46,6 +46,8 @@ private:
   void worker(std::size_t id);
   Result<void> finish_big_files(std::set<std::size_t>& failed_big);
   std::map<std::size_t, std::vector<Span>> resumable_ranges(const std::vector<RemoteEntry>& remote);
+  // --delete: removes `doomed` under the remote directory (sync/push_delete.hpp).
+  Result<void> delete_extra(const std::vector<std::string>& doomed);
   void fail_file(const std::string& path, std::string why)
   {
     std::lock_guard lock(m_mu);

@@ -4,7 +4,7 @@
 // and how the work is split over channels. A file is sent when the server lacks it, holds
 // something else there, or its size or modification second differs (tar keeps whole seconds);
 // a directory when the server lacks it; a symlink when the server's differs. Nothing on the
-// server is ever deleted.
+// server is deleted here (`push --delete` is sync/push_delete.hpp).
 #include <cstdint>
 #include <map>
 #include <string>

@@ -301,6 +301,29 @@ TEST_CASE("Error text: the hint is what follows the first ', ' outside backticks
   CHECK_FALSE(gpurent::wants_json({"ssh", "box", "--", "tool", "--json"}));
 }
 
+TEST_CASE("Error text: never split inside parentheses or double quotes", "[cli][errors]")
+{
+  using gpurent::Errc;
+  // #45: the cause in parentheses carried its own "; " and the hint began inside it.
+  const auto t = gpurent::error_text(
+      {Errc::unavailable, "down: backup failed (ssh 1.2.3.4:22: connection refused; check that the server is up and the port "
+                          "is right); nothing was destroyed; retry with `gpurent down x --destroy`"},
+      "down");
+  CHECK(t.message == "down: backup failed (ssh 1.2.3.4:22: connection refused; check that the server is up and the port is right)");
+  CHECK(t.hint == "nothing was destroyed; retry with `gpurent down x --destroy`");
+  const auto nested = gpurent::error_text({Errc::usage, "bad value (a [b; c] (d; e)); fix it"}, "plan");
+  CHECK(nested.message == "bad value (a [b; c] (d; e))");
+  CHECK(nested.hint == "fix it");
+  const auto dq = gpurent::error_text({Errc::usage, "key \"a; b\" unknown; see the list"}, "config");
+  CHECK(dq.message == "key \"a; b\" unknown");
+  CHECK(dq.hint == "see the list");
+  // An unmatched ')' does not hide a later split; an unclosed '(' keeps the whole message.
+  CHECK(gpurent::error_text({Errc::usage, "step 1) failed; retry"}, "run").hint == "retry");
+  const auto open = gpurent::error_text({Errc::usage, "cut (here; there"}, "plan");
+  CHECK(open.message == "cut (here; there");
+  CHECK(open.hint == "see `gpurent plan --help`");
+}
+
 TEST_CASE("Error codes: every code's exit is the one the contract gives it", "[cli][errors][exit]")
 {
   // cli.md: 2 usage, 3 refused, 4 partial, 1 every other error. A document saying "usage" with

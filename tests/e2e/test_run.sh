@@ -90,7 +90,7 @@ R --json jobs box "${S[@]}"
 [ "$(jq_get "$T/o" '[(j["state"], j["exit_code"]) for j in d["jobs"] if j["id"] == "'"$JOB"'"]')" = "[('failed', 3)]" ] ||
   fail "jobs after a killed run: $(cat "$T/o")"
 [ "$(jq_get "$T/o" 'sorted(d["jobs"][0].keys())')" = \
-  "['command', 'ended', 'exit_code', 'id', 'log', 'oom', 'started', 'state', 'then', 'workdir']" ] || fail "jobs keys: $(cat "$T/o")"
+  "['command', 'ended', 'exit_code', 'id', 'log', 'number', 'oom', 'started', 'state', 'then', 'workdir']" ] || fail "jobs keys: $(cat "$T/o")"
 R logs box "$JOB" "${S[@]}"
 [ "$(cat "$T/o")" = "$(printf 'started\nfinished')" ] || fail "logs: $(cat "$T/o")"
 R logs box "$JOB" --tail 1 "${S[@]}"
@@ -131,7 +131,7 @@ R run box -d --no-push --workdir "$P" "${S[@]}" -- 'trap "" TERM; sleep 30'
 KJOB=$(cat "$T/o")
 R jobs box --kill "$KJOB" --grace 1 "${S[@]}"
 [ $RC -eq 0 ] && grep -q "killed" "$T/e" || fail "--kill: rc=$RC $(cat "$T/e")"
-grep -q "$KJOB  *failed  *137" "$T/o" || fail "killed job: $(cat "$T/o")"
+grep -q "$KJOB  *cancelled  *137" "$T/o" || fail "killed job (cancelled, exit 137 kept): $(cat "$T/o")"
 R run box -d --no-push --workdir "$P" "${S[@]}" -- 'sleep 30'
 LJOB=$(cat "$T/o")
 R run box --stop "$LJOB" --grace 2 "${S[@]}"
