@@ -69,7 +69,8 @@ Error not_started(Services& s, Provider& p, StateStore& store, const ServerRecor
 }
 
 // SSH on the started server: the recorded host key, or the one the provider reports (both
-// trusted); a key it has never seen only with --accept-new-host-key. Returns the fingerprint.
+// trusted); another key only with --accept-new-host-key; the first key of a server that never
+// had one recorded on first use. Returns the fingerprint.
 Result<std::string> verify_ssh(Services& s, const ServerRecord& rec, const Instance& in, const StartRequest& o,
                                std::vector<std::string>& changes)
 {
@@ -80,6 +81,9 @@ Result<std::string> verify_ssh(Services& s, const ServerRecord& rec, const Insta
     options.expected_host_key = host_key_fingerprint_of(in.host_key).value_or(options.expected_host_key);
   }
   const std::string recorded = options.expected_host_key;
+  // No key was ever seen (an `up` cut short before SSH answered): the first one is trusted and
+  // recorded, as `up` does for a server it creates.
+  options.accept_new_host_key = recorded.empty();
   const SshTarget target{rec.user.empty() ? "root" : rec.user, rec.host, rec.port};
   const WaitOptions wait = wait_options(s);
   auto probe = [&](const SshOptions& with) {
@@ -138,7 +142,8 @@ Result<StartReport> start_tracked(Services& s, const Config& cfg, StateStore& st
   }
   TRY_ASSIGN(ProviderHandle h, open_provider(s, cfg, rec.provider));
   Provider& p = *h.provider;
-  if (auto why = p.unsupported(Feature::start)) {
+  const bool needs_start = rec.status != ServerStatus::provisioning;
+  if (auto why = p.unsupported(Feature::start); why && needs_start) {
     return fail(Errc::refused, rec.provider + " cannot start a stopped server (" + *why + "); " + rec.name +
                                    " stays as it is and bills " + per_hour(billing_now(store, rec)));
   }
@@ -154,6 +159,10 @@ Result<StartReport> start_tracked(Services& s, const Config& cfg, StateStore& st
     return w;
   }();
   if (found->state != InstanceState::running && found->state != InstanceState::pending) {
+    if (auto why = p.unsupported(Feature::start)) {
+      return fail(Errc::refused, rec.name + " is " + found->raw_state + " at " + rec.provider + ", which cannot start a server (" +
+                                     *why + "); it stays as it is and bills " + per_hour(billing_now(store, rec)));
+    }
     const MicroUsd running = found->price_per_hour.n > 0 ? found->price_per_hour : rec.terms.price_per_hour;
     s.err << "gpurent: " << rec.name << " (" << rec.provider << " " << rec.provider_id << ", " << found->raw_state
           << " since " << iso_time(rec.status_since) << "): once running it bills " << per_hour(running)

@@ -289,8 +289,10 @@ bool settle_autostopped(Services& s, const Config& cfg, StateStore& store, Serve
   }
   if (next != r.status) {
     const TimePoint at = autostop_event_time(store, r, next, now);
-    if (!store.record_state(r.id, next, at, gone ? "autostop deadline passed: the provider no longer has it"
-                                                 : "autostop deadline passed: provider reports " + (*got)->raw_state)) {
+    // "refresh:": what `status --refresh` would have recorded (autostop's release reads it so).
+    if (!store.record_state(r.id, next, at, gone ? "refresh: the provider no longer has it (its autostop deadline had passed)"
+                                                 : "refresh: provider reports " + (*got)->raw_state +
+                                                       " (its autostop deadline had passed)")) {
       return false;
     }
     s.err << "gpurent: " << r.name << ": " << to_string(next) << " (" << r.provider << " says so; its autostop deadline had passed)\n";
