@@ -117,6 +117,18 @@ def scenario(e):
         check(t is not None and t["state"] == "stopped", what + ": recorded stopped", p.stdout)
     check(not any(m == "DELETE" for m, _ in requests(e, pod)), "no DELETE after refused starts", str(requests(e, pod)))
 
+    # Vast: the start is its state change (PUT /instances/{id}/ {"state": "running"}).
+    p = e.run("up", "--provider", "vast", "--card", "rtx-4090", "--name", "v1", "--yes", "--json")
+    check(p.returncode == 0, "up v1 (vast)", p.stderr)
+    vid = str(doc_of(p).get("provider_id", "?"))
+    p = e.run("down", "v1", "--stop", "--yes")
+    check(p.returncode == 0 and phase(e, vid) == "stopped", "vast: stopped", p.stderr)
+    p = e.run("start", "v1", "--yes", "--json", "--accept-new-host-key")
+    check(p.returncode == 0 and doc_of(p).get("state") == "running", "vast: start brings it back", p.stdout + p.stderr)
+    vast = [(r["method"], r["path"]) for r in e.control("/_control/requests") if "/instances/" + vid in r["path"]]
+    check(vast.count(("PUT", "/vast/api/v0/instances/%s/" % vid)) == 2 and not any(m == "DELETE" for m, _ in vast),
+          "vast: a stop and a start state change, no DELETE", str(vast))
+
 
 if __name__ == "__main__":
     sys.exit(run_against_double("gpurent-start-", scenario))
