@@ -135,7 +135,7 @@ void add_attach_command(CLI::App& app, Services& s)
       s.out << r->name << ": tracked since " << iso_time(r->created_at) << " (" << r->provider << " " << r->card << " x"
             << r->gpus << ", " << per_hour(r->terms.price_per_hour) << ")\n";
     }
-    arm_autostop_flag(s, r->name, *autostop, opts->ssh);
+    (void)arm_autostop_flag(s, r->name, *autostop, opts->ssh);
     s.exit_code = 0;
   });
 }

@@ -46,6 +46,96 @@ nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, Ti
   return out;
 }
 
+namespace {
+
+struct StoredAutostop {
+  AutostopRecord record;
+  nlohmann::json settings;  // an object (empty when unreadable)
+  nlohmann::json last;      // an object (empty when never read)
+};
+
+std::optional<StoredAutostop> stored_autostop(StateStore& store, const ServerRecord& r)
+{
+  auto rec = store.autostop(r.id);
+  if (!rec || !*rec) {
+    return std::nullopt;
+  }
+  StoredAutostop out{**rec, nlohmann::json::parse((*rec)->settings_json, nullptr, false),
+                     nlohmann::json::parse((*rec)->last_json.empty() ? "{}" : (*rec)->last_json, nullptr, false)};
+  if (!out.settings.is_object()) {
+    out.settings = nlohmann::json::object();
+  }
+  if (!out.last.is_object()) {
+    out.last = nlohmann::json::object();
+  }
+  return out;
+}
+
+std::int64_t int_of(const nlohmann::json& j, const char* key, std::int64_t fallback)
+{
+  return j.contains(key) && j[key].is_number_integer() ? j[key].get<std::int64_t>() : fallback;
+}
+
+std::string text_of(const nlohmann::json& j, const char* key)
+{
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::optional<TimePoint> autostop_deadline(StateStore& store, const ServerRecord& r)
+{
+  if (r.status != ServerStatus::running || r.attached) {
+    return std::nullopt;
+  }
+  const auto a = stored_autostop(store, r);
+  if (!a || !a->record.active || !a->settings.value("can_stop_billing", false)) {
+    return std::nullopt;
+  }
+  if (a->last.contains("paused") && a->last["paused"].is_boolean() && a->last["paused"].get<bool>()) {
+    const auto until = parse_time(text_of(a->last, "pause_until"));
+    if (until) {
+      return *until + std::chrono::seconds(int_of(a->settings, "idle_limit_s", 0));
+    }
+  }
+  if (const auto at = parse_time(text_of(a->last, "next_action_at"))) {
+    return *at;
+  }
+  const TimePoint from = a->record.read_at.value_or(a->record.armed_at);
+  return from + std::chrono::seconds(int_of(a->settings, "idle_limit_s", 0));
+}
+
+std::string autostop_status_line(StateStore& store, const ServerRecord& r)
+{
+  const auto a = stored_autostop(store, r);
+  if (!a) {
+    return {};
+  }
+  const std::int64_t limit = int_of(a->settings, "idle_limit_s", 0);
+  const std::string then = text_of(a->settings, "then");
+  const bool can_stop = a->settings.value("can_stop_billing", false);
+  if (!a->record.active) {
+    return "not running (armed " + iso_time(a->record.armed_at) + "; the watchdog ended or was cancelled)";
+  }
+  std::string line = std::string(a->last.value("paused", false) ? "paused" : "armed") + ": " +
+                     (can_stop ? then : std::string("mark idle (cannot stop billing)")) + " after " +
+                     autostop_duration_text(limit) + " idle";
+  if (const auto release = int_of(a->settings, "release_after_s", 0); release > 0) {
+    line += ", destroy " + autostop_duration_text(release) + " later";
+  }
+  const std::string next = text_of(a->last, "next_action");
+  const std::string at = text_of(a->last, "next_action_at");
+  if (!next.empty() && next != "none") {
+    line += "; next: " + next + (at.empty() ? std::string(" once idle") : " at " + at);
+  } else if (next.empty() && r.status == ServerStatus::running) {
+    line += "; next: " + std::string(can_stop ? then : "mark-idle") + " once idle";
+  }
+  if (a->record.read_at) {
+    line += " (read " + iso_time(*a->record.read_at) + ")";
+  }
+  return line;
+}
+
 void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>& servers)
 {
   for (auto& r : servers) {

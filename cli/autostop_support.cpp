@@ -46,11 +46,16 @@ Result<AutostopSettings> request_settings(const AutostopRequest& rq)
     return fail(Errc::usage, "autostop: give the idle limit, e.g. --idle 30m");
   }
   TRY_ASSIGN(st.idle_s, parse_autostop_duration(rq.idle, "--idle"));
-  const auto then = parse_autostop_action(rq.then);
+  // mark-idle: the watchdog never calls the provider (it runs with no API: --on-idle, then marks
+  // the server idle); `then` is not read by it then.
+  const auto then = rq.then == k_mark_idle ? std::optional<AutostopAction>(AutostopAction::stop) : parse_autostop_action(rq.then);
   if (!then) {
-    return fail(Errc::usage, "--then " + rq.then + ": use stop, hibernate or destroy");
+    return fail(Errc::usage, "--then " + rq.then + ": use stop, hibernate, destroy or mark-idle");
   }
   st.then = *then;
+  if (rq.then == k_mark_idle && !rq.release_after.empty()) {
+    return fail(Errc::usage, "--release-after: --then mark-idle never acts through the provider, so there is no second stage");
+  }
   if (!rq.release_after.empty()) {
     TRY_ASSIGN(st.release_after_s, parse_autostop_duration(rq.release_after, "--release-after"));
   }
@@ -76,7 +81,16 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
   }
   const auto& rec = server.record;
   const std::string provider = rec ? rec->provider : std::string("(--host)");
-  const AutostopApi api = rec && !rec->attached ? autostop_api(rec->provider, !rec->provider_id.empty()) : AutostopApi{};
+  const bool mark_idle = rq.then == k_mark_idle;
+  const AutostopApi api = rec && !rec->attached && !mark_idle ? autostop_api(rec->provider, !rec->provider_id.empty()) : AutostopApi{};
+  if (api.provider.empty() && !mark_idle) {
+    const std::string who = !rec ? server.dest.name + " (--host)"
+                            : rec->attached ? rec->name + " (attached: rented in " + rec->provider + "'s console)"
+                                            : rec->name + " (" + rec->provider + ", no API gpurent can call)";
+    return fail(Errc::refused, who + " cannot be stopped through an API, so autostop cannot stop its billing; choose what it "
+                                     "does when idle instead: --then mark-idle (runs --on-idle CMD if given, marks it idle; "
+                                     "billing goes on until you stop or release it yourself)");
+  }
   const bool destroy_stage = !api.provider.empty() && (st.then == AutostopAction::destroy || st.release_after_s > 0);
   if (!api.provider.empty()) {
     if (st.then == AutostopAction::hibernate) {
@@ -118,7 +132,11 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
     return fail(Errc::refused, "Lambda documents no key scoped to the instance: hand one over with --server-credential ENV "
                                "(e.g. --server-credential LAMBDA_API_KEY; stored 0600 on the server)");
   }
-  if (api.provider.empty()) {
+  if (api.provider.empty() && rec && !rec->attached && !rec->provider_id.empty()) {
+    p.notes.push_back("--then mark-idle: the watchdog never calls " + provider + "'s API; when idle it runs --on-idle" +
+                      (rq.on_idle.empty() ? std::string(" (none given)") : std::string()) +
+                      " and marks the server idle; billing goes on until you stop or release it yourself");
+  } else if (api.provider.empty()) {
     p.notes.push_back((rec && rec->attached ? "an attached server" : provider + " servers") +
                       std::string(" cannot be stopped through an API: when idle, the watchdog runs --on-idle") +
                       (rq.on_idle.empty() ? std::string(" (none given)") : std::string()) +
@@ -171,8 +189,8 @@ Result<AutostopRequest> parse_autostop_flag(std::string_view value)
     r.then = std::string(value.substr(colon + 1));
   }
   TRY(parse_autostop_duration(r.idle, "--autostop"));
-  if (!parse_autostop_action(r.then)) {
-    return fail(Errc::usage, "--autostop " + std::string(value) + ": write it as 30m[:stop|hibernate|destroy]");
+  if (!parse_autostop_action(r.then) && r.then != k_mark_idle) {
+    return fail(Errc::usage, "--autostop " + std::string(value) + ": write it as 30m[:stop|hibernate|destroy|mark-idle]");
   }
   return r;
 }
@@ -198,6 +216,13 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
                           " (the provider's key scoped to this server); hand one over with --server-credential ENV");
     can_stop = false;
   }
+  if (!can_stop && !p.settings.api.empty()) {
+    // Armed to stop, but it could not: nothing must look armed that cannot stop the bill.
+    const auto cancelled = session.exec(autostop_cancel_command(), {});
+    return fail(Errc::refused, "autostop on " + server.dest.name + " could not stop billing (above), so the watchdog was " +
+                                   (cancelled ? "ended again" : "asked to end (check with `gpurent autostop " + server.dest.name + "`)") +
+                                   "; fix that and arm it again, or choose --then mark-idle (marks it idle; billing goes on)");
+  }
   s.err << "gpurent: autostop armed on " << server.dest.name << " (" << armed.launcher << ", pid "
         << (armed.pid ? std::to_string(*armed.pid) : std::string("?")) << "): after " << autostop_duration_text(p.settings.idle_s)
         << " idle it will " << (p.settings.api.empty() ? std::string("mark the server idle") : std::string(to_string(p.settings.then)))
@@ -218,7 +243,8 @@ Result<AutostopView> arm_autostop(Services& s, const JobServer& server, SshSessi
     a.server_id = server.record->id;
     a.settings_json = nlohmann::json{{"can_stop_billing", can_stop},
                                      {"idle_limit_s", p.settings.idle_s},
-                                     {"then", std::string(to_string(p.settings.then))},
+                                     {"then", rq.then == k_mark_idle ? std::string(k_mark_idle)
+                                                                     : std::string(to_string(p.settings.then))},
                                      {"release_after_s", p.settings.release_after_s},
                                      {"interval_s", p.settings.interval_s},
                                      {"api", p.settings.api},
@@ -285,21 +311,24 @@ Result<AutostopView> read_autostop(Services& s, const JobServer& server, SshSess
   return v;
 }
 
-void arm_autostop_flag(Services& s, const std::string& name, const std::string& value, const SshFlags& flags)
+Result<std::optional<AutostopView>> arm_autostop_flag(Services& s, const std::string& name, const std::string& value,
+                                                      const SshFlags& flags, const std::string& server_credential)
 {
   if (value.empty()) {
-    return;
+    return std::optional<AutostopView>{};
   }
-  auto armed = [&]() -> Result<void> {
-    TRY_ASSIGN(const AutostopRequest rq, parse_autostop_flag(value));
+  auto armed = [&]() -> Result<AutostopView> {
+    TRY_ASSIGN(AutostopRequest rq, parse_autostop_flag(value));
+    rq.server_credential = server_credential;
     TRY_ASSIGN(const JobServer server, open_job_server(s, name, flags));
     TRY_ASSIGN(auto session, connect_job_server(s, server));
-    TRY(arm_autostop(s, server, *session, rq));
-    return {};
+    return arm_autostop(s, server, *session, rq);
   }();
   if (!armed) {
     report_warning(s, "--autostop: not armed: " + armed.error().message + "; arm it with `gpurent autostop " + name + " --idle ...`");
+    return std::unexpected(armed.error());
   }
+  return std::optional<AutostopView>{*armed};
 }
 
 }  // namespace gpurent

@@ -37,6 +37,11 @@ struct AutostopRequest {
   std::string on_idle;
 };
 
+// `--then mark-idle`: the watchdog never calls the provider; when idle it runs --on-idle and marks
+// the server idle (billing goes on). The only choice for a server autostop cannot stop through
+// an API (attached, --host, a provider without one): without it, arming there is refused.
+inline constexpr std::string_view k_mark_idle = "mark-idle";
+
 // The request's values (durations, --then, --gpu-util, --backup-to) without the server: usage
 // errors before any connection.
 [[nodiscard]] Result<void> check_autostop_request(const AutostopRequest& request);
@@ -50,14 +55,21 @@ struct AutostopRequest {
 // Reads the watchdog's state; records it, and a stop or destroy it carried out, in the store.
 [[nodiscard]] Result<AutostopView> read_autostop(Services& s, const JobServer& server, SshSession& session);
 
-// For up, attach and run: `--autostop VALUE` given (non-empty) arms it on server NAME. Failures
-// are warnings (the server is up; arm it again with `gpurent autostop NAME ...`).
-void arm_autostop_flag(Services& s, const std::string& name, const std::string& value, const SshFlags& flags);
+// For up, attach and run: `--autostop VALUE` given (non-empty) arms it on server NAME, handing
+// over the key in `server_credential` (an environment variable's name; empty: none). nullopt
+// when not given. A failure is also warned about (the server is up; arm it again with
+// `gpurent autostop NAME ...`); `up` reports it as a partial success.
+[[nodiscard]] Result<std::optional<AutostopView>> arm_autostop_flag(Services& s, const std::string& name,
+                                                                    const std::string& value, const SshFlags& flags,
+                                                                    const std::string& server_credential = {});
 
 // The contract's document: armed, idle_limit_s, then, release_after_s, idle_for_s, next_action,
 // next_action_at, can_stop_billing, last_sample{at, gpus[{index, utilization_pct,
 // memory_used_mib}], sessions, jobs, readable}; plus paused, pause_until, last_action, ended.
 [[nodiscard]] nlohmann::json autostop_json(const AutostopView& v);
+// The autostop part of a command that otherwise succeeded (`up --autostop --json`) when arming
+// failed: {"error": {"code", "message", "exit", "hint"}}, as errors are written.
+[[nodiscard]] nlohmann::json autostop_error_json(const Error& e, std::string_view command);
 void print_autostop_text(std::ostream& o, const std::string& name, const AutostopView& v);
 
 // For `status`: the autostop of a tracked server as last read ("autostop" key; null when none),
@@ -65,6 +77,13 @@ void print_autostop_text(std::ostream& o, const std::string& name, const Autosto
 // A stopped server with a release armed also gets "release" (autostop_release_json) and a warning.
 [[nodiscard]] nlohmann::json autostop_status_json(StateStore& store, const ServerRecord& r, TimePoint now,
                                                   std::vector<std::string>& warnings);
+// For `status`'s text: one line on the autostop of a tracked server as gpurent last read it
+// ("armed: stop after 30m idle; next: stop at T"); empty when none was armed.
+[[nodiscard]] std::string autostop_status_line(StateStore& store, const ServerRecord& r);
+// The earliest time the armed watchdog of a running server could have stopped (or destroyed) it
+// through the provider: the last read's next_action_at, else the last read (or the arming) plus
+// the idle limit. nullopt when no such watchdog is armed or it cannot stop billing.
+[[nodiscard]] std::optional<TimePoint> autostop_deadline(StateStore& store, const ServerRecord& r);
 // For `status --refresh`: reads the watchdog of each open tracked server with an armed autostop
 // (servers that do not answer are skipped) and records what it did.
 void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>& servers);

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/autostop_support.hpp"
+#include "cli/errors.hpp"
 #include "cli/lifecycle_support.hpp"
 
 namespace gpurent {
@@ -17,6 +18,12 @@ nlohmann::json time_or_null(std::optional<std::int64_t> t)
 }
 
 }  // namespace
+
+nlohmann::json autostop_error_json(const Error& e, std::string_view command)
+{
+  const auto object = nlohmann::json::parse(error_json(error_text(e, command), e.code, exit_code_for(e.code)), nullptr, false);
+  return {{"error", object.is_discarded() ? nlohmann::json{{"message", e.message}} : object}};
+}
 
 nlohmann::json autostop_json(const AutostopView& v)
 {

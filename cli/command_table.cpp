@@ -16,7 +16,7 @@ namespace {
 
 // Every example is a command line that works as shown (tests/cli/test_help.cpp runs the
 // offline ones); 203.0.113.7 is a documentation address (RFC 5737).
-constexpr std::array<CommandDoc, 29> k_docs{{
+constexpr std::array<CommandDoc, 30> k_docs{{
     {"",
      {"gpurent plan llama-3.1-8b --task qlora --grad-checkpointing --card rtx-4090", "gpurent offers --min-vram 40",
       "gpurent up --from-plan llama-3.1-8b --task lora --name ft", "gpurent help plan"}},
@@ -55,6 +55,9 @@ constexpr std::array<CommandDoc, 29> k_docs{{
       "gpurent attach --provider runpod --card l4 --host root@203.0.113.7:2222 --name pod",
       "gpurent attach --provider vast --card h100-sxm --host root@203.0.113.8 --name n1 --group big", ""}},
     {"status", {"gpurent status", "gpurent status train1", "gpurent status --refresh --json", "gpurent status big"}},
+    {"start",
+     {"gpurent start train1", "gpurent start train1 --yes --json", "gpurent start train1 --accept-new-host-key",
+      "gpurent start big   (a group: every member)"}},
     {"down",
      {"gpurent down train1 --stop", "gpurent down train1 --destroy --to ./train1-backup",
       "gpurent down box --destroy --no-backup --yes", ""}},
@@ -196,7 +199,7 @@ ValueSet option_values(std::string_view path, std::string_view option)
   }
   // NAME, the first word, of the commands that act on a tracked server.
   if ((option == "name" && (path == "autostop" || path == "doctor" || path == "down" || path == "jobs" || path == "run" ||
-                            path == "ssh" || path == "status")) ||
+                            path == "ssh" || path == "start" || path == "status")) ||
       (option == "args" && (path == "backup" || path == "logs" || path == "push"))) {
     return ValueSet{ValueKind::server, {}};
   }

@@ -24,6 +24,7 @@ constexpr auto k_commands = std::to_array<CommandEntry>({
     {"up", add_up_command},
     {"attach", add_attach_command},
     {"status", add_status_command},
+    {"start", add_start_command},
     {"down", add_down_command},
     {"ssh", add_ssh_command},
     {"backup", add_backup_command},

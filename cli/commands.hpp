@@ -24,6 +24,7 @@ void add_oom_command(CLI::App& app, Services& s);
 void add_up_command(CLI::App& app, Services& s);
 void add_attach_command(CLI::App& app, Services& s);
 void add_status_command(CLI::App& app, Services& s);
+void add_start_command(CLI::App& app, Services& s);
 void add_down_command(CLI::App& app, Services& s);
 void add_ssh_command(CLI::App& app, Services& s);
 void add_backup_command(CLI::App& app, Services& s);

@@ -224,12 +224,12 @@ void add_run_command(CLI::App& app, Services& s)
     }
     if (auto group = o.ssh.host.empty() ? find_group(s, o.name) : std::nullopt) {
       for (const auto& m : group->members) {
-        arm_autostop_flag(s, m.name, *autostop, o.ssh);
+        (void)arm_autostop_flag(s, m.name, *autostop, o.ssh);
       }
       s.exit_code = run_on_group(s, *group, o);
       return;
     }
-    arm_autostop_flag(s, o.name, *autostop, o.ssh);
+    (void)arm_autostop_flag(s, o.name, *autostop, o.ssh);
     auto r = run_run_command(s, o);
     s.exit_code = r ? *r : report_error(s, r.error());
   });

@@ -13,6 +13,7 @@
 #include "cli/group_support.hpp"
 #include "cli/server_names.hpp"
 #include "cli/services.hpp"
+#include "common/clock.hpp"
 #include "providers/state_store.hpp"
 #include "sync/base64.hpp"
 
@@ -275,6 +276,12 @@ Result<SshDestination> resolve_destination(Services& s, const std::string& name,
     }
     return fail(Errc::not_found, "no server named " + name + " is tracked; " +
                                      unknown_name_hint(*store, name, "see `gpurent status`, or use --host USER@HOST[:PORT]"));
+  }
+  if (record->status == ServerStatus::stopped || record->status == ServerStatus::hibernated) {
+    // Its recorded address answers nothing (or someone else's server): say why, not "connection refused".
+    return fail(Errc::unavailable, "server " + record->name + " is " + std::string(to_string(record->status)) + " (since " +
+                                       utc_iso8601(record->status_since) + "), so SSH cannot reach it; start it with `gpurent start " +
+                                       record->name + "` (or see `gpurent status --refresh " + record->name + "`)");
   }
   if (record->host.empty()) {
     return fail(Errc::unavailable, "server " + name + " has no SSH address yet; wait for `gpurent up` to finish or run `gpurent status --refresh`");

@@ -5,7 +5,9 @@
 // A running server whose GPUs `gpurent doctor NAME` saw idle gets the idle warning. A provider
 // state that means trouble (unhealthy, preempted, crashed, offline, unknown) is shown as the
 // state, with a warning; a server whose destroy failed is retried; an attached server waiting
-// for its release is checked over SSH.
+// for its release is checked over SSH. Without --refresh, a running server whose armed autostop
+// may have acted (its deadline passed) gets one get() from its provider, or, when the provider
+// cannot be asked, "may be stopped: refresh". The text shows each server's autostop.
 #include <algorithm>
 #include <CLI/CLI.hpp>
 
@@ -258,6 +260,49 @@ nlohmann::json instance_json(StateStore& store, const ServerRecord& r, TimePoint
   return view;
 }
 
+// A running server whose armed autostop's deadline passed: one get() of it settles whether the
+// watchdog stopped it. False when the provider could not be asked (no key, unreachable).
+bool settle_autostopped(Services& s, const Config& cfg, StateStore& store, ServerRecord& r)
+{
+  if (r.provider_id.empty() || !has_api_key(cfg, r.provider)) {
+    return false;
+  }
+  auto h = open_provider(s, cfg, r.provider);
+  if (!h) {
+    return false;
+  }
+  auto got = h->provider->get(r.provider_id);
+  if (!got) {
+    s.err << "gpurent: " << r.name << ": asking " << r.provider << " whether autostop stopped it failed (" << got.error().message << ")\n";
+    return false;
+  }
+  const auto now = s.clock.now();
+  const bool gone = !*got || (*got)->state == InstanceState::terminated;
+  const ServerStatus next = gone ? ServerStatus::gone : status_for((*got)->state, r.status);
+  if (!gone) {
+    auto [trouble, detail] = autostop_trouble(store, r, **got, trouble_for(r, **got));
+    if ((*got)->raw_state != r.provider_state || trouble != r.trouble) {
+      (void)store.set_provider_state(r.id, (*got)->raw_state, trouble, detail);
+      r.provider_state = (*got)->raw_state;
+      r.trouble = trouble;
+      r.trouble_detail = detail;
+    }
+  }
+  if (next != r.status) {
+    const TimePoint at = autostop_event_time(store, r, next, now);
+    // "refresh:": what `status --refresh` would have recorded (autostop's release reads it so).
+    if (!store.record_state(r.id, next, at, gone ? "refresh: the provider no longer has it (its autostop deadline had passed)"
+                                                 : "refresh: provider reports " + (*got)->raw_state +
+                                                       " (its autostop deadline had passed)")) {
+      return false;
+    }
+    s.err << "gpurent: " << r.name << ": " << to_string(next) << " (" << r.provider << " says so; its autostop deadline had passed)\n";
+    r.status = next;
+    r.status_since = at;
+  }
+  return true;
+}
+
 Result<void> run_status(Services& s, const StatusOptions& o)
 {
   TRY_ASSIGN(StateStore* store, s.state());
@@ -320,6 +365,23 @@ Result<void> run_status(Services& s, const StatusOptions& o)
       }
     }
   }
+  std::set<std::int64_t> may_be_stopped;  // autostop may have acted, and the provider could not be asked
+  if (!o.refresh) {
+    std::optional<Config> cfg;
+    for (auto& r : servers) {
+      const auto deadline = autostop_deadline(*store, r);
+      if (!deadline || *deadline > s.clock.now()) {
+        continue;
+      }
+      if (!cfg) {
+        auto loaded = load_config(s);
+        cfg = loaded ? *loaded : Config{};
+      }
+      if (!settle_autostopped(s, *cfg, *store, r)) {
+        may_be_stopped.insert(r.id);
+      }
+    }
+  }
   nlohmann::json closed_now = nlohmann::json::array();
   for (const auto& r : servers) {
     if (is_closed(r.status) && o.refresh && o.name.empty()) {
@@ -338,17 +400,27 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     std::vector<std::string> warnings;
     LedgerTotals totals;
     MicroUsd rate;
+    const bool unsure = may_be_stopped.contains(r.id);
+    if (unsure) {
+      warnings.push_back("may be stopped: its autostop deadline has passed and " + r.provider +
+                         " could not be asked; `gpurent status --refresh` settles it");
+    }
     list.push_back(instance_json(*store, r, now, warnings, totals, rate));
+    list.back()["may_be_stopped"] = unsure;
     total += totals.accrued;
     const std::string shown = shown_state(r);
     text += r.name + "  " + r.provider + "  " + r.card + " x" + std::to_string(r.gpus) + "  " + shown +
             (shown != to_string(r.status) ? " (billed as " + std::string(to_string(r.status)) + ")" : std::string{}) +
+            (unsure ? " (may be stopped: refresh)" : "") +
             " since " + iso_time(r.status_since) +
             (r.group.empty() ? std::string{} : "  (group " + r.group + ", node " + std::to_string(r.group_rank) + ")") +
             "\n    accrued " +
             money_text(totals.accrued) + ", now " +
             per_hour(rate) +
             (r.host.empty() ? "" : ", " + r.user + "@" + r.host + ":" + std::to_string(r.port)) + "\n";
+    if (const std::string line = autostop_status_line(*store, r); !line.empty()) {
+      text += "    autostop " + line + "\n";
+    }
     for (const auto& w : warnings) {
       text += "    ! " + w + "\n";
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `gpurent up`: rents a server from a provider with an API. The server is recorded (state
 // `creating`) BEFORE the create call; idempotent on --name; anything that fails after the
-// create call destroys what was created and says so. With --from-plan MODEL, the provider,
+// create call destroys what was created and says so. A tracked server of that name that is
+// stopped (or was left booting) is started instead (cli/start_support.hpp), never destroyed. With --from-plan MODEL, the provider,
 // card and GPU count are the cheapest fit that `plan` finds among the providers with an API.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "cli/plan_options.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
+#include "cli/start_support.hpp"
 #include "cli/up_choice.hpp"
 #include "cli/up_group.hpp"
 #include "cli/ssh_options.hpp"
@@ -262,7 +264,23 @@ std::optional<Error> above_ceiling(Services& s, const ServerRecord& rec, MicroUs
                                                               "`, or try later")};
 }
 
-Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& plan, InterruptWatch& watch)
+// The server `up --name` found tracked and not running, started the way `gpurent start` does:
+// nothing this call did not create is ever destroyed.
+Result<ServerRecord> resume_tracked(Services& s, const Config& cfg, StateStore& store, const ServerRecord& rec,
+                                    const UpOptions& o, std::vector<std::string>& changes)
+{
+  if (!startable(rec)) {
+    return fail(Errc::refused, "'" + rec.name + "' is " + std::string(to_string(rec.status)) +
+                                   " at " + rec.provider + "; `up` does not resume that: see `gpurent status --refresh " + rec.name + "`");
+  }
+  SshFlags flags = o.ssh;
+  TRY_ASSIGN(const StartReport r, start_tracked(s, cfg, store, rec, StartRequest{flags, o.no_wait, "gpurent start"}));
+  changes = r.changes;
+  return r.record;
+}
+
+Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& plan, InterruptWatch& watch,
+                            std::vector<std::string>& changes)
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
   TRY_ASSIGN(UpChoice choice, o.from_plan.empty() ? choose_given(s, cfg, o) : choose_from_plan(s, cfg, o));
@@ -335,6 +353,14 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
     }
     if (!o.second_pass) {
       s.err << "gpurent: resuming " << name << " (" << to_string(rec.status) << ")\n";
+    }
+    if (!rec.provider_id.empty() && !o.create_only && !o.second_pass) {
+      // Created by an earlier call (stopped since, or left booting): started, never destroyed.
+      return resume_tracked(s, cfg, *store, rec, o, changes);
+    }
+    if (o.create_only && (rec.status == ServerStatus::stopped || rec.status == ServerStatus::hibernated)) {
+      return fail(Errc::refused, "'" + name + "' is " + std::string(to_string(rec.status)) + "; start the group's stopped servers "
+                                     "with `gpurent start " + o.group + "` first (`up` never destroys a server it did not create)");
     }
   } else {
     std::chrono::seconds hours{3600};
@@ -491,14 +517,34 @@ void add_up_command(CLI::App& app, Services& s)
   sub->add_option("--region", opts->region, "provider region");
   sub->add_option("--image", opts->image, "container or machine image");
   sub->add_option("--known-hosts", opts->ssh.known_hosts, "known-hosts file to record the host key in");
+  sub->add_flag("--accept-new-host-key", opts->ssh.accept_new_host_key,
+                "a stopped server it starts may present a new host key (RunPod re-creates the container): trust it");
   auto autostop = add_autostop_flag(*sub);
+  auto credential = std::make_shared<std::string>();
+  sub->add_option("--server-credential", *credential,
+                  "with --autostop: hand the API key in this local environment variable to the server (stored 0600 there)");
   sub->add_option("--nodes", opts->nodes, "rent N servers as one group (1-64; needs --group)")->check(CLI::Range(1, 64));
   sub->add_option("--group", opts->group, "the group's NAME: its servers are NAME-0, NAME-1, ... (all or none)");
-  sub->callback([&s, opts, autostop] {
+  sub->callback([&s, opts, autostop, credential] {
     nlohmann::json plan;
+    std::vector<std::string> changes;
+    if (!autostop->empty() || !credential->empty()) {
+      // A malformed --autostop is a usage error before anything is rented.
+      auto checked = [&]() -> Result<void> {
+        if (autostop->empty()) {
+          return fail(Errc::usage, "--server-credential goes with --autostop (the watchdog is what uses it)");
+        }
+        TRY_ASSIGN(AutostopRequest rq, parse_autostop_flag(*autostop));
+        return check_autostop_request(rq);
+      }();
+      if (!checked) {
+        s.exit_code = report_error(s, checked.error());
+        return;
+      }
+    }
     InterruptWatch watch(s);
     if (opts->nodes > 1 || !opts->group.empty()) {
-      auto members = rent_group(s, *opts, [&](const UpOptions& member) { return run_up(s, member, plan, watch); },
+      auto members = rent_group(s, *opts, [&](const UpOptions& member) { return run_up(s, member, plan, watch, changes); },
                                 [&]() -> Result<std::uint32_t> {
                                   TRY_ASSIGN(const Config cfg, load_config(s));
                                   TRY_ASSIGN(const UpChoice choice, choose_from_plan(s, cfg, *opts));
@@ -531,30 +577,44 @@ void add_up_command(CLI::App& app, Services& s)
               << "  run: gpurent run " << opts->group << " -- torchrun ...   release: gpurent down " << opts->group
               << " --destroy\n";
       }
+      bool armed_all = true;
       for (const auto& m : *members) {
-        arm_autostop_flag(s, m.name, *autostop, opts->ssh);
+        armed_all = arm_autostop_flag(s, m.name, *autostop, opts->ssh, *credential).has_value() && armed_all;
       }
-      s.exit_code = 0;
+      s.exit_code = armed_all ? 0 : exit_code_for(Errc::partial);
       return;
     }
-    auto r = run_up(s, *opts, plan, watch);
+    auto r = run_up(s, *opts, plan, watch, changes);
     if (!r) {
       s.exit_code = report_error(s, r.error());
       return;
     }
+    // The watchdog is armed before the document is written, so that it can say how that went.
+    const auto armed = arm_autostop_flag(s, r->name, *autostop, opts->ssh, *credential);
     if (s.global.json) {
       nlohmann::json view = server_view(*r);
       if (!plan.is_null()) {
         view["plan"] = plan;
       }
+      if (!changes.empty()) {
+        view["changes"] = changes;
+      }
+      if (!autostop->empty()) {
+        view["autostop"] = armed ? autostop_json(**armed) : autostop_error_json(armed.error(), "up");
+      }
       s.out << view.dump(2) << '\n';
     } else {
       s.out << r->name << ": " << to_string(r->status) << " on " << r->provider << " (" << r->provider_id << "), "
-            << r->user << "@" << r->host << ":" << r->port << ", " << per_hour(r->terms.price_per_hour) << "\n"
-            << "  connect: gpurent ssh " << r->name << "   release: gpurent down " << r->name << " --destroy\n";
+            << r->user << "@" << r->host << ":" << r->port << ", " << per_hour(r->terms.price_per_hour) << "\n";
+      for (const auto& c : changes) {
+        s.out << "  changed: " << c << "\n";
+      }
+      s.out << "  connect: gpurent ssh " << r->name << "   release: gpurent down " << r->name << " --destroy\n";
+      if (armed && *armed) {
+        print_autostop_text(s.out, r->name, **armed);
+      }
     }
-    arm_autostop_flag(s, r->name, *autostop, opts->ssh);
-    s.exit_code = 0;
+    s.exit_code = armed ? 0 : exit_code_for(Errc::partial);
   });
 }
 

@@ -67,6 +67,10 @@ Result<Instance> wait_running(Provider& provider, Clock& clock, std::string_view
     case InstanceState::unknown:
     case InstanceState::stopping: break;
     case InstanceState::stopped:
+      if (options.starting) {
+        break;
+      }
+      [[fallthrough]];
     case InstanceState::terminating:
     case InstanceState::terminated:
     case InstanceState::failed:

@@ -20,6 +20,9 @@ struct WaitOptions {
   // Asked before each poll: true ends the wait with an Error whose `interrupted` is set (the
   // user pressed Ctrl-C); what was asked of the provider so far stands.
   std::function<bool()> cancelled;
+  // After a start call on a stopped server: `stopped` is where it comes from (the provider may
+  // report it for a while after accepting the start), so it is waited through, not a dead end.
+  bool starting = false;
 };
 
 [[nodiscard]] bool stop_asked(const WaitOptions& options);

@@ -137,6 +137,8 @@ TEST_CASE("JSON errors: every command's bad input is one error document on stdou
       {{"up", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--name", "x", "--yes"}, 3, "refused"},
       {{"attach", "--gpus", "9"}, 2, "usage"},
       {{"status"}, 1, "network"},
+      {{"start"}, 2, "usage"},
+      {{"start", "--bogus"}, 2, "usage"},
       {{"down"}, 2, "usage"},
       {{"down", "x", "--stop", "--hibernate"}, 2, "usage"},
       {{"ssh", "--host"}, 2, "usage"},

@@ -573,3 +573,59 @@ TEST_CASE("up --nodes: a member whose create answer was lost is not 'destroyed' 
   CHECK(has(r.err, "status --refresh"));
   CHECK_FALSE(has(r.err, "destroying g-0"));
 }
+
+TEST_CASE("start: SSH commands on a stopped record point at `start`; an attached server, a provider without start and "
+          "no confirmation are refused, nothing started or destroyed", "[cli][start]")
+{
+  UpHarness u;
+  gpurent::ServerRecord r;
+  r.name = "l1";
+  r.provider = "vast";
+  r.provider_id = "1001";
+  r.card = "rtx-4090";
+  r.status = gpurent::ServerStatus::creating;
+  auto rec = u.store().insert_server(r);
+  REQUIRE(rec);
+  REQUIRE(u.store().record_state(rec->id, gpurent::ServerStatus::stopped, std::chrono::system_clock::now(), "test"));
+  REQUIRE(u.store().set_connection(rec->id, "root", "203.0.113.7", 22, ""));
+  // The `start` word of every command that needs SSH on it: refused with the way on, not a connect error.
+  CliRun ssh = u.h.run({"ssh", "l1", "--", "true"});
+  CHECK(ssh.code == 1);
+  CHECK(has(ssh.err, "l1 is stopped (since ") );
+  CHECK(has(ssh.err, "gpurent start l1"));
+  CHECK(u.http.requests().empty());
+  // Attached: gpurent has no API to start it with.
+  gpurent::ServerRecord a = r;
+  a.name = "box";
+  a.provider = "gpucloud";
+  a.provider_id.clear();
+  a.attached = true;
+  a.status = gpurent::ServerStatus::running;
+  REQUIRE(u.store().insert_server(a));
+  CliRun att = u.h.run({"--json", "start", "box", "--yes"});
+  CHECK(att.code == 3);
+  CHECK(has(att.out, "\"refused\""));
+  CHECK(has(att.out, "attached"));
+  CHECK(u.http.requests().empty());
+  // No --yes and no TTY: not asked of the provider beyond looks, never started.
+  CliRun no = u.h.run({"start", "l1"});
+  CHECK(no.code != 0);
+  for (const auto& q : u.http.requests()) {
+    CHECK(q.method != "PUT");
+    CHECK(q.method != "DELETE");
+  }
+  CHECK(u.servers().front().status == gpurent::ServerStatus::stopped);
+  // A provider without start (Lambda has no stop either; a record says stopped all the same).
+  gpurent::ServerRecord l = r;
+  l.name = "lam";
+  l.provider = "lambda";
+  l.provider_id = "i-1";
+  auto lrec = u.store().insert_server(l);
+  REQUIRE(lrec);
+  REQUIRE(u.store().record_state(lrec->id, gpurent::ServerStatus::stopped, std::chrono::system_clock::now(), "test"));
+  const auto before = u.http.requests().size();
+  CliRun lam = u.h.run({"start", "lam", "--yes"});
+  CHECK(lam.code == 3);
+  CHECK(has(lam.err, "cannot start"));
+  CHECK(u.http.requests().size() == before);
+}

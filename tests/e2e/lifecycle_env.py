@@ -84,8 +84,8 @@ def wait_for(pred, seconds):
     return pred()
 
 
-def status(e, *args):
-    p = e.run("status", "--json", *args)
+def status(e, *args, extra_env=None):
+    p = e.run("status", "--json", *args, extra=extra_env)
     return p, json.loads(p.stdout) if p.stdout.strip() else {}
 
 

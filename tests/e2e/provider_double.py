@@ -21,7 +21,10 @@ faults. A wrong or missing key is a 401 in the provider's own shape. What the do
 for a server that no longer exists: RunPod DELETE/stop/start 400 "Invalid Pod ID." and GET 404
 "Pod not found." (RunPod's OpenAPI document has only 204/400/401 for DELETE /pods/{podId});
 Lambda 404 `global/object-does-not-exist` for GET /instances/{id} and for a terminate naming no
-instance it has (ApiErrorInstanceNotFound in Lambda's API document).
+instance it has (ApiErrorInstanceNotFound in Lambda's API document). RunPod POST /pods/{podId}/start
+(StartPod: 200, 400, 401) puts a stopped pod back to booting; every boot is a new container with a
+new sshd (host key and port). A start RunPod refuses (no GPU free on the pod's machine) is a fault
+answering the documented 400 with RunPod's error envelope {"error": "...", "status": 400}.
 Vast, from vast-ai/docs api-reference/openapi/yaml (search_offers, create_instance,
 show_instance(s), destroy_instance, create_ssh_key, show_ssh_keys) and billing.mdx: an offer's
 dph_total includes storage for `allocated_storage` (default 8 GB) at storage_cost $/GB/month
@@ -72,7 +75,10 @@ LAMBDA_TYPES = {
 
 
 def start_sshd(server):
-    d = os.path.join(ARGS.state_dir, "sshd-" + server["id"])
+    # Each boot is a new container (RunPod re-creates it on start): a new sshd directory, so a
+    # new host key and port, as a started pod presents.
+    server["boots"] = server.get("boots", 0) + 1
+    d = os.path.join(ARGS.state_dir, "sshd-" + server["id"] + ("" if server["boots"] == 1 else "-%d" % server["boots"]))
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sshd.sh")
     subprocess.run(["bash", "-c", 'source "$1"; sshd_start "$2" >/dev/null', "_", script, d], check=True,
                    stdout=subprocess.DEVNULL, stderr=sys.stderr)

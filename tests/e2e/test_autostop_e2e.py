@@ -9,7 +9,13 @@ memory at 0 %, an idle notebook, nvidia-smi failing) and a sampling interval of 
    the watchdog's idle run says;
  * a server without an API (gpucloud, attached) runs --on-idle, is marked idle and is never
    reported stopped; an interactive (pty) session keeps it busy; --cancel ends the watchdog;
- * a destroy stage without --backup-to/--no-backup and hibernate on RunPod are refused.
+ * a destroy stage without --backup-to/--no-backup and hibernate on RunPod are refused;
+ * a server autostop cannot stop through an API is refused (exit 3) unless --then mark-idle says
+   what it may do instead;
+ * `up --autostop --server-credential --json` reports the watchdog in an "autostop" object, and a
+   watchdog it cannot arm as an error object there with exit 4;
+ * `status` shows the autostop line; once its deadline passed, plain `status` settles the stop
+   with one GET of that server, or says "may be stopped: refresh" when the provider cannot be asked.
 Hermetic: HOME, XDG_* and GPURENT_STATE_DIR live in a temp dir; the double's sshd sessions start
 in a test HOME (SSHD_HOME) with the stand-in first on PATH (SSHD_PATH_PREFIX)."""
 import json
@@ -82,6 +88,8 @@ def scenario(e, tmp):
     cred = os.path.join(d, "credential")
     check(os.path.exists(cred) and stat.S_IMODE(os.stat(cred).st_mode) == 0o600, "the credential is stored 0600")
     check(KEY not in open(os.path.join(d, "config")).read(), "the key is not in the config")
+    p = e.run("status")
+    check(p.returncode == 0 and "autostop armed: stop after 5s idle" in p.stdout, "status text shows the autostop", p.stdout)
     # The arming session has ended; the watchdog runs on, sampling.
     check(wait_for(lambda: len(lines(wlog, "sample")) >= 3, 10), "the watchdog outlives the SSH session and samples")
     check(all(s.get("idle") == "0" for s in lines(wlog, "sample")), "busy GPUs are not idle")
@@ -119,6 +127,22 @@ def scenario(e, tmp):
     check(calls and calls[0]["auth"] == "Bearer " + KEY, "with the handed-over key")
     check(wait_for(lambda: any(x.get("why") == "stop" for x in lines(wlog, "exit")), 5), "the watchdog ended after the stop")
     check(wait_for(lambda: not os.path.exists(cred), 5), "the handed-over credential is removed when the watchdog exits")
+    # Its deadline has passed: a provider that cannot be asked leaves "may be stopped"; one that
+    # can is asked once, by a GET of that server (no list), and the stop is recorded.
+    p, doc = status(e, extra_env={"RUNPOD_API_KEY": ""})
+    t = by_name(doc, "idle1")
+    check(t is not None and t.get("may_be_stopped") is True and t["state"] == "running"
+          and any("may be stopped" in w for w in t.get("warnings", [])), "no key: may be stopped", p.stdout + p.stderr)
+    p = e.run("status", extra={"RUNPOD_API_KEY": ""})
+    check("(may be stopped: refresh)" in p.stdout, "the text says so too", p.stdout)
+    before = len(e.control("/_control/requests"))
+    p, doc = status(e)
+    t = by_name(doc, "idle1")
+    check(t is not None and t["state"] == "stopped" and t.get("may_be_stopped") is False,
+          "status without --refresh settles the stop once the deadline passed", p.stdout + p.stderr)
+    asked = [r for r in e.control("/_control/requests")[before:] if not r["path"].startswith("/_control")]
+    check([(r["method"], r["path"]) for r in asked] == [("GET", "/runpod/v1/pods/" + pod)], "with one GET of that server",
+          str(asked))
     acts = [a for a in lines(wlog, "action") if a.get("do") == "stop" and a.get("result") == "ok"]
     idle_run = [s for s in lines(wlog, "sample") if s.get("idle") == "1"]
     check(acts and idle_run and int(acts[0]["t"]) - int(idle_run[-1]["since"]) >= 5, "stopped once idle for the limit",
@@ -135,15 +159,36 @@ def scenario(e, tmp):
 
     # A server without an API: gpucloud, attached to a second server's sshd.
     mode("busy")
-    p = e.run("up", "--provider", "runpod", "--card", "rtx-4090", "--name", "host2", "--yes", "--json")
-    check(p.returncode == 0, "up host2", p.stderr)
+    p = e.run("up", "--provider", "runpod", "--card", "rtx-4090", "--name", "host2", "--yes", "--json",
+              "--autostop", "2h", "--server-credential", "RUNPOD_API_KEY", extra=env)
+    check(p.returncode == 0, "up host2 --autostop", p.stderr)
     h = json.loads(p.stdout) if p.returncode == 0 else {}
+    a = h.get("autostop") or {}
+    check(a.get("armed") is True and a.get("can_stop_billing") is True and a.get("idle_limit_s") == 7200,
+          "up --autostop --json: the watchdog's state", p.stdout)
+    check(os.path.exists(cred), "--server-credential was handed over by up")
+    p = e.run("up", "--provider", "runpod", "--card", "rtx-4090", "--name", "host2", "--yes", "--json",
+              "--autostop", "2h:hibernate", extra=env)
+    a = (json.loads(p.stdout) if p.stdout.strip() else {}).get("autostop") or {}
+    check(p.returncode == 4 and a.get("error", {}).get("code") == "refused" and "hibernate" in a["error"].get("message", ""),
+          "up --autostop that cannot arm: an error object, exit 4", "%d %s" % (p.returncode, p.stdout))
+    creates = len(api_calls(e, lambda r: r["path"] == "/runpod/v1/pods" and r["method"] == "POST"))
+    p = e.run("up", "--provider", "runpod", "--card", "rtx-4090", "--name", "host3", "--yes", "--autostop", "soon")
+    check(p.returncode == 2 and len(api_calls(e, lambda r: r["path"] == "/runpod/v1/pods" and r["method"] == "POST")) == creates,
+          "a malformed --autostop is a usage error before anything is rented", p.stderr)
+    p = e.run("autostop", "host2", "--cancel", extra=env)
+    check(p.returncode == 0, "cancel host2's watchdog", p.stderr)
     hostport = "root@%s:%s" % (h.get("host", "127.0.0.1"), h.get("port", 22))
     p = e.run("attach", "--provider", "gpucloud", "--card", "rtx-pro-6000", "--host", hostport, "--name", "box",
               "--accept-new-host-key", "--price", "1.6")
     check(p.returncode == 0, "attach box", p.stderr)
     hook = os.path.join(server_home, "hook.txt")
     p = e.run("autostop", "box", "--idle", "3s", "--on-idle", "echo idle >> $HOME/hook.txt", "--json", extra=env)
+    doc = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(p.returncode == 3 and "--then mark-idle" in doc.get("error", {}).get("hint", "") + doc.get("error", {}).get("message", ""),
+          "no API: refused unless --then mark-idle", p.stdout)
+    p = e.run("autostop", "box", "--idle", "3s", "--then", "mark-idle", "--on-idle", "echo idle >> $HOME/hook.txt", "--json",
+              extra=env)
     doc = json.loads(p.stdout) if p.stdout.strip() else {}
     check(p.returncode == 0 and doc.get("can_stop_billing") is False, "no API: cannot stop billing", p.stdout)
     check("cannot be stopped through an API" in p.stderr, "says so when armed", p.stderr)

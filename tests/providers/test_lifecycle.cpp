@@ -62,6 +62,32 @@ TEST_CASE("Lifecycle: dead ends fail at once", "[providers][lifecycle]")
   CHECK(wait_running(denied, clock, "i-1", WaitOptions{}).error().code == Errc::unauthorized);
 }
 
+TEST_CASE("Lifecycle: after a start call, stopped is waited through, not a dead end", "[providers][lifecycle][start]")
+{
+  FakeClock clock;
+  ScriptedProvider p;
+  p.script = {state(InstanceState::stopped, "EXITED"), state(InstanceState::pending, "RUNNING"),
+              state(InstanceState::running, "RUNNING", "10.0.0.2")};
+  WaitOptions starting{10min, 5s, {}};
+  starting.starting = true;
+  auto r = wait_running(p, clock, "pod-1", starting);
+  REQUIRE(r);
+  CHECK(r->host == "10.0.0.2");
+  // A start that never takes ends at the deadline with the last state, not as a dead end.
+  ScriptedProvider stuck;
+  stuck.script = {state(InstanceState::stopped, "EXITED")};
+  auto t = wait_running(stuck, clock, "pod-1", starting);
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == Errc::timeout);
+  CHECK(t.error().message.find("EXITED") != std::string::npos);
+  // Terminated is still a dead end.
+  ScriptedProvider gone;
+  gone.script = {state(InstanceState::stopped, "EXITED"), state(InstanceState::terminated, "TERMINATED")};
+  auto g = wait_running(gone, clock, "pod-1", starting);
+  REQUIRE_FALSE(g);
+  CHECK(g.error().message.find("dead end") != std::string::npos);
+}
+
 TEST_CASE("Lifecycle: wait_ssh retries unavailable, stops on unauthorized", "[providers][lifecycle]")
 {
   FakeClock clock;
