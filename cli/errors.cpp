@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/services.hpp"
+#include "common/terminal_text.hpp"
 
 namespace gpurent {
 namespace {
@@ -61,7 +62,8 @@ std::string_view error_code_name(Errc code) noexcept
 
 ErrorText error_text(const Error& e, std::string_view command)
 {
-  const std::string& m = e.message;
+  // Messages quote what providers, the Hub and servers answered: never their control characters.
+  const std::string m = escape_controls(e.message);
   bool quoted = false;
   for (std::size_t i = 0; i + 1 < m.size(); ++i) {
     if (m[i] == '`') {
