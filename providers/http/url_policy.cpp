@@ -157,8 +157,9 @@ Result<std::string> check_credential_url(std::string_view url, std::string_view 
              "), as --insecure-http / allow_insecure_http allows: anyone on the network path can read it";
     }
     return fail(Errc::refused, "not sending " + std::string(credential) + " to " + where + " (from " + std::string(source) +
-                                   "): plain HTTP to another machine would expose it on the network; use an https:// URL "
-                                   "there, or allow it with --insecure-http (config allow_insecure_http = true)");
+                                   "): plain HTTP to another machine would expose it on the network, and --insecure-http "
+                                   "is not given; use an https:// URL there, or allow plain HTTP with --insecure-http "
+                                   "(config allow_insecure_http = true)");
   }
   return std::string();
 }
