@@ -119,7 +119,7 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
     return fail(Errc::refused, "Lambda documents no key scoped to the instance: hand one over with --server-credential ENV "
                                "(e.g. --server-credential LAMBDA_API_KEY; stored 0600 on the server)");
   }
-  if (!st.credential.empty()) {
+  if (!api.provider.empty() && st.credential != "none") {
     // The watchdog sends that credential to the API URL from the server: the same rule as here.
     TRY_ASSIGN(const Config cfg, load_config(s));
     TRY(guard_credential_url(s, cfg, st.api_url, "the autostop credential", config_value_source(cfg, st.api + "_api_url")));
