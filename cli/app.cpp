@@ -20,7 +20,7 @@
 namespace gpurent {
 namespace {
 
-constexpr std::string_view k_global_flags[] = {"--json", "--no-color", "-y", "--yes", "-v", "--verbose"};
+constexpr std::string_view k_global_flags[] = {"--json", "--no-color", "-y", "--yes", "-v", "--verbose", "--insecure-http"};
 
 bool is_global_flag(std::string_view a)
 {
@@ -162,7 +162,7 @@ int run_parsed(const std::vector<std::string>& args, Services& s)
       return !is_global_flag(a) && a != "--help" && a != "-h" && a != "--help-all" && a != "--version";
     });
     if (unknown != args.end()) {
-      const std::string near = closest_word(*unknown, {"--json", "--no-color", "--yes", "--verbose", "--help", "--version"});
+      const std::string near = closest_word(*unknown, {"--json", "--no-color", "--yes", "--verbose", "--insecure-http", "--help", "--version"});
       return report_error(s, Error{Errc::usage, "`gpurent` has no option " + *unknown +
                                                     (near.empty() ? "" : " (did you mean " + near + "?)") +
                                                     "; give a command first, e.g. `gpurent plan --help`"});
@@ -234,6 +234,8 @@ void configure_app(CLI::App& app, Services& s)
   app.add_flag("--no-color", s.global.no_color, "never colour the output");
   app.add_flag("-y,--yes", s.global.yes, "skip confirmations");
   app.add_flag("-v,--verbose", s.global.verbose, "log more on stderr (never secrets)");
+  app.add_flag("--insecure-http", s.global.insecure_http,
+               "send API keys and the Hub token over plain http:// to another machine too (warns each time)");
 }
 
 int run_app(const std::vector<std::string>& args, Services& s)

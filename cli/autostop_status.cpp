@@ -8,6 +8,7 @@
 #include "cli/autostop_support.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
+#include "common/terminal_text.hpp"
 #include "sync/autostop_agent.hpp"
 
 namespace gpurent {
@@ -153,7 +154,7 @@ void refresh_autostops(Services& s, StateStore& store, std::vector<ServerRecord>
       return {};
     }();
     if (!read) {
-      s.err << "gpurent: " << r.name << ": cannot read its autostop watchdog (" << read.error().message << ")\n";
+      s.err << "gpurent: " << r.name << ": cannot read its autostop watchdog (" << escape_controls(read.error().message) << ")\n";
     }
     if (auto again = store.get_server(r.id); again && *again) {
       r = **again;

@@ -5,6 +5,7 @@
 
 #include "common/text.hpp"
 #include "cli/config.hpp"
+#include "cli/credential_guard.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "providers/lambda/lambda_provider.hpp"
@@ -131,6 +132,11 @@ Result<Prepared> prepare(Services& s, const JobServer& server, const AutostopReq
   } else if (api.provider == "lambda") {
     return fail(Errc::refused, "Lambda documents no key scoped to the instance: hand one over with --server-credential ENV "
                                "(e.g. --server-credential LAMBDA_API_KEY; stored 0600 on the server)");
+  }
+  if (!api.provider.empty() && st.credential != "none") {
+    // The watchdog sends that credential to the API URL from the server: the same rule as here.
+    TRY_ASSIGN(const Config cfg, load_config(s));
+    TRY(guard_credential_url(s, cfg, st.api_url, "the autostop credential", config_value_source(cfg, st.api + "_api_url")));
   }
   if (api.provider.empty() && rec && !rec->attached && !rec->provider_id.empty()) {
     p.notes.push_back("--then mark-idle: the watchdog never calls " + provider + "'s API; when idle it runs --on-idle" +

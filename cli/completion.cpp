@@ -148,7 +148,7 @@ std::string bash_completion(const CommandSpec& app)
       }
     }
     if (!c->path.empty()) {
-      names.insert(names.end(), {"--json", "--no-color", "--yes", "--verbose"});
+      names.insert(names.end(), {"--json", "--no-color", "--yes", "--verbose", "--insecure-http"});
     }
     if (!valued.empty()) {
       takes_value += "        " + valued + ") return 0 ;;\n";

@@ -74,7 +74,8 @@ std::string zsh_function(const CommandSpec& c)
   }
   if (!c.path.empty()) {
     for (const char* g : {"--json[print exactly one JSON document on stdout]", "--no-color[never colour the output]",
-                          "--yes[skip confirmations]", "--verbose[log more on stderr]"}) {
+                          "--yes[skip confirmations]", "--verbose[log more on stderr]",
+                          "--insecure-http[send credentials over plain http to another machine too]"}) {
       specs.push_back("'" + std::string(g) + "'");
     }
   }

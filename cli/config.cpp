@@ -12,7 +12,7 @@
 namespace gpurent {
 namespace {
 
-constexpr std::array<ConfigKeyInfo, 15> k_keys{{
+constexpr std::array<ConfigKeyInfo, 16> k_keys{{
     {"budget_usd", ConfigType::number, "", "GPURENT_BUDGET_USD", "",
      "spend guard: `up` refuses when accrued plus projected spend would pass it (USD)", false},
     {"default_provider", ConfigType::provider, "", "GPURENT_DEFAULT_PROVIDER", "",
@@ -37,6 +37,8 @@ constexpr std::array<ConfigKeyInfo, 15> k_keys{{
      "RunPod REST API base URL", false},
     {"vast_api_url", ConfigType::url, "https://console.vast.ai/api/v0", "GPURENT_VAST_API_URL", "",
      "Vast.ai API base URL", false},
+    {"allow_insecure_http", ConfigType::boolean, "false", "GPURENT_ALLOW_INSECURE_HTTP", "",
+     "send API keys and the Hub token over plain http:// to another machine too (a warning each time; loopback is always allowed)", false},
     {"prices", ConfigType::number, "", "", "",
      "[prices.<provider>] \"<card>\" or \"<card>x<gpus>\" = USD per hour for the whole server", false},
 }};
@@ -107,6 +109,10 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
   if (text.empty()) {
     return fail(Errc::invalid_input, what + ": empty value; remove the key to unset it");
   }
+  if (k.type == ConfigType::boolean) {
+    TRY_ASSIGN(c.allow_insecure_http, parse_config_bool(k.name, text));
+    return {};
+  }
   std::string value = text;
   if (k.type == ConfigType::url && !value.starts_with("http://") && !value.starts_with("https://")) {
     return fail(Errc::invalid_input, what + ": `" + value.substr(0, 60) + "` is not an http(s) URL");
@@ -125,10 +131,22 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
   return {};
 }
 
+Result<bool> parse_config_bool(std::string_view key, std::string_view text)
+{
+  const std::string t = to_lower(trim(text));
+  if (t == "true" || t == "1" || t == "yes") {
+    return true;
+  }
+  if (t == "false" || t == "0" || t == "no") {
+    return false;
+  }
+  return fail(Errc::invalid_input, std::string(key) + ": expected true or false, got `" + std::string(text.substr(0, 40)) + "`");
+}
+
 void apply_defaults(Config& c)
 {
   for (const auto& k : k_keys) {
-    if (!k.default_text.empty() && k.type != ConfigType::number) {
+    if (!k.default_text.empty() && k.type != ConfigType::number && k.type != ConfigType::boolean) {
       *string_field(c, k.name) = std::string(k.default_text);
     }
   }
@@ -164,6 +182,9 @@ std::optional<std::string> Config::text(std::string_view key) const
     std::ostringstream os;
     os << offers_max_age_hours;
     return os.str();
+  }
+  if (key == "allow_insecure_http") {
+    return std::string(allow_insecure_http ? "true" : "false");
   }
   if (key == "prices") {
     return price_overrides.empty() ? std::nullopt

@@ -21,7 +21,7 @@ struct Services;
 enum class ConfigOrigin { default_value, file, env, flag };
 [[nodiscard]] std::string_view origin_name(ConfigOrigin o) noexcept;  // "default", "file", "env", "flag"
 
-enum class ConfigType { text, number, path, url, provider };
+enum class ConfigType { text, number, path, url, provider, boolean };
 
 struct ConfigKeyInfo {
   std::string_view name;          // key in the file, e.g. "budget_usd"
@@ -50,6 +50,7 @@ struct Config {
   std::optional<std::string> lambda_api_url;
   std::optional<std::string> runpod_api_url;
   std::optional<std::string> vast_api_url;
+  bool allow_insecure_http = false;  // credentials may go over plain HTTP to another machine (with a warning)
   std::vector<Offer> price_overrides;  // [prices.<provider>], price_origin "config"
   std::vector<Card> cards;             // [cards.<id>]: cards added or overridden (origin "config")
   std::vector<ModelArch> models;      // [models.<name>]: models added or overridden (data/models.json's keys)

@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/config_edit.hpp"
+#include "cli/secret_prompt.hpp"
 #include "cli/services.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
@@ -37,6 +38,8 @@ nlohmann::json key_json(const Config& c, const ConfigKeyInfo& k)
     j["value"] = to_units(*c.budget, 2);
   } else if (k.name == "offers_max_age_hours") {
     j["value"] = c.offers_max_age_hours;
+  } else if (k.type == ConfigType::boolean) {
+    j["value"] = *v == "true";
   } else {
     j["value"] = *v;
   }
@@ -191,8 +194,31 @@ Result<void> run_init(Services& s, bool force)
   return {};
 }
 
-Result<void> run_set(Services& s, const std::string& key, const std::string& value)
+// The value of `config set KEY [VALUE]`: "-" reads it from standard input; none asks for it on
+// the terminal with echo off (never on the command line, where history and `ps` keep it).
+Result<std::string> set_value(Services& s, const std::string& key, const std::optional<std::string>& given)
 {
+  const std::string what = "config set " + key;
+  if (given && *given != "-") {
+    if (config_key_is_secret(key)) {
+      report_warning(s, "a secret on the command line stays in the shell's history and shows in `ps`; next time use "
+                        "`gpurent config set " + key + " -` (standard input) or leave the value out to be asked");
+    }
+    return *given;
+  }
+  if (given) {
+    return read_value_line(s.in, what + " -");
+  }
+  if (!s.stdin_tty) {
+    return fail(Errc::usage, what + ": no VALUE given and standard input is not a terminal to ask on; give the value on "
+                                    "standard input with `-`, e.g. `gpurent config set " + key + " - < FILE`");
+  }
+  return read_hidden_line(s.in, s.err, key + (config_key_is_secret(key) ? " (typing is not shown): " : ": "), what);
+}
+
+Result<void> run_set(Services& s, const std::string& key, const std::optional<std::string>& given)
+{
+  TRY_ASSIGN(const std::string value, set_value(s, key, given));
   TRY_ASSIGN(const std::string path, writable_path(s));
   TRY_ASSIGN(const auto existing, read_config_file(path));
   TRY_ASSIGN(const std::string text, config_set_text(existing.value_or(""), key, value));
@@ -324,9 +350,12 @@ void add_config_command(CLI::App& app, Services& s)
   auto kv = std::make_shared<std::pair<std::string, std::string>>();
   auto* set = sub->add_subcommand("set", "set KEY to VALUE in the config file, keeping its comments");
   set->add_option("key", kv->first, "a key of `gpurent config show`, or prices.<provider>.<card>")->required();
-  set->add_option("value", kv->second, "the value (USD, hours, a path, a URL, a provider name, a secret)")->required();
-  set->callback([&s, kv] {
-    if (auto r = run_set(s, kv->first, kv->second); !r) {
+  auto* value = set->add_option("value", kv->second,
+                  "the value (USD, hours, a path, a URL, a provider name, true/false); `-` reads it from standard input, "
+                  "none asks on the terminal without echo (for secrets)");
+  set->callback([&s, kv, value] {
+    const auto given = value->count() > 0 ? std::optional<std::string>(kv->second) : std::nullopt;
+    if (auto r = run_set(s, kv->first, given); !r) {
       s.exit_code = report_error(s, r.error());
     }
   });

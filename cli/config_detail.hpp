@@ -21,6 +21,8 @@ namespace gpurent::config_detail {
 // Stores a validated value; `number` is used for number keys, `text` for the others.
 [[nodiscard]] Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, std::optional<double> number,
                                   const std::map<std::string, std::string>& env);
+// true/false (also 1/0, yes/no) of a boolean key, from the file, the environment or a flag.
+[[nodiscard]] Result<bool> parse_config_bool(std::string_view key, std::string_view text);
 // The built-in defaults of the text keys (the URLs).
 void apply_defaults(Config& c);
 

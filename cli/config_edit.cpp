@@ -16,7 +16,7 @@ namespace {
 std::string example_value(const ConfigKeyInfo& k)
 {
   if (!k.default_text.empty()) {
-    return k.type == ConfigType::number ? std::string(k.default_text) : "\"" + std::string(k.default_text) + "\"";
+    return k.type == ConfigType::number || k.type == ConfigType::boolean ? std::string(k.default_text) : "\"" + std::string(k.default_text) + "\"";
   }
   if (k.name == "budget_usd") {
     return "100";
@@ -161,6 +161,13 @@ Result<Target> target_for(std::string_view key, std::string_view value)
       known += (known.empty() ? "" : ", ") + std::string(k.name == "prices" ? "prices.<provider>.<card>" : k.name);
     }
     return fail(Errc::usage, "config key `" + std::string(key.substr(0, 40)) + "`: unknown; known keys: " + known);
+  }
+  if (info->type == ConfigType::boolean) {
+    const std::string b = to_lower(trim(value));
+    if (b != "true" && b != "false") {
+      return fail(Errc::usage, "config " + std::string(key) + ": `" + std::string(value.substr(0, 40)) + "` is not true or false");
+    }
+    return Target{{}, std::string(key), b};
   }
   if (info->type == ConfigType::number) {
     if (!parse_decimal(value)) {

@@ -177,12 +177,19 @@ Result<void> apply_file(Config& c, const TomlDocument& doc, std::string_view lab
     }
     std::optional<double> number;
     std::string text;
+    if (k->type == ConfigType::boolean && e.value.kind != TomlValue::Kind::boolean) {
+      TRY(problem(at + ": `" + e.key + "` takes true or false (no quotes)"));
+      continue;
+    }
     if (e.value.kind == TomlValue::Kind::number) {
       number = e.value.number;
       text = "number";
     } else if (e.value.kind == TomlValue::Kind::boolean) {
-      TRY(problem(at + ": `" + e.key + "` does not take true/false"));
-      continue;
+      if (k->type != ConfigType::boolean) {
+        TRY(problem(at + ": `" + e.key + "` does not take true/false"));
+        continue;
+      }
+      text = e.value.boolean ? "true" : "false";
     } else {
       if (k->type == ConfigType::number) {
         TRY(problem(at + ": `" + e.key + "` must be a number, not a string"));

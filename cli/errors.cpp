@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/services.hpp"
+#include "common/terminal_text.hpp"
 
 namespace gpurent {
 namespace {
@@ -63,7 +64,8 @@ ErrorText error_text(const Error& e, std::string_view command)
 {
   // A "; " inside (parentheses), [brackets], `backticks` or "double quotes" belongs to what
   // they enclose (a quoted command, a cause given in parentheses), not to the sentence.
-  const std::string& m = e.message;
+  // Messages quote what providers, the Hub and servers answered: never their control characters.
+  const std::string m = escape_controls(e.message);
   bool backticked = false;
   bool quoted = false;
   int depth = 0;

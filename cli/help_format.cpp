@@ -97,7 +97,7 @@ public:
                   k_help_width) +
              "\n";
     } else {
-      out += "Global options, before or after the command: --json, --no-color, -y/--yes, -v/--verbose\n";
+      out += "Global options, anywhere on the line: --json, --no-color, -y/--yes, -v/--verbose, --insecure-http\n";
     }
     const auto examples = command_examples(path);
     if (!examples.empty()) {

@@ -8,6 +8,7 @@
 #include <istream>
 #include <ostream>
 
+#include "cli/credential_guard.hpp"
 #include "cli/services.hpp"
 #include "common/clock.hpp"
 #include "common/text.hpp"
@@ -78,10 +79,21 @@ Result<ProviderHandle> open_provider(Services& s, const Config& cfg, std::string
   DriverSettings settings;
   settings.api_key = **key_of(cfg, name);
   settings.base_url = url_of(cfg, name).value_or("");
+  std::string url_source = config_value_source(cfg, std::string(name) + "_api_url");
   if (auto env_url = s.getenv(std::string(driver->url_env))) {
     settings.base_url = *env_url;
+    url_source = driver->url_env;
   }
-  settings.graphql_url = s.getenv("GPURENT_RUNPOD_GRAPHQL_URL").value_or("");
+  // The key goes to every URL the driver sends it to: over https, or plain http to this machine.
+  const std::string credential = "the " + std::string(name) + " API key";
+  TRY(guard_credential_url(s, cfg, settings.base_url.empty() ? driver->default_url : settings.base_url, credential,
+                           url_source));
+  if (name == "runpod") {
+    settings.graphql_url = s.getenv("GPURENT_RUNPOD_GRAPHQL_URL").value_or("");
+    if (!settings.graphql_url.empty()) {
+      TRY(guard_credential_url(s, cfg, settings.graphql_url, credential, "GPURENT_RUNPOD_GRAPHQL_URL"));
+    }
+  }
   TRY_ASSIGN(HttpClient* raw, s.http());
   RetryPolicy policy;
   policy.min_intervals = driver->rate_limits;

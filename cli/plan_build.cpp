@@ -44,7 +44,7 @@ std::string params_label(std::uint64_t n)
   return v + "B";
 }
 
-Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
+Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, const PlanOptions& o)
 {
   if (o.params) {
     ResolvedPlanModel m;
@@ -63,11 +63,11 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const PlanOptions& o)
     return m;
   }
   // A local checkpoint, the cache or the Hub: the IO module is loaded only if a fetch is needed.
-  ResolveOptions ro = resolve_options_from(s, o.offline);
+  ResolveOptions ro = resolve_options_from(s, cfg, o.offline);
   ro.prefer_gguf = o.engine == Engine::llama_cpp || o.engine == Engine::ollama;
   ro.gguf_type = o.weights && is_gguf(*o.weights) ? std::string(to_string(*o.weights)) : std::string();
   ro.gguf = o.gguf;
-  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, ro, s.http));
+  TRY_ASSIGN(ResolvedModel resolved, resolve_model(o.model, ro, hub_http(s, cfg, ro)));
   for (const auto& w : resolved.warnings) {
     report_warning(s, w);
   }
@@ -192,7 +192,7 @@ std::optional<std::string> per_dollar_hint(const PlanResult& res)
 Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::span<const ProviderInfo> providers)
 {
   TRY_ASSIGN(const Config cfg, load_config(s));
-  TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, o));
+  TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, cfg, o));
   PlanReport r;
   TRY_ASSIGN(const JobSpec job, make_job(o, model.arch, &r.defaults));
   const SpeedLoad& load = o.request.size.load;

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli/errors.hpp"
+#include "common/terminal_text.hpp"
 #include "common/text.hpp"
 
 namespace gpurent {
@@ -33,7 +34,7 @@ int report_error(Services& s, const Error& e)
 void report_warning(Services& s, std::string_view message)
 {
   const bool color = s.color_err();
-  s.err << (color ? "\x1b[1;33mgpurent: warning:\x1b[0m " : "gpurent: warning: ") << message << '\n';
+  s.err << (color ? "\x1b[1;33mgpurent: warning:\x1b[0m " : "gpurent: warning: ") << escape_controls(message) << '\n';
 }
 
 }  // namespace gpurent

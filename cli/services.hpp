@@ -25,6 +25,7 @@ struct GlobalOptions {
   bool no_color = false;
   bool yes = false;
   bool verbose = false;
+  bool insecure_http = false;  // --insecure-http: credentials may go over plain HTTP to another machine
 };
 
 struct Services {

@@ -22,6 +22,7 @@
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "cli/start_support.hpp"
+#include "common/terminal_text.hpp"
 #include "cli/up_choice.hpp"
 #include "cli/up_group.hpp"
 #include "cli/ssh_options.hpp"
@@ -85,7 +86,7 @@ nlohmann::json server_view(const ServerRecord& r)
 // billing stopped and what the short life cost.
 Error destroy_created(Services& s, Provider& p, StateStore& store, const ServerRecord& rec, const Error& why)
 {
-  s.err << "gpurent: " << why.message << "\ngpurent: destroying " << rec.name << " (" << rec.provider_id
+  s.err << "gpurent: " << escape_controls(why.message) << "\ngpurent: destroying " << rec.name << " (" << rec.provider_id
         << "), which was created for nothing\n";
   auto d = destroy_tracked(s, p, store, rec, "up failed: " + why.message, false);
   if (!d) {
@@ -447,7 +448,7 @@ Result<ServerRecord> run_up(Services& s, const UpOptions& o, nlohmann::json& pla
                        ? Result<std::optional<Instance>>(std::optional<Instance>{})
                        : find_named(p, s.clock, name, wait_options(s));
       if (found && found->has_value()) {
-        s.err << "gpurent: the create call failed (" << create_error.message << "), but " << info.name << " has "
+        s.err << "gpurent: the create call failed (" << escape_controls(create_error.message) << "), but " << info.name << " has "
               << name << " (" << (*found)->id << "): tracking it\n";
         launched = **found;
       } else if (found || !is_transient(create_error) || create_error.not_sent) {

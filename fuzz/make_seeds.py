@@ -409,6 +409,29 @@ def autostop(out):
     write(out, "fuzz_autostop_log", "state-none", bytes([2]) + b"gpurent-autostop-state-1\0none\0")
 
 
+def vast_lists(out):
+    """Vast's list answers: pages of GET /api/v1/instances/ and GET /ssh/."""
+    for name in ("instances_v1_page1.json", "instances_v1_page2.json", "instances.json", "ssh_keys.json"):
+        p = os.path.join(DATA, "vast", name)
+        if os.path.exists(p):
+            write(out, "fuzz_vast_lists", name, read(p))
+    write(out, "fuzz_vast_lists", "page-token.json", '{"instances": [], "next_token": "a b&c#d"}')
+    write(out, "fuzz_vast_lists", "keys-wrapped.json",
+          '{"ssh_keys": [{"id": 1, "key": "ssh-ed25519 AAAA a", "deleted_at": null},'
+          ' {"id": 2, "public_key": "ssh-rsa AAAA b", "deleted_at": "2024-01-01"}]}')
+    write(out, "fuzz_vast_lists", "not-found.json", '{"success": false, "error": "not_found", "msg": "No SSH keys found"}')
+
+
+def autostop_arm(out):
+    """What arming the watchdog prints: armed, or an error."""
+    write(out, "fuzz_autostop_arm", "armed", b"gpurent-autostop\0armed\0setsid\04242\0yes\0no\0")
+    write(out, "fuzz_autostop_arm", "armed-nohup", b"gpurent-autostop\0armed\0nohup\0\0no\0yes\0")
+    write(out, "fuzz_autostop_arm", "error-backup", b"gpurent-autostop\0error\0backup-unreachable\0")
+    write(out, "fuzz_autostop_arm", "error-credential", b"gpurent-autostop\0error\0credential\0")
+    write(out, "fuzz_autostop_arm", "error-mkdir", b"gpurent-autostop\0error\0mkdir\0")
+    write(out, "fuzz_autostop_arm", "shell-noise", b"Welcome!\n\x1b[31mmotd\x1b[0m\ngpurent-autostop\0armed\0sh\0")
+
+
 def main():
     if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -418,7 +441,7 @@ def main():
         return 2
     out = sys.argv[1]
     for make in (oom, config, model_config, hf_hub, hf_listing, backup_agent, tar, doctor, providers, remote_listing, manifest,
-                 offer_cache, state_rows, values, headers, push_job, autostop):
+                 offer_cache, state_rows, values, headers, push_job, autostop, vast_lists, autostop_arm):
         make(out)
     return 0
 

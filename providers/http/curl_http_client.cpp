@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/http_client.hpp"
+#include "providers/http/url_policy.hpp"
 
 namespace gpurent {
 namespace {
@@ -130,8 +131,12 @@ public:
       curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
       curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
       curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-      curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-      // The Authorization header is only sent to the host the request names, not to redirects.
+      // From https only to https (providers/http/url_policy.hpp): a redirect never downgrades.
+      const std::string protocols(redirect_protocols(req.url));
+      curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, protocols.c_str());
+      // The Authorization header is only sent to the host the request names, not to redirects
+      // (libcurl >= 7.58 drops a custom Authorization header when the host changes, >= 7.83 also
+      // when the port or scheme does; CURLOPT_UNRESTRICTED_AUTH would lift that and stays off).
       curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
     } else if (req.method == "HEAD") {
       curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
@@ -146,6 +151,17 @@ public:
       if (t.too_large) {
         return fail(Errc::invalid_input, "HTTP " + what + ": the response is larger than " +
                                              std::to_string(t.cap) + " bytes; refusing to read more");
+      }
+      if (rc == CURLE_UNSUPPORTED_PROTOCOL) {
+        char* next = nullptr;
+        curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &next);
+        const std::string to = next != nullptr ? next : "";
+        if (!to.empty() && is_redirect_downgrade(req.url, to)) {
+          const auto origin = url_origin(to);
+          return fail(Errc::refused, "HTTP " + what + ": the server redirected to " + (origin ? origin->text() : redacted(to)) +
+                                         " (plain HTTP), and a redirect from https is never followed to http; use an "
+                                         "endpoint that stays on https");
+        }
       }
       if (rc == CURLE_OPERATION_TIMEDOUT) {
         return fail(Errc::timeout, "HTTP " + what + ": timed out after " + std::to_string(total_ms) +

@@ -59,6 +59,8 @@ std::vector<Setting> settings()
       {"runpod_api_key", "rp_tab\there", "rp_tab\there"},
       {"hf_endpoint", "http://127.0.0.1:9999/hub", "http://127.0.0.1:9999/hub"},
       {"vast_api_url", "https://vast.example/api/v0", "https://vast.example/api/v0"},
+      {"allow_insecure_http", "true", "true"},
+      {"allow_insecure_http", "False", "false"},
       {"prices.gpucloud.rtx-pro-6000", "1.6", ""},
       {"prices.runpod.l4x2", "0.9", ""},
       {"prices.cloudgpu.a100-80gb-sxm", "2.25", ""},
@@ -244,4 +246,61 @@ TEST_CASE("config init/set/get: a 0600 template, edits kept, values read back", 
   r = h.run({"config", "init", "--force"});
   CHECK(r.code == 0);
   CHECK(fs::exists(file.string() + ".bak"));
+}
+
+TEST_CASE("config set KEY -: the value from standard input, never on stdout", "[cli][config][credentials]")
+{
+  const gpurent::test::TempDir tmp("gpurent-config-stdin");
+  gpurent::test::CliHarness h;
+  h.env["XDG_CONFIG_HOME"] = tmp.path().string();
+  const fs::path file = tmp.path() / "gpurent" / "config.toml";
+  const auto file_text = [&] {
+    std::ifstream in(file);
+    std::stringstream t;
+    t << in.rdbuf();
+    return t.str();
+  };
+
+  h.stdin_text = "rk_from_stdin_4711\r\nsecond line is not read\n";
+  auto r = h.run({"config", "set", "runpod_api_key", "-"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(file_text(), Catch::Contains("runpod_api_key = \"rk_from_stdin_4711\""));
+  CHECK(r.out.find("rk_from") == std::string::npos);
+  CHECK(r.err.find("rk_from") == std::string::npos);
+  CHECK_THAT(r.out, Catch::Contains("***set***"));
+  CHECK((fs::status(file).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+
+  h.stdin_text = "rk_json\n";
+  r = h.run({"config", "set", "runpod_api_key", "-", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["value"] == "***set***");
+  CHECK_THAT(file_text(), Catch::Contains("\"rk_json\""));
+
+  // Not only secrets: any key.
+  h.stdin_text = "50\n";
+  REQUIRE(h.run({"config", "set", "budget_usd", "-"}).code == 0);
+  CHECK_THAT(file_text(), Catch::Contains("budget_usd = 50"));
+
+  // Nothing on standard input: an error, the file as it was.
+  const std::string before = file_text();
+  h.stdin_text = "";
+  r = h.run({"config", "set", "runpod_api_key", "-"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("nothing on standard input"));
+  CHECK(file_text() == before);
+
+  // No value and no terminal to ask on: a usage error that says to use `-`.
+  h.stdin_text = "rk_never_read\n";
+  r = h.run({"config", "set", "runpod_api_key"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("`-`") && Catch::Contains("not a terminal"));
+  CHECK(file_text() == before);
+
+  // A secret given on the command line still works, with a warning about history and ps.
+  h.stdin_text = "";
+  r = h.run({"config", "set", "runpod_api_key", "rk_argv"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Catch::Contains("warning") && Catch::Contains("config set runpod_api_key -"));
+  CHECK(r.err.find("rk_argv") == std::string::npos);
 }

@@ -412,12 +412,12 @@ TEST_CASE("Exit codes: offers --refresh, nothing fetched is an error, one provid
   Sandbox box;
   box.h.env["LAMBDA_API_KEY"] = "test-key";
   box.h.env["VAST_API_KEY"] = "test-key";
-  box.h.env["GPURENT_LAMBDA_API_URL"] = "http://lambda.test";
-  box.h.env["GPURENT_VAST_API_URL"] = "http://vast.test";
-  box.http.fail_with("POST http://vast.test/bundles/", gpurent::Error{gpurent::Errc::unavailable, "vast.test: connection refused"});
+  box.h.env["GPURENT_LAMBDA_API_URL"] = "https://lambda.test";
+  box.h.env["GPURENT_VAST_API_URL"] = "https://vast.test";
+  box.http.fail_with("POST https://vast.test/bundles/", gpurent::Error{gpurent::Errc::unavailable, "vast.test: connection refused"});
   SECTION("both fail: nothing fetched, the built-in table answers: partial, exit 4, the reasons named")
   {
-    box.http.fail_with("GET http://lambda.test/api/v1/instance-types",
+    box.http.fail_with("GET https://lambda.test/api/v1/instance-types",
                        gpurent::Error{gpurent::Errc::unavailable, "lambda.test: connection refused"});
     const CliRun r = box.h.run({"offers", "--refresh", "--json"});
     const Json j = check_error_document(r);
@@ -436,7 +436,7 @@ TEST_CASE("Exit codes: offers --refresh, nothing fetched is an error, one provid
   }
   SECTION("lambda answers, vast fails: partial, exit 4")
   {
-    box.http.on("GET http://lambda.test/api/v1/instance-types", 200, gpurent::test::read_fixture("lambda/instance_types.json"));
+    box.http.on("GET https://lambda.test/api/v1/instance-types", 200, gpurent::test::read_fixture("lambda/instance_types.json"));
     const CliRun r = box.h.run({"offers", "--refresh", "--json"});
     const Json j = check_error_document(r);
     CHECK(r.code == 4);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_harness.hpp"
+#include "cli/config.hpp"
 #include "cli/model_options.hpp"
 #include "cli/services.hpp"
 #include "fakes/fake_clock.hpp"
@@ -60,16 +61,17 @@ TEST_CASE("resolve_options_from: environment of the process, never getenv", "[cl
   gpurent::test::FakeClock clock;
   gpurent::Services s{out, err, in, {{"HF_ENDPOINT", "http://127.0.0.1:9/"}, {"HF_TOKEN", "hf_x"},
                                      {"XDG_CACHE_HOME", "/tmp/xdg"}, {"HOME", "/home/u"}}, clock};
-  const auto o = gpurent::resolve_options_from(s, true);
+  const auto cfg = [&] { return gpurent::config_from("", "config.toml", s.env).value(); };
+  const auto o = gpurent::resolve_options_from(s, cfg(), true);
   CHECK(o.endpoint == "http://127.0.0.1:9");
   CHECK(o.token == "hf_x");
   CHECK(o.cache_dir == "/tmp/xdg/gpurent/hf");
   CHECK(o.offline);
   s.env = {{"HOME", "/home/u"}};
-  const auto d = gpurent::resolve_options_from(s, false);
+  const auto d = gpurent::resolve_options_from(s, cfg(), false);
   CHECK(d.endpoint == "https://huggingface.co");
   CHECK_FALSE(d.token);
   CHECK(d.cache_dir == "/home/u/.cache/gpurent/hf");
   s.env.clear();
-  CHECK(gpurent::resolve_options_from(s, false).cache_dir.empty());
+  CHECK(gpurent::resolve_options_from(s, cfg(), false).cache_dir.empty());
 }

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string k_runpod = "http://runpod.test/v1";
+const std::string k_runpod = "https://runpod.test/v1";
 
 class UpHarness {
 public:
@@ -44,8 +44,8 @@ public:
     h.env["LAMBDA_API_KEY"] = "lambda-test-key";
     h.env["VAST_API_KEY"] = "vast-test-key";
     h.env["GPURENT_RUNPOD_API_URL"] = k_runpod;
-    h.env["GPURENT_LAMBDA_API_URL"] = "http://lambda.test";
-    h.env["GPURENT_VAST_API_URL"] = "http://vast.test/api/v0";
+    h.env["GPURENT_LAMBDA_API_URL"] = "https://lambda.test";
+    h.env["GPURENT_VAST_API_URL"] = "https://vast.test/api/v0";
     h.env["GPURENT_POLL_MS"] = "10";
     const fs::path db = m_dir / "state" / "state.db";
     gpurent::Result<std::unique_ptr<gpurent::StateStore>> opened = std::unexpected(gpurent::Error{});
@@ -365,7 +365,7 @@ std::string gpu_types(double price)
       .dump();
 }
 
-const std::string k_graphql = "http://runpod.test/graphql";
+const std::string k_graphql = "https://runpod.test/graphql";
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A local test double of the Hugging Face Hub's file endpoint (127.0.0.1, random port).
+"""A local test double of the Hugging Face Hub's file endpoint (127.0.0.1, or --bind ADDR; random port).
 
 GET /{org}/{name}/resolve/main/{file}:
   acme/tiny-llama      config.json + model.safetensors.index.json (not in gpurent's catalogue)
@@ -187,7 +187,7 @@ class Handler(Responder):
             self.send(404, b'{"error":"Entry not found"}')
             return True
         if rel.endswith(LFS_SUFFIXES):
-            cdn = f"http://127.0.0.1:{self.server.cdn_port}/cdn/{parts[1]}/{parts[2]}/{urllib.parse.quote(rel)}"
+            cdn = f"http://{self.server.server_address[0]}:{self.server.cdn_port}/cdn/{parts[1]}/{parts[2]}/{urllib.parse.quote(rel)}"
             size = os.path.getsize(path)
             body = b"Found. Redirecting"
             self.send(302, b"" if head else body, "text/plain",
@@ -240,14 +240,15 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--idle", type=float, default=60.0)
     ap.add_argument("--files", help="directory of repositories: <org>/<name>/<files>")
+    ap.add_argument("--bind", default="127.0.0.1", help="the address to listen on (a test's own network namespace)")
     args = ap.parse_args()
-    srv = Server(("127.0.0.1", 0), Handler)
+    srv = Server((args.bind, 0), Handler)
     srv.log = args.log
     srv.log_lock = threading.Lock()
     srv.files = args.files
     srv.last = time.time()
     srv.timeout = 0.2
-    cdn = Server(("127.0.0.1", 0), CdnHandler)
+    cdn = Server((args.bind, 0), CdnHandler)
     cdn.hub = srv
     srv.cdn_port = cdn.server_address[1]
     threading.Thread(target=cdn.serve_forever, daemon=True).start()

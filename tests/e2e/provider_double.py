@@ -2,8 +2,8 @@
 """One local HTTP test double of the Lambda, RunPod and Vast APIs (shapes per their published
 API documents: Lambda Cloud API v1.10.0, https://docs-api.lambda.ai/api/cloud; RunPod API 0.1.0,
 https://docs.runpod.io/api-reference/openapi.json; Vast, https://github.com/vast-ai/docs
-api-reference/openapi/yaml; providers/<name>/README.md), on 127.0.0.1 and a random port written to
---port-file. Its running servers are real: each gets an OpenSSH sshd on loopback
+api-reference/openapi/yaml; providers/<name>/README.md), on 127.0.0.1 (or --bind ADDR) and a random
+port written to --port-file. Its running servers are real: each gets an OpenSSH sshd on loopback
 (tests/e2e/sshd.sh), with the public key of the create call authorized.
 
 Base URLs: http://127.0.0.1:PORT/lambda, /runpod/v1 (GraphQL: /runpod/graphql), /vast/api/v0 (and the
@@ -464,12 +464,13 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--state-dir", required=True)
     ap.add_argument("--key", default="test-key")
+    ap.add_argument("--bind", default="127.0.0.1", help="the address to listen on (a test's own network namespace)")
     ARGS = ap.parse_args()
     def on_term(*_):
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, on_term)
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = ThreadingHTTPServer((ARGS.bind, 0), Handler)
     srv.daemon_threads = True
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as f:
