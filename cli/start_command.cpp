@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/group_support.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 #include "cli/start_support.hpp"
@@ -69,6 +70,7 @@ void add_start_command(CLI::App& app, Services& s)
   sub->add_flag("--accept-new-host-key", opts->ssh.accept_new_host_key,
                 "trust and record a host key the server did not have before (RunPod re-creates the container on start)");
   sub->callback([&s, opts] {
+    InterruptWatch watch(s);  // Ctrl-C while waiting: left as the provider reports it, said so (exit 4)
     if (for_group_named(s, *opts, &StartCommandOptions::name, run_start_command)) {
       return;
     }

@@ -2,8 +2,9 @@
 // `gpurent up`: rents a server from a provider with an API. The server is recorded (state
 // `creating`) BEFORE the create call; idempotent on --name; anything that fails after the
 // create call destroys what was created and says so. A tracked server of that name that is
-// stopped (or was left booting) is started instead (cli/start_support.hpp), never destroyed. With --from-plan MODEL, the provider,
-// card and GPU count are the cheapest fit that `plan` finds among the providers with an API.
+// stopped (or was left booting) is started instead (cli/start_support.hpp), never destroyed.
+// With --from-plan MODEL, the provider, card and GPU count are the cheapest fit that `plan`
+// finds among the providers with an API.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -274,8 +275,7 @@ Result<ServerRecord> resume_tracked(Services& s, const Config& cfg, StateStore& 
     return fail(Errc::refused, "'" + rec.name + "' is " + std::string(to_string(rec.status)) +
                                    " at " + rec.provider + "; `up` does not resume that: see `gpurent status --refresh " + rec.name + "`");
   }
-  SshFlags flags = o.ssh;
-  TRY_ASSIGN(const StartReport r, start_tracked(s, cfg, store, rec, StartRequest{flags, o.no_wait, "gpurent start"}));
+  TRY_ASSIGN(const StartReport r, start_tracked(s, cfg, store, rec, StartRequest{o.ssh, o.no_wait, "gpurent start"}));
   changes = r.changes;
   return r.record;
 }

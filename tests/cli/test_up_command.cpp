@@ -574,7 +574,7 @@ TEST_CASE("up --nodes: a member whose create answer was lost is not 'destroyed' 
   CHECK_FALSE(has(r.err, "destroying g-0"));
 }
 
-TEST_CASE("start: SSH commands on a stopped record point at `start`; an attached server, a provider without start and "
+TEST_CASE("start: SSH commands on a stopped record point at start, and an attached server, a provider without start and "
           "no confirmation are refused, nothing started or destroyed", "[cli][start]")
 {
   UpHarness u;
