@@ -213,7 +213,7 @@ Result<std::string> set_value(Services& s, const std::string& key, const std::op
     return fail(Errc::usage, what + ": no VALUE given and standard input is not a terminal to ask on; give the value on "
                                     "standard input with `-`, e.g. `gpurent config set " + key + " - < FILE`");
   }
-  return read_hidden_line(s.in, s.err, key + (config_key_is_secret(key) ? " (typing is not shown): " : ": "), what);
+  return read_hidden_line(s.in, s.err, key + " (typing is not shown): ", what);
 }
 
 Result<void> run_set(Services& s, const std::string& key, const std::optional<std::string>& given)
