@@ -48,6 +48,12 @@ void print_push_line(Services& s, const PushReport& r)
   if (!r.deleted.empty()) {
     s.err << "; deleted " << r.deleted.size() << " path(s) no longer in the local directory (--delete)";
   }
+  if (r.delete_without_record) {
+    s.err << "; deleted nothing: no record of an earlier push (--delete; this push wrote one)";
+  }
+  if (!r.never_pushed.empty()) {
+    s.err << "; kept " << r.never_pushed.size() << " path(s) gpurent never pushed (job outputs?)";
+  }
   s.err << "\n";
 }
 
