@@ -95,7 +95,7 @@ TEST_CASE("plan_push_deletions: never a path that is not inside the directory", 
   CHECK(doomed({}, {}, there) == std::vector<std::string>{"ok"});
 }
 
-TEST_CASE("plan_push_deletions: only what an earlier push sent; job outputs are kept, and the directories holding them",
+TEST_CASE("plan_push_deletions: only what an earlier push sent, job outputs are kept and the directories holding them",
           "[sync][push][delete][record]")
 {
   const std::vector<LocalEntry> local = {local_dir("src"), local_file("src/a.py")};
@@ -172,7 +172,7 @@ TEST_CASE("plan_push_deletions over random trees: never a path that was not push
   }
 }
 
-TEST_CASE("push record: written and read back; another server or directory is not this record", "[sync][push][record]")
+TEST_CASE("push record: written and read back, another server or directory is not this record", "[sync][push][record]")
 {
   const PathSet paths = {"a", "a/b c", "x\ny", "-rf", "dir/.hidden"};
   const auto text = write_push_record("server 7 gpu1", "~/gpurent/proj", paths);
