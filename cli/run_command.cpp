@@ -208,7 +208,8 @@ void add_run_command(CLI::App& app, Services& s)
   sub->add_option("--allow-secret", opts->allow_secrets, "push this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_flag("--delete", opts->delete_extra,
-                "the push also deletes from the server what --workdir no longer has (as `push --delete`; --yes to confirm)");
+                "the push also deletes from the server what an earlier push sent and --workdir no longer has, never job outputs "
+                "(as `push --delete`; --yes to confirm)");
   sub->add_flag("--no-push", opts->no_push, "do not push; run in the remote directory as it is");
   sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
