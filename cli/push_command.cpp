@@ -2,7 +2,7 @@
 // `gpurent push NAME [LOCAL_DIR] [--to REMOTE_DIR] [--exclude GLOB]... [--with-git]
 // [--allow-secret PATH]... [--delete] [--json]`: an incremental, verified upload of what git
 // would commit (or, outside git, of what .gitignore leaves), with .gpurentignore and --exclude on
-// top; refuses likely secrets; says what it left out; --delete removes what LOCAL_DIR lost.
+// top; refuses likely secrets; says what it left out; --delete removes what an earlier push sent and LOCAL_DIR lost.
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
@@ -79,7 +79,8 @@ void add_push_command(CLI::App& app, Services& s)
   sub->add_option("--allow-secret", opts->allow_secrets, "send this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);
   sub->add_flag("--delete", opts->delete_extra,
-                "also delete from the server what LOCAL_DIR no longer has (never .git, ignored or excluded paths); "
+                "also delete from the server what an earlier push sent and LOCAL_DIR no longer has (never what gpurent did not "
+                "push, such as job outputs, nor .git, ignored or excluded paths); "
                 "says what first and asks (--yes to confirm)");
   add_streams_flag(*sub, opts->streams);
   add_ssh_flags(*sub, opts->ssh);

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "cli/push_support.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fmt/format.h>
+#include <fstream>
+#include <sstream>
 
 #include "cli/backup_place.hpp"
 #include "cli/config.hpp"
@@ -13,6 +21,7 @@
 #include "common/rounding.hpp"
 #include "common/units.hpp"
 #include "providers/state_store.hpp"
+#include "sync/push_record.hpp"
 
 namespace gpurent {
 namespace {
@@ -68,6 +77,91 @@ nlohmann::json findings_json(const std::vector<SecretFinding>& findings)
 std::string short_commit(const std::string& id)
 {
   return id.substr(0, 12);
+}
+
+// The server as the record of pushes names it: a tracked server by its record id and name (its
+// address may change across a stop and start), a --host destination by user@host:port.
+std::string record_key(const JobServer& server)
+{
+  if (server.record) {
+    return fmt::format("server {} {}", server.record->id, server.record->name);
+  }
+  return "host " + server.target;
+}
+
+Result<std::filesystem::path> record_path(Services& s, const JobServer& server, const std::string& remote_dir)
+{
+  TRY_ASSIGN(const auto dir, state_dir([&](const std::string& k) { return s.getenv(k); }));
+  return dir / "push-records" / push_record_file_name(record_key(server), remote_dir);
+}
+
+// The record of earlier pushes; nullopt when there is none, or (with a warning) when it cannot
+// be read or is damaged: then nothing counts as pushed before.
+std::optional<PathSet> load_push_record(Services& s, const JobServer& server, const std::string& remote_dir)
+{
+  const auto path = record_path(s, server, remote_dir);
+  if (!path) {
+    return std::nullopt;
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(*path, ec)) {
+    return std::nullopt;
+  }
+  const auto size = std::filesystem::file_size(*path, ec);
+  std::string text;
+  if (!ec && size <= k_push_record_max_bytes + 4096) {
+    std::ifstream in(*path, std::ios::binary);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    text = in ? buf.str() : std::string();
+  }
+  auto record = read_push_record(text, record_key(server), remote_dir);
+  if (!record) {
+    if (record.error().code != Errc::not_found) {
+      report_warning(s, fmt::format("{}: {}; it counts as no record: --delete deletes nothing this time, and this push writes a new one",
+                                    path->string(), record.error().message));
+    }
+    return std::nullopt;
+  }
+  return std::move(*record);
+}
+
+// Written atomically (a temporary file renamed over it), 0600, in a 0700 directory.
+Result<void> save_push_record(Services& s, const JobServer& server, const std::string& remote_dir, const PathSet& paths)
+{
+  TRY_ASSIGN(const auto path, record_path(s, server, remote_dir));
+  TRY_ASSIGN(const std::string text, write_push_record(record_key(server), remote_dir, paths));
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  ::chmod(path.parent_path().c_str(), 0700);
+  const std::string tmp = path.string() + ".gpurent-tmp";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    return fail(Errc::internal, "cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const auto w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) {
+      continue;
+    }
+    if (w < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return fail(Errc::internal, "cannot write " + tmp + ": " + why);
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return fail(Errc::internal, "cannot replace " + path.string() + ": " + why);
+  }
+  return {};
 }
 
 }  // namespace
@@ -159,9 +253,18 @@ Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSessi
                          doomed.size(), req.remote_dir, names);
     return confirm(s, fmt::format("delete these {} path(s) from the server", doomed.size()));
   };
+  req.pushed_before = load_push_record(s, server, req.remote_dir);
   const SessionFactory more = more_sessions(s, server.dest.target, server.options, session);
   auto report = run_push(session, more, req, bar);
   bar.clear();
+  if (report && report->record) {
+    // Not written: the next --delete deletes only what the earlier record names (never more).
+    if (auto saved = save_push_record(s, server, req.remote_dir, *report->record); !saved) {
+      report->warnings.push_back("the record of what this push sent was not written (" + saved.error().message +
+                                 "); --delete will not delete what only this push sent");
+      report_warning(s, report->warnings.back());
+    }
+  }
   return report;
 }
 
@@ -189,6 +292,10 @@ nlohmann::json push_report_json(const PushReport& r)
   nlohmann::json deleted = nlohmann::json::array();
   for (const auto& d : r.deleted) {
     deleted.push_back(text_json(d));
+  }
+  nlohmann::json never_pushed = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.never_pushed.size() && i < k_deleted_named; ++i) {
+    never_pushed.push_back(text_json(r.never_pushed[i]));
   }
   nlohmann::json git = nullptr;
   if (r.tree.git) {
@@ -219,7 +326,9 @@ nlohmann::json push_report_json(const PushReport& r)
           {"warnings", warnings},
           {"git", git},
           {"secrets_sent", findings_json(r.tree.allowed_secrets)},
-          {"deleted", deleted}};
+          {"deleted", deleted},
+          {"never_pushed", {{"count", r.never_pushed.size()}, {"paths", never_pushed}}},
+          {"delete_without_record", r.delete_without_record}};
 }
 
 void print_push_report(std::ostream& o, const PushReport& r)
@@ -270,6 +379,17 @@ void print_push_report(std::ostream& o, const PushReport& r)
       o << " " << r.deleted[i];
     }
     o << (r.deleted.size() > k_deleted_named ? fmt::format(" and {} more", r.deleted.size() - k_deleted_named) : "") << "\n";
+  }
+  if (r.delete_without_record) {
+    o << "  kept      everything on the server (--delete): no record of an earlier push to this directory; this push "
+         "wrote one, so the next --delete removes what it sent and you deleted\n";
+  }
+  if (!r.never_pushed.empty()) {
+    o << "  kept      " << r.never_pushed.size() << " path(s) gpurent never pushed (job outputs?) (--delete):";
+    for (std::size_t i = 0; i < r.never_pushed.size() && i < k_deleted_named; ++i) {
+      o << " " << r.never_pushed[i];
+    }
+    o << (r.never_pushed.size() > k_deleted_named ? fmt::format(" and {} more", r.never_pushed.size() - k_deleted_named) : "") << "\n";
   }
   for (const auto& f : r.failed) {
     o << "  FAILED    " << f.path << ": " << f.error << "\n";

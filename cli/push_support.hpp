@@ -23,7 +23,7 @@ struct PushSettings {
   bool with_git = false;                   // --with-git: send `.git` directories too
   std::vector<std::string> allow_secrets;  // --allow-secret PATH (relative to `local`)
   std::size_t streams = 0;                 // --streams N (0: chosen)
-  bool delete_extra = false;               // --delete: remove from the server what LOCAL_DIR no longer has
+  bool delete_extra = false;               // --delete: remove from the server what an earlier push sent and LOCAL_DIR no longer has
 };
 // "~/gpurent/<the local directory's name>".
 [[nodiscard]] std::string default_push_dir(const std::filesystem::path& local);
@@ -34,7 +34,9 @@ struct PushSettings {
 [[nodiscard]] Result<LocalTree> walk_for_push(Services& s, const PushSettings& p);
 
 // Runs the push of a walked tree with a progress bar on a TTY (never under --json); extra
-// connections for large pushes come from the same destination and options. With --delete it
+// connections for large pushes come from the same destination and options. It reads the record
+// of earlier pushes to this server and directory (push-records/ in the state directory; damaged:
+// none, with a warning) and writes the next one when every file arrived. With --delete it
 // says on stderr what it will delete (how many, the first names) and asks (cli/lifecycle_support
 // confirm: --yes, a TTY, else Errc::refused before anything is sent).
 [[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p,
@@ -42,8 +44,9 @@ struct PushSettings {
 // The contract's keys {files_total, files_sent, bytes_sent, skipped{count, largest}, seconds,
 // verified} plus remote_dir, bytes_total, sessions, streams (the same), per_stream [{bytes,
 // seconds, mb_per_s, units}], verify_method, failed, warnings (the walk's
-// and the send's), git {commit, dirty, git_dir {bytes, files, sent}}, secrets_sent and deleted
-// (the paths --delete removed; empty without it).
+// and the send's), git {commit, dirty, git_dir {bytes, files, sent}}, secrets_sent, deleted
+// (the paths --delete removed; empty without it), never_pushed {count, paths} (--delete: kept,
+// gpurent never pushed them) and delete_without_record.
 [[nodiscard]] nlohmann::json push_report_json(const PushReport& r);
 void print_push_report(std::ostream& o, const PushReport& r);
 

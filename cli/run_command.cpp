@@ -48,6 +48,12 @@ void print_push_line(Services& s, const PushReport& r)
   if (!r.deleted.empty()) {
     s.err << "; deleted " << r.deleted.size() << " path(s) no longer in the local directory (--delete)";
   }
+  if (r.delete_without_record) {
+    s.err << "; deleted nothing: no record of an earlier push (--delete; this push wrote one)";
+  }
+  if (!r.never_pushed.empty()) {
+    s.err << "; kept " << r.never_pushed.size() << " path(s) gpurent never pushed (job outputs?)";
+  }
   s.err << "\n";
 }
 
@@ -202,7 +208,8 @@ void add_run_command(CLI::App& app, Services& s)
   sub->add_option("--allow-secret", opts->allow_secrets, "push this likely secret (or every one below this directory) on purpose (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command
   sub->add_flag("--delete", opts->delete_extra,
-                "the push also deletes from the server what --workdir no longer has (as `push --delete`; --yes to confirm)");
+                "the push also deletes from the server what an earlier push sent and --workdir no longer has, never job outputs "
+                "(as `push --delete`; --yes to confirm)");
   sub->add_flag("--no-push", opts->no_push, "do not push; run in the remote directory as it is");
   sub->add_option("--env", opts->env, "NAME=VALUE exported for the command (repeatable)")
       ->allow_extra_args(false);  // one value per flag: never eats NAME or the command

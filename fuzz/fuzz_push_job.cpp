@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Fuzz target for the readers of `gpurent push/run/jobs` (what a server or a repository hands
 // gpurent): the job agent's listing, start, kill and follow output, the push agent's trailer,
-// range, range-ledger and finishing reports, push --delete's report and names, backup's range report, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
+// range, range-ledger and finishing reports, push --delete's report and names and the record of earlier pushes, backup's range report, git's answers (ls-files -z, check-ignore -z -v, rev-parse), the
 // likely-secret rules over names, first bytes and --allow-secret values, and .gitignore text
 // with wildmatch. The first byte
 // picks the reader (and the chunking of the follow stream); the rest is the input. Invariants:
@@ -21,6 +21,7 @@
 #include "sync/job_agent.hpp"
 #include "sync/push_agent.hpp"
 #include "sync/push_delete.hpp"
+#include "sync/push_record.hpp"
 #include "sync/range_agent.hpp"
 #include "sync/secret_guard.hpp"
 
@@ -51,6 +52,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto input = gpurent::push_delete_input({std::string(text)})) {
       if (text.empty() || text.front() == '/' || text == ".." || text.starts_with("../") || text.find("/../") != std::string_view::npos ||
           text.ends_with("/..") || text.find('\0') != std::string_view::npos) {
+        std::abort();
+      }
+    }
+    // The record of earlier pushes: only paths inside the directory, and it writes back the same.
+    if (const auto record = gpurent::read_push_record(text, "k", "d")) {
+      if (gpurent::write_push_record("k", "d", *record) != std::string(text)) {
         std::abort();
       }
     }

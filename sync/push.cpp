@@ -11,6 +11,7 @@
 #include "sync/backup_agent.hpp"
 #include "sync/push_agent.hpp"
 #include "sync/push_delete.hpp"
+#include "sync/push_record.hpp"
 #include "sync/push_detail.hpp"
 #include "sync/push_sources.hpp"
 #include "sync/range_plan.hpp"
@@ -120,7 +121,10 @@ Result<PushReport> Pusher::run()
   }
   std::vector<std::string> doomed;
   if (m_req.delete_extra) {
-    doomed = plan_push_deletions(m_local, m_report.tree.skipped, *remote);
+    auto planned = plan_push_deletions(m_local, m_report.tree.skipped, *remote, m_req.pushed_before);
+    doomed = std::move(planned.doomed);
+    m_report.never_pushed = std::move(planned.never_pushed);
+    m_report.delete_without_record = !planned.recorded;
     if (!doomed.empty() && m_req.confirm_delete) {
       TRY(m_req.confirm_delete(doomed));
     }
@@ -264,10 +268,14 @@ Result<PushReport> Pusher::run()
   for (const auto& [path, why] : m_failed) {
     m_report.failed.push_back(PushFailure{path, why});
   }
-  if (!doomed.empty() && m_report.failed.empty()) {
+  const bool all_arrived = m_report.failed.empty();
+  if (!doomed.empty() && all_arrived) {
     TRY(delete_extra(doomed));
   } else if (!doomed.empty()) {
     m_report.warnings.push_back("--delete: nothing was deleted, because some files did not arrive intact; push again");
+  }
+  if (all_arrived) {  // rm's failure leaves `deleted` empty: what it was to delete stays recorded
+    m_report.record = next_push_record(m_local, *remote, m_req.pushed_before, m_report.deleted);
   }
   const bool size_only = m_tools.contains("none");
   std::string method;

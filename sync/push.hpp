@@ -15,6 +15,7 @@
 
 #include "common/result.hpp"
 #include "sync/local_tree.hpp"
+#include "sync/push_delete.hpp"
 #include "sync/range_plan.hpp"
 #include "sync/transport.hpp"
 
@@ -32,12 +33,14 @@ struct PushRequest {
   std::size_t streams = 0;                           // SSH connections (--streams; 0: chosen as below)
   std::size_t max_sessions = 6;                      // chosen: at most this many (1: only the given one)
   std::uint64_t bytes_per_session = 16 * k_push_mib; // one more connection per this much to send
-  // --delete: what remote_dir holds that the local tree lacks (sync/push_delete.hpp says what is
-  // always kept) is removed once every file arrived intact. `confirm_delete` sees the list
+  // --delete: what an earlier push sent (`pushed_before`, sync/push_record.hpp) that remote_dir
+  // still holds and the local tree lacks (sync/push_delete.hpp says what is always kept) is
+  // removed once every file arrived intact; without a record nothing is. `confirm_delete` sees the list
   // (when not empty) right after the listing, before anything is sent or deleted; its error
   // ends the push there.
   bool delete_extra = false;
   std::function<Result<void>(const std::vector<std::string>& doomed)> confirm_delete;
+  std::optional<PathSet> pushed_before;  // the record of earlier pushes to this server and remote_dir; nullopt: none
 };
 
 struct PushFailure {
@@ -62,6 +65,11 @@ struct PushReport {
   std::vector<PushFailure> failed;  // non-empty: exit 4
   std::vector<std::string> warnings;
   std::vector<std::string> deleted;  // --delete: the paths removed (a directory with what was below it)
+  std::vector<std::string> never_pushed;  // --delete: kept, gpurent never pushed them (job outputs?), top-most only
+  bool delete_without_record = false;     // --delete with no record of an earlier push: nothing was deleted
+  // What the server now holds from gpurent (sync/push_record.hpp), to record; nullopt when some
+  // file did not arrive (the earlier record stays).
+  std::optional<PathSet> record;
 };
 
 class PushObserver {

@@ -77,12 +77,14 @@ bool bookkeeping(std::string_view p)
 
 }  // namespace
 
-std::vector<std::string> plan_push_deletions(const std::vector<LocalEntry>& local, const std::vector<SkippedPath>& skipped,
-                                             const std::vector<RemoteEntry>& remote)
+PushDeletions plan_push_deletions(const std::vector<LocalEntry>& local, const std::vector<SkippedPath>& skipped,
+                                  const std::vector<RemoteEntry>& remote, const std::optional<PathSet>& pushed_before)
 {
-  std::set<std::string, std::less<>> present;    // local entries: never deleted
-  std::set<std::string, std::less<>> holders;    // their directories, and those of skipped paths
-  std::set<std::string, std::less<>> left_out;   // skipped paths: they and what is below them are kept
+  PushDeletions out;
+  out.recorded = pushed_before.has_value();
+  PathSet present;    // local entries: never deleted
+  PathSet holders;    // their directories, and those of every other path kept
+  PathSet left_out;   // skipped paths: they and what is below them are kept
   for (const auto& e : local) {
     present.insert(e.path);
     add_ancestors(holders, e.path);
@@ -91,29 +93,48 @@ std::vector<std::string> plan_push_deletions(const std::vector<LocalEntry>& loca
     left_out.insert(sk.path);
     add_ancestors(holders, sk.path);
   }
-  for (const auto& r : remote) {
-    if (has_git_component(r.path) || bookkeeping(r.path)) {
-      add_ancestors(holders, r.path);  // kept, and so is the directory that holds it
-    }
-  }
+  // Not local, and not kept for any other reason: deleted when pushed before, else kept.
+  PathSet unpushed;
   std::vector<std::string> candidates;
   for (const auto& r : remote) {
     const std::string_view p = r.path;
-    if (!safe_relative(p) || present.contains(p) || holders.contains(p) || has_git_component(p) || bookkeeping(p) ||
-        under_any(left_out, p)) {
+    if (has_git_component(p) || bookkeeping(p) || !safe_relative(p) || under_any(left_out, p)) {
+      add_ancestors(holders, p);  // kept, and so is the directory that holds it
+      continue;
+    }
+    if (present.contains(p)) {
+      continue;
+    }
+    if (!pushed_before || !pushed_before->contains(p)) {
+      unpushed.insert(r.path);
+      add_ancestors(holders, p);
       continue;
     }
     candidates.push_back(r.path);
   }
   std::sort(candidates.begin(), candidates.end());
-  std::set<std::string, std::less<>> chosen;
-  std::vector<std::string> out;
+  PathSet chosen;
   for (auto& c : candidates) {
-    if (under_any(chosen, c)) {
-      continue;  // below a directory already chosen
+    if (holders.contains(c) || under_any(chosen, c)) {
+      continue;  // holds something kept, or below a directory already chosen
     }
     chosen.insert(c);
-    out.push_back(std::move(c));
+    out.doomed.push_back(std::move(c));
+  }
+  for (const auto& u : unpushed) {
+    const auto slash = u.rfind('/');
+    // Top-most: below neither a path kept as never pushed nor one to delete.
+    bool below = false;
+    for (auto s = u.find('/'); s != std::string::npos && s <= slash; s = u.find('/', s + 1)) {
+      const std::string_view up = std::string_view(u).substr(0, s);
+      if (unpushed.contains(up) || chosen.contains(up)) {
+        below = true;
+        break;
+      }
+    }
+    if (!below) {
+      out.never_pushed.push_back(u);
+    }
   }
   return out;
 }

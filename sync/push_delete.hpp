@@ -9,6 +9,12 @@
 // own directories) and everything below it, and every directory that holds something local or
 // left out. Only paths relative to the pushed directory, without "." or ".." components, are
 // ever named; a directory to delete is named once, not what is below it.
+//
+// And only what an earlier push SENT (sync/push_record.hpp): a path on the server that gpurent
+// never pushed there (a job's checkpoints and outputs, what a command on the server wrote) is
+// kept, and so is every directory that holds one. Without a record nothing is deleted.
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,10 +25,18 @@
 
 namespace gpurent {
 
-// The remote paths to delete, sorted, top-most only (a directory stands for what is below it).
-[[nodiscard]] std::vector<std::string> plan_push_deletions(const std::vector<LocalEntry>& local,
-                                                           const std::vector<SkippedPath>& skipped,
-                                                           const std::vector<RemoteEntry>& remote);
+using PathSet = std::set<std::string, std::less<>>;
+
+struct PushDeletions {
+  std::vector<std::string> doomed;         // to delete: sorted, top-most only (a directory stands for what is below it)
+  std::vector<std::string> never_pushed;   // kept: on the server, not local, never pushed by gpurent (top-most only)
+  bool recorded = false;                   // there was a record of earlier pushes (without one nothing is deleted)
+};
+
+// Candidates = (recorded as pushed before) ∩ (on the server now) − (local now), under the filters
+// above; `pushed_before` nullopt: no record (first push with --delete), nothing is deleted.
+[[nodiscard]] PushDeletions plan_push_deletions(const std::vector<LocalEntry>& local, const std::vector<SkippedPath>& skipped,
+                                                const std::vector<RemoteEntry>& remote, const std::optional<PathSet>& pushed_before);
 
 // The command: in `dir` (as remote_shell_path takes it), `rm -rf` each path of its stdin, which
 // push_delete_input writes: NUL-separated, each prefixed "./" (a name starting with '-' is never
