@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "common/clock.hpp"
 #include "cli/group_support.hpp"
 #include "cli/job_support.hpp"
 #include "cli/lifecycle_support.hpp"
@@ -105,7 +106,12 @@ Result<int> run_jobs_command(Services& s, const JobsCommandOptions& o)
       server.dest.server_id = found->id;
       server.record = *found;
       server.target = to_string(server.dest.target);
-      return show_recorded_jobs(s, server, "it is recorded as " + std::string(to_string(found->status)));
+      const bool startable = found->status == ServerStatus::stopped || found->status == ServerStatus::hibernated;
+      return show_recorded_jobs(s, server,
+                                startable ? found->name + " is " + std::string(to_string(found->status)) + " (since " +
+                                                utc_iso8601(found->status_since) + "); start it with `gpurent start " +
+                                                found->name + "`"
+                                          : "it is recorded as " + std::string(to_string(found->status)));
     }
   }
   TRY_ASSIGN(const JobServer server, open_job_server(s, o.name, o.ssh));

@@ -182,6 +182,6 @@ db.commit()
 PY
 R jobs box "${S[@]}"
 [ $RC -eq 4 ] || fail "stopped: rc=$RC $(cat "$T/e")"
-grep -q "could not reach box (it is recorded as stopped)" "$T/e" || fail "stopped message: $(cat "$T/e")"
+grep -q "could not reach box (box is stopped (since .*); start it with \`gpurent start box\`)" "$T/e" || fail "stopped message: $(cat "$T/e")"
 grep -Eq "^ +4  ${ids[3]} +running " "$T/o" || fail "stopped listing: $(cat "$T/o")"
 echo "OK"
