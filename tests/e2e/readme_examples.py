@@ -20,7 +20,7 @@ NETWORK = "reaches the network (a provider's API or the Hugging Face Hub)"
 
 # command as written in the README (shlex-joined) -> ("run", expected exit, setup) or ("skip", why)
 # setup: None, "config.json" (a model config in the working directory), "train.log"/"error.txt"
-# (an out-of-memory log), "sshd" (--host is the loopback sshd, with its key and known_hosts).
+# (an out-of-memory log), "key-stdin" (a key on standard input), "sshd" (--host is the loopback sshd, with its key and known_hosts).
 EXAMPLES = {
     "gpurent completion bash": ("run", 0, None),
     "gpurent completion zsh": ("run", 0, None),
@@ -80,6 +80,9 @@ EXAMPLES = {
     "gpurent logs big --node 1 -f": ("skip", LIVE),
     "gpurent backup big --node 0 ckpt": ("skip", LIVE),
     "gpurent down big --destroy": ("skip", LIVE + ", and destroys them through the provider"),
+    # `< ~/runpod.key` in the README: here a made-up key on standard input.
+    "gpurent config set runpod_api_key -": ("run", 0, "key-stdin"),
+    "gpurent config set hf_token": ("skip", "asks on the terminal; tests/e2e/test_config_prompt_pty.py runs it on a pty"),
     "gpurent oom train.log": ("run", 0, "train.log"),
     "gpurent oom - --card a100-80gb": ("run", 0, "error.txt"),
 }
@@ -153,6 +156,10 @@ def main():
                 argv += ["--identity", os.environ["SSHD_KEY"], "--known-hosts", os.environ["SSHD_KNOWN_HOSTS"]]
             if setup == "error.txt":
                 stdin = open(os.path.join(work, "error.txt"), "rb")
+            if setup == "key-stdin":
+                with open(os.path.join(work, "runpod.key"), "w") as f:
+                    f.write("rp-readme-example-key\n")
+                stdin = open(os.path.join(work, "runpod.key"), "rb")
             r = subprocess.run(argv, cwd=work, env=env, stdin=stdin, capture_output=True, timeout=300)
             ran += 1
             if r.returncode != expected or not r.stdout.strip() and setup != "sshd":

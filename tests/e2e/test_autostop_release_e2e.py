@@ -113,6 +113,8 @@ def scenario(e, tmp):
     check(p.returncode == 0, "arm d1: destroy after a backup", p.stderr)
     check(wait_for(lambda: calls("DELETE", "/runpod/v1/pods/" + pod), 20), "the double received the DELETE",
           open(wlog).read()[-800:] if os.path.exists(wlog) else "")
+    # The watchdog logs its action after the DELETE was answered: wait for that line too.
+    wait_for(lambda: any(a.get("do") == "destroy" for a in events(wlog, "action")), 10)
     b = [x for x in events(wlog, "backup") if x.get("result") == "ok"]
     acts = events(wlog, "action")
     check(b and acts and acts[-1].get("do") == "destroy" and acts[-1].get("result") == "ok", "backup ok, then destroy ok",

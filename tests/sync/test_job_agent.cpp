@@ -295,7 +295,13 @@ TEST_CASE("job scripts under /bin/sh: stopping a job reaches its whole process g
 TEST_CASE("job scripts under /bin/sh: a job that ignores SIGTERM is killed after the grace period", "[sync][job][shell]")
 {
   TempHome h;
-  start(h, "stubborn", "trap '' TERM; sleep 20");
+  start(h, "stubborn", "trap '' TERM; echo trap-set; sleep 20");
+  // Only once the trap is set: a TERM that arrives before it ends the job at once (a race, not the case).
+  const auto log = h.dir / ".gpurent/jobs/stubborn/log";
+  for (int i = 0; i < 200 && gpurent::testing::slurp(log).find("trap-set") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(gpurent::testing::slurp(log).find("trap-set") != std::string::npos);
   const auto r = run_sh(job_kill_command("stubborn", 1), {}, h.dir, h.env());
   CHECK(parse_job_kill(r.out) == KillOutcome::killed);
   const auto j = wait_ended(h, "stubborn");
