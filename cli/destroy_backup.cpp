@@ -129,7 +129,23 @@ Result<PreparedBackup> prepare_destroy_backup(Services& s, StateStore& store, co
   for (const auto& p : pushes) {
     push_paths.push_back(p.remote_dir);
   }
-  TRY_ASSIGN(const auto jobs, job_dirs(store, rec));
+  TRY_ASSIGN(auto jobs, job_dirs(store, rec));
+
+  TRY_ASSIGN(SshOptions options, make_ssh_options(s, flags.ssh));
+  apply_remembered(s, options, flags.ssh, rec);
+  const SshTarget target{rec.user, rec.host, rec.port};
+  TRY_ASSIGN(b.session, connect_ssh(s, target, options));
+  // A job records the directory it ran in as the server's shell resolved it (HOME/gpurent/x);
+  // a push records "~/gpurent/x": one directory, named once.
+  TRY_ASSIGN(const ExecResult home, b.session->exec("printf '%s' \"$HOME\""));
+  if (home.exit_status == 0) {
+    for (auto& p : push_paths) {
+      p = home_relative(p, home.out);
+    }
+    for (auto& j : jobs) {
+      j = home_relative(j, home.out);
+    }
+  }
   b.sources = gather_backup_sources(push_paths, jobs, rec.terms.workspace_dir, flags.paths);
   if (recorded) {
     // Resumed as recorded: exactly its paths, named with the reasons they were chosen.
@@ -145,10 +161,6 @@ Result<PreparedBackup> prepare_destroy_backup(Services& s, StateStore& store, co
     b.resumed = true;
   }
 
-  TRY_ASSIGN(SshOptions options, make_ssh_options(s, flags.ssh));
-  apply_remembered(s, options, flags.ssh, rec);
-  const SshTarget target{rec.user, rec.host, rec.port};
-  TRY_ASSIGN(b.session, connect_ssh(s, target, options));
   TRY(probe(*b.session, b.sources));
   if (auto why = backup_refusal(b.sources)) {
     return fail(Errc::refused, "refusing to destroy " + rec.name + ": " + *why + ". Nothing was copied or destroyed");

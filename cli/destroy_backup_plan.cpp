@@ -75,6 +75,22 @@ std::string size_text(const RemotePathSize& s)
 
 }  // namespace
 
+std::string home_relative(const std::string& path, std::string_view home)
+{
+  std::string_view h = home;
+  while (h.size() > 1 && h.back() == '/') {
+    h.remove_suffix(1);
+  }
+  if (h.size() < 2 || !h.starts_with('/') || !path.starts_with(h)) {
+    return path;
+  }
+  const std::string_view rest = std::string_view(path).substr(h.size());
+  if (rest.empty() || rest == "/") {
+    return "~";
+  }
+  return rest.starts_with('/') ? "~" + std::string(rest) : path;
+}
+
 const char* to_string(BackupOrigin o) noexcept
 {
   switch (o) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/ssh_options.hpp"
@@ -32,6 +33,10 @@ struct BackupSource {
 // server's shell sees it: "~/x" is "x", trailing slashes dropped) listed once with every origin;
 // a path below another one is marked `inside` it (copied with it, still probed and named). A
 // workspace of "~" (no volume path of its own: the home directory) only when nothing else is.
+// `path` as the server's shell names it relative to its login directory `home` ("~/x" for
+// "HOME/x", "~" for HOME), so a job's absolute working directory and the "~/…" a push used are one
+// path; any other path as it is.
+[[nodiscard]] std::string home_relative(const std::string& path, std::string_view home);
 [[nodiscard]] std::vector<BackupSource> gather_backup_sources(const std::vector<std::string>& push_dirs,
                                                               const std::vector<std::string>& job_dirs,
                                                               const std::string& workspace,

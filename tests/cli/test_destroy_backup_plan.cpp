@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What `down --destroy` backs up (cli/destroy_backup_plan.hpp): every directory push/run used,
 // the workspace and --path, once each; the refusals; the resume command, quoted for the shell.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -172,4 +173,22 @@ TEST_CASE("destroy backup: property: a quoted word reads back as itself in /bin/
     }
     CHECK(run.out == want);
   }
+}
+
+TEST_CASE("destroy backup: a job's absolute directory under the server's home is the push's ~/ path", "[cli][destroy_backup]")
+{
+  using gpurent::home_relative;
+  CHECK(home_relative("/root/gpurent/proj", "/root") == "~/gpurent/proj");
+  CHECK(home_relative("/root/gpurent/proj", "/root/") == "~/gpurent/proj");
+  CHECK(home_relative("/root", "/root") == "~");
+  CHECK(home_relative("/rootfs/x", "/root") == "/rootfs/x");  // not below it: a name that only begins alike
+  CHECK(home_relative("/workspace/ckpt", "/root") == "/workspace/ckpt");
+  CHECK(home_relative("~/gpurent/proj", "/root") == "~/gpurent/proj");
+  CHECK(home_relative("/x", "/") == "/x");  // a home of "/" names nothing
+  CHECK(home_relative("/root/x", "") == "/root/x");
+  // Gathered together, the two spellings are one source with both origins.
+  const auto sources = gpurent::gather_backup_sources({home_relative("~/gpurent/proj", "/home/u")},
+                                                      {home_relative("/home/u/gpurent/proj", "/home/u")}, "/workspace", {});
+  const auto proj = std::count_if(sources.begin(), sources.end(), [](const auto& s) { return s.path == "~/gpurent/proj"; });
+  CHECK(proj == 1);
 }

@@ -57,6 +57,9 @@ def scenario(e):
     check(p.returncode == 0, "run writes the checkpoint", p.stderr)
     remote_ckpt = os.path.join(server_home, "gpurent", "proj", "ckpt", "step-100.pt")
     check(os.path.exists(remote_ckpt), "the checkpoint is on the server under the pushed directory")
+    # `jobs` records the job's directory as the server resolved it (HOME/gpurent/proj): still the
+    # pushed directory, not a second source that would land on the same name.
+    e.run("jobs", "train2")
     p = e.run("down", "train2", "--destroy", "--yes", "--json")
     check(p.returncode == 0, "down --destroy backs up what the job wrote and destroys", p.stderr)
     if os.environ.get("SHOW_TEXT"):
