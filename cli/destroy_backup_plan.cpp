@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/units.hpp"
+#include "sync/remote_listing.hpp"
 
 namespace gpurent {
 namespace {
@@ -235,16 +236,7 @@ std::string shell_word(const std::string& word)
   if (plain) {
     return word;
   }
-  std::string out = "'";
-  for (const char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
+  return shell_quote(word);
 }
 
 std::string down_command_line(const DownFlags& f)

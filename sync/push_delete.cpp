@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sync/backup.hpp"
+#include "sync/git_output.hpp"
 #include "sync/range_plan.hpp"
 #include "sync/remote_listing.hpp"
 
@@ -20,39 +21,6 @@ void add_ancestors(std::set<std::string, std::less<>>& out, std::string_view pat
   }
 }
 
-// The path itself or one of its ancestors is in `set`.
-bool under_any(const std::set<std::string, std::less<>>& set, std::string_view path)
-{
-  if (set.contains(path)) {
-    return true;
-  }
-  for (auto slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
-    if (set.contains(path.substr(0, slash))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-bool safe_relative(std::string_view p)
-{
-  if (p.empty() || p.front() == '/' || p.back() == '/' || p.find('\0') != std::string_view::npos) {
-    return false;
-  }
-  std::size_t start = 0;
-  while (start <= p.size()) {
-    const auto slash = p.find('/', start);
-    const auto part = p.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (part.empty() || part == "." || part == "..") {
-      return false;
-    }
-    if (slash == std::string_view::npos) {
-      break;
-    }
-    start = slash + 1;
-  }
-  return true;
-}
 
 bool has_git_component(std::string_view p)
 {
@@ -77,6 +45,19 @@ bool bookkeeping(std::string_view p)
 
 }  // namespace
 
+bool path_or_ancestor_in(const PathSet& set, std::string_view path)
+{
+  if (set.contains(path)) {
+    return true;
+  }
+  for (auto slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
+    if (set.contains(path.substr(0, slash))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 PushDeletions plan_push_deletions(const std::vector<LocalEntry>& local, const std::vector<SkippedPath>& skipped,
                                   const std::vector<RemoteEntry>& remote, const std::optional<PathSet>& pushed_before)
 {
@@ -98,7 +79,7 @@ PushDeletions plan_push_deletions(const std::vector<LocalEntry>& local, const st
   std::vector<std::string> candidates;
   for (const auto& r : remote) {
     const std::string_view p = r.path;
-    if (has_git_component(p) || bookkeeping(p) || !safe_relative(p) || under_any(left_out, p)) {
+    if (has_git_component(p) || bookkeeping(p) || !safe_relative_path(p) || path_or_ancestor_in(left_out, p)) {
       add_ancestors(holders, p);  // kept, and so is the directory that holds it
       continue;
     }
@@ -115,7 +96,7 @@ PushDeletions plan_push_deletions(const std::vector<LocalEntry>& local, const st
   std::sort(candidates.begin(), candidates.end());
   PathSet chosen;
   for (auto& c : candidates) {
-    if (holders.contains(c) || under_any(chosen, c)) {
+    if (holders.contains(c) || path_or_ancestor_in(chosen, c)) {
       continue;  // holds something kept, or below a directory already chosen
     }
     chosen.insert(c);
@@ -152,7 +133,7 @@ Result<std::string> push_delete_input(const std::vector<std::string>& rels)
 {
   std::string out;
   for (const auto& r : rels) {
-    if (!safe_relative(r)) {
+    if (!safe_relative_path(r)) {
       return fail(Errc::invalid_input, "push --delete: refusing to delete '" + r + "': not a path inside the pushed directory");
     }
     out += "./" + r;

@@ -26,6 +26,8 @@
 namespace gpurent {
 
 using PathSet = std::set<std::string, std::less<>>;
+// `path` itself or one of its ancestor directories is in `set`.
+[[nodiscard]] bool path_or_ancestor_in(const PathSet& set, std::string_view path);
 
 struct PushDeletions {
   std::vector<std::string> doomed;         // to delete: sorted, top-most only (a directory stands for what is below it)

@@ -29,18 +29,6 @@ bool relative_path(std::string_view p)
   }
 }
 
-bool below_any(const PathSet& set, std::string_view path)
-{
-  if (set.contains(path)) {
-    return true;
-  }
-  for (auto slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
-    if (set.contains(path.substr(0, slash))) {
-      return true;
-    }
-  }
-  return false;
-}
 
 Error damaged(const std::string& why)
 {
@@ -172,7 +160,7 @@ PathSet next_push_record(const std::vector<LocalEntry>& local, const std::vector
   if (pushed_before) {
     const PathSet gone(deleted.begin(), deleted.end());
     for (const auto& r : remote) {
-      if (pushed_before->contains(r.path) && relative_path(r.path) && !below_any(gone, r.path)) {
+      if (pushed_before->contains(r.path) && relative_path(r.path) && !path_or_ancestor_in(gone, r.path)) {
         out.insert(r.path);
       }
     }
