@@ -12,7 +12,9 @@ import os
 import subprocess
 
 OUT_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
-MIRRORS = os.environ.get("MIRRORS", "/work/.mirror")
+MIRRORS = os.environ.get("MIRRORS", "")
+if not MIRRORS:
+    raise SystemExit("set MIRRORS to the folder that holds the engines' bare git snapshots (<owner>+<name>/repo)")
 
 
 def git(mirror, *args):
