@@ -74,12 +74,22 @@ bool destroy_pending(ServerStatus st)
   return st == ServerStatus::destroying || st == ServerStatus::destroy_failed;
 }
 
+// The exit of a refresh with problems: theirs when they all share one (a credential refused
+// over plain http is `refused`, exit 3, not a network failure), else `unavailable`.
+Errc refresh_summary_code(const std::vector<Error>& errors)
+{
+  const Errc first = errors.front().code;
+  const bool one_code =
+      std::all_of(errors.begin(), errors.end(), [first](const Error& e) { return e.code == first; });
+  return one_code ? first : Errc::unavailable;
+}
+
 // Brings one provider's servers in the store in line with what the provider reports.
 // `tracked`: every open server gpurent tracks (not only those refreshed now, which `status
 // --refresh NAME` narrows to one): an instance that is one of them is never called untracked.
 Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store, const std::string& provider,
                               std::vector<ServerRecord>& mine, const std::vector<ServerRecord>& tracked,
-                              std::vector<Untracked>& untracked, std::vector<std::string>& failures)
+                              std::vector<Untracked>& untracked, std::vector<Error>& failures)
 {
   TRY_ASSIGN(ProviderHandle h, open_provider(s, cfg, provider));
   Provider& p = *h.provider;
@@ -106,7 +116,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       // Not in the list: the provider must confirm by id before the record is closed.
       auto got = p.get(rec.provider_id);
       if (!got) {
-        failures.push_back(rec.name + ": " + got.error().message);
+        failures.push_back({got.error().code, rec.name + ": " + got.error().message});
         continue;
       }
       if (*got && (*got)->state != InstanceState::terminated) {
@@ -159,7 +169,7 @@ Result<void> refresh_provider(Services& s, const Config& cfg, StateStore& store,
       if (d.outcome.confirmed) {
         s.err << "gpurent: " << rec.name << ": destroyed (confirmed by " << provider << "); " << d.billed << '\n';
       } else {
-        failures.push_back(rec.name + ": " + d.outcome.error.message);
+        failures.push_back({d.outcome.error.code, rec.name + ": " + d.outcome.error.message});
       }
       continue;
     }
@@ -324,7 +334,7 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     TRY_ASSIGN(servers, store->list_servers(false));
   }
   std::vector<Untracked> untracked;
-  std::vector<std::string> refresh_errors;
+  std::vector<Error> refresh_errors;
   if (o.refresh) {
     refresh_autostops(s, *store, servers);  // what the watchdogs did, at the times they did it
     TRY_ASSIGN(const Config cfg, load_config(s));
@@ -341,14 +351,14 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     }
     TRY_ASSIGN(const auto tracked, store->list_servers(false));
     for (const auto& p : providers) {
-      std::vector<std::string> failures;
+      std::vector<Error> failures;
       auto r = refresh_provider(s, cfg, *store, p, servers, tracked, untracked, failures);
       if (!r) {
-        failures.push_back(r.error().message);
+        failures.push_back(r.error());
       }
       for (const auto& f : failures) {
         refresh_errors.push_back(f);
-        report_warning(s, "refresh " + p + ": " + f);
+        report_warning(s, "refresh " + p + ": " + f.message);
       }
     }
     for (auto& r : servers) {
@@ -359,7 +369,7 @@ Result<void> run_status(Services& s, const StatusOptions& o)
         // Autostop's second stage after a stop (the stopped server runs no watchdog).
         auto released = release_autostopped(s, *store, r);
         if (!released) {
-          refresh_errors.push_back(r.name + ": autostop release: " + released.error().message);
+          refresh_errors.push_back({released.error().code, r.name + ": autostop release: " + released.error().message});
           report_warning(s, "autostop release of " + r.name + ": " + released.error().message);
         }
       }
@@ -445,7 +455,10 @@ Result<void> run_status(Services& s, const StatusOptions& o)
       doc["closed"] = closed_now;
     }
     if (!refresh_errors.empty()) {
-      doc["refresh_errors"] = refresh_errors;
+      auto& errors = doc["refresh_errors"] = nlohmann::json::array();
+      for (const auto& e : refresh_errors) {
+        errors.push_back(e.message);
+      }
     }
     s.out << doc.dump(2) << '\n';
   } else {
@@ -455,9 +468,9 @@ Result<void> run_status(Services& s, const StatusOptions& o)
     }
   }
   if (!refresh_errors.empty()) {
-    return fail(Errc::unavailable, "status --refresh: " + std::to_string(refresh_errors.size()) +
-                                       " problem(s) (above): the list may be incomplete, or a destroy is still not "
-                                       "confirmed");
+    return fail(refresh_summary_code(refresh_errors),
+                "status --refresh: " + std::to_string(refresh_errors.size()) +
+                    " problem(s) (above): the list may be incomplete, or a destroy is still not confirmed");
   }
   return {};
 }

@@ -109,6 +109,10 @@ def main():
             check("GPURENT_LAMBDA_API_URL" in r.stderr and "--insecure-http" in r.stderr,
                   "the refusal names the variable and the way out", r.stderr)
             check(requests_seen(port) == [], "the provider double saw no request (no Authorization header)")
+            # status --refresh with only that refusal: exit 3 (refused), not a network failure.
+            r = run(["status", "--refresh"], lam)
+            check(r.returncode == 3 and "--insecure-http" in r.stderr, "status --refresh: refused, exit 3", r.stderr)
+            check(requests_seen(port) == [], "status --refresh sent nothing either")
 
             # 2. The config file's URL: refused, naming the key.
             r = run(["offers", "--refresh", "--provider", "runpod", "--json"], {"RUNPOD_API_KEY": KEY},
