@@ -5,15 +5,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <ostream>
 
+#include "cli/atomic_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/config_edit.hpp"
@@ -125,35 +121,7 @@ Result<void> write_config(Services& s, const std::string& path, const std::strin
       report_warning(s, "the config file now holds a secret: its mode becomes 0600 (was readable by others)");
     }
   }
-  const std::string tmp = path + ".gpurent-tmp";
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) {
-    return fail(Errc::internal, "cannot write " + tmp + ": " + std::strerror(errno) + "; check the directory's permissions");
-  }
-  ::fchmod(fd, mode);  // the umask may have narrowed it further than asked; never widened beyond `mode`
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const auto w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) {
-      continue;
-    }
-    if (w < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return fail(Errc::internal, "cannot write " + tmp + ": " + why + "; nothing was changed");
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return fail(Errc::internal, "cannot replace " + path + ": " + why + "; nothing was changed");
-  }
-  return {};
+  return write_file_atomically(path, text, mode);
 }
 
 Result<std::string> writable_path(const Services& s)

@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "cli/push_support.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
+#include "cli/atomic_file.hpp"
 #include "cli/backup_place.hpp"
 #include "cli/config.hpp"
 #include "cli/lifecycle_support.hpp"
@@ -134,34 +131,7 @@ Result<void> save_push_record(Services& s, const JobServer& server, const std::s
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   ::chmod(path.parent_path().c_str(), 0700);
-  const std::string tmp = path.string() + ".gpurent-tmp";
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    return fail(Errc::internal, "cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const auto w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) {
-      continue;
-    }
-    if (w < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return fail(Errc::internal, "cannot write " + tmp + ": " + why);
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return fail(Errc::internal, "cannot replace " + path.string() + ": " + why);
-  }
-  return {};
+  return write_file_atomically(path.string(), text, 0600);
 }
 
 }  // namespace
