@@ -8,11 +8,11 @@
 
 #include "cli/plan_options.hpp"
 #include "common/text.hpp"
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
-#include "sizing/fixes.hpp"
+#include "planner/fixes.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 

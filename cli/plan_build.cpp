@@ -8,7 +8,7 @@
 
 #include "cli/config.hpp"
 #include "cli/model_options.hpp"
-#include "cli/plan_recipe.hpp"
+#include "planner/plan_recipe.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
@@ -18,7 +18,7 @@
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/checkpoint_use.hpp"
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli/plan_options.hpp"
-#include "cli/plan_report.hpp"
+#include "planner/plan_report.hpp"
 #include "common/result.hpp"
 #include "providers/catalog.hpp"
 

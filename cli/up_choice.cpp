@@ -18,7 +18,7 @@
 #include "providers/card.hpp"
 #include "providers/cost.hpp"
 #include "providers/offers.hpp"
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
