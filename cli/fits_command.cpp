@@ -18,8 +18,7 @@
 #include "cli/plan_text.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
-#include "providers/card_run.hpp"
-#include "providers/plan.hpp"
+#include "planner/plan.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
@@ -88,7 +87,7 @@ std::vector<WeightFormat> candidates(const PlanOptions& o, const JobSpec& job)
 std::optional<FitRow> best_fit(const FitsReport& r, const ModelArch& m)
 {
   auto base = make_job(r.opts, m);
-  if (!base || !gpus_feasible(*base, r.gpus, r.opts.request.shard)) {
+  if (!base) {  // a GPU count the layout cannot split: plan_on_card says it does not fit
     return std::nullopt;
   }
   const std::uint32_t max = std::max<std::uint32_t>(m.max_context, 1);
@@ -97,32 +96,29 @@ std::optional<FitRow> best_fit(const FitsReport& r, const ModelArch& m)
   for (const WeightFormat w : candidates(r.opts, *base)) {
     JobSpec asked = *base;
     asked.weights = w;
-    // As plan does: the job as the engine runs it on this card (a dequantized or fp32 fallback
-    // sized as such); a format the card's kernels refuse is not a fit.
-    const CardRun run = run_on(asked, r.card);
-    if (run.runs.status == RunStatus::refused) {
-      continue;
-    }
-    JobSpec job = job_for_gpus(run.job, r.gpus, r.opts.request.shard);
-    const auto total_at = [&](std::uint32_t ctx) {
+    // The planner's verdict on this card (plan_on_card: the job as the engine runs it there, a
+    // dequantized or fp32 fallback sized as such); a format the card's kernels refuse is not a fit.
+    const auto fit_at = [&](std::uint32_t ctx) {
+      JobSpec job = asked;
       job.context = ctx;
-      return estimate(job).total();
+      job.gpus = r.gpus;
+      return plan_on_card(job, r.card, r.opts.request.shard);
     };
-    const auto fits_at = [&](std::uint32_t ctx) { return total_at(ctx) <= fit_limit_for(job, r.card.usable); };
-    if (!fits_at(min)) {
+    const CardFit at_min = fit_at(min);
+    if (at_min.runs.status == RunStatus::refused || !at_min.fits) {
       continue;
     }
     std::uint32_t lo = min;  // fits
     std::uint32_t hi = top;  // upper bound to test
-    if (fits_at(top)) {
+    if (fit_at(top).fits) {
       lo = top;
     } else {
       while (hi - lo > 1) {  // invariant: lo fits, hi does not
         const std::uint32_t mid = lo + (hi - lo) / 2;
-        (fits_at(mid) ? lo : hi) = mid;
+        (fit_at(mid).fits ? lo : hi) = mid;
       }
     }
-    return FitRow{&m, w, lo, total_at(lo), run.runs};
+    return FitRow{&m, w, lo, fit_at(lo).memory.total(), at_min.runs};
   }
   return std::nullopt;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The job in an out-of-memory log, rebuilt with plan's make_job and sized with plan's rank().
+// The job in an out-of-memory log, rebuilt with plan's make_job and sized with the planner's plan_on_card.
 #include "cli/oom_job.hpp"
 
 #include <fmt/format.h>
@@ -8,11 +8,9 @@
 
 #include "cli/plan_options.hpp"
 #include "common/text.hpp"
-#include "providers/plan.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
-#include "sizing/fixes.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 
@@ -351,15 +349,7 @@ OomLogJob job_from_log(const OomReport& r)
   return out;
 }
 
-PlanCardFit plan_card_fit(const JobSpec& job, const Card& card)
-{
-  PlanRequest request;
-  request.card = card.id;
-  request.gpus = std::max<std::uint32_t>(job.gpus, 1);
-  const Card cards[] = {card};
-  const PlanResult res = rank(job, {}, {}, cards, request, [](const JobSpec& j) { return estimate(j); });
-  return PlanCardFit{res.job, res.memory, fit_limit_for(res.job, card.usable), res.card_fits};
-}
+CardFit plan_card_fit(const JobSpec& job, const Card& card) { return plan_on_card(job, card); }
 
 OomJobInput estimate_log_job(const OomReport& report, const std::optional<Card>& given, std::span<const OomCardOption> options)
 {
@@ -387,9 +377,9 @@ OomJobInput estimate_log_job(const OomReport& report, const std::optional<Card>&
   e.total = m.total();
   e.assumed = built.assumed;
   e.notes = built.notes;
-  std::optional<PlanCardFit> limit_fit;  // the card plan's fixes are measured against
+  std::optional<CardFit> limit_fit;  // the card plan's fixes are measured against
   if (given) {
-    const PlanCardFit fit = plan_card_fit(job, *given);
+    const CardFit fit = plan_card_fit(job, *given);
     e.on_card = OomCardVerdict{{given->id, given->display, given->usable, {}, 1, std::nullopt},
                                fit.limit, fit.memory.total(), fit.fits, true, e.gpus};
     // On the card the estimate is the job as the engine runs it there (hardware rules).
@@ -418,7 +408,7 @@ OomJobInput estimate_log_job(const OomReport& report, const std::optional<Card>&
   }
   if (limit_fit) {
     e.fixes_known = true;
-    for (const auto& f : suggest_fixes(limit_fit->job, limit_fit->limit)) {
+    for (const auto& f : limit_fit->fixes()) {
       e.fixes.push_back({f.id, f.description, fix_command(f, job.engine), fix_value(f), f.saves, f.fits_alone});
     }
     if (is_gguf(job.weights) && std::none_of(e.fixes.begin(), e.fixes.end(), [](const OomPlanFix& f) { return f.id == "quantize-weights"; }) &&

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // `gpurent oom` and `gpurent plan` give one answer: the job a log ran, rebuilt from what the log
-// printed (OomReport::job) with plan's own make_job, and sized on a card by plan's own rank()
-// (the estimate, the engine's hardware rules and fit_limit_for), with plan's suggest_fixes.
+// printed (OomReport::job) with plan's own make_job, and sized on a card by the planner's
+// plan_on_card (the estimate, the engine's hardware rules and fit_limit_for), with its fixes.
 // Pure: data in, data out (the catalogues are compiled in).
 #include <optional>
 #include <span>
@@ -11,6 +11,7 @@
 
 #include "oom/diagnose.hpp"
 #include "oom/parse.hpp"
+#include "planner/plan.hpp"
 #include "providers/card.hpp"
 #include "sizing/job.hpp"
 
@@ -31,15 +32,9 @@ struct OomLogJob {
 // engine's configuration line and the catalogue model it names. Other engines: no job.
 [[nodiscard]] OomLogJob job_from_log(const OomReport& report);
 
-// What plan says of `job` on `card` at the job's GPU count: plan's rank() with that card and no
-// offers (the verdict plan prints for `--card`).
-struct PlanCardFit {
-  JobSpec job;            // as the engine runs it there (hardware rules, layout)
-  MemoryEstimate memory;  // per GPU
-  Bytes limit;            // fit_limit_for(job, usable)
-  bool fits = false;
-};
-[[nodiscard]] PlanCardFit plan_card_fit(const JobSpec& job, const Card& card);
+// What plan says of `job` on `card` at the job's GPU count: the planner's plan_on_card (plan's
+// ranking with that card and no offers: the verdict plan prints for `--card`).
+[[nodiscard]] CardFit plan_card_fit(const JobSpec& job, const Card& card);
 
 // Plan's estimate of the log's job: the verdict on `given` (when set), the smallest card of
 // `options` plan fits it on, and plan's fixes against the limit of `given` (else of the card the

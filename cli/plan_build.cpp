@@ -8,7 +8,6 @@
 
 #include "cli/config.hpp"
 #include "cli/model_options.hpp"
-#include "cli/plan_recipe.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
@@ -18,7 +17,6 @@
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/checkpoint_use.hpp"
-#include "sizing/launch.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 
@@ -91,30 +89,6 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, con
   return m;
 }
 
-// Where the weights come from and which parts of the estimate are approximate (text notes).
-std::vector<std::string> model_notes(const JobSpec& job)
-{
-  std::vector<std::string> notes;
-  if (const auto& ck = job.model.checkpoint) {
-    const WeightFormat held = weights_in_memory(job);
-    const bool stored = loads_as_stored(*ck, held);
-    notes.push_back(fmt::format("weights: {} from the {}: {:.2f} GiB {}", ck->format_label, ck->source,
-                                round2(to_gib(Bytes{ck->total_bytes()})),
-                                stored ? "as stored" : fmt::format("stored, held as {} here", to_string(held))));
-    for (const auto& n : ck->notes) {
-      notes.push_back("weights: " + n);
-    }
-  }
-  if (const auto& a = job.model.adapter) {
-    notes.push_back(fmt::format("LoRA adapter: rank {}, {} parameters, {:.2f} GiB", a->rank, a->weights.params,
-                                round2(to_gib(Bytes{a->weights.bytes}))));
-  }
-  for (const auto& a : job.model.approximate) {
-    notes.push_back(fmt::format("approximate {}: {}", a.part, a.why));
-  }
-  return notes;
-}
-
 std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, const std::vector<Offer>& offers,
                                      const PlanOptions& o, std::span<const ProviderInfo> providers)
 {
@@ -161,107 +135,30 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, con
   return notes;
 }
 
-// Ranked by the hourly price: an option that delivers at least 20% more tokens per dollar than the
-// choice is worth saying (plan v3: speed shows what each option delivers per dollar).
-std::optional<std::string> per_dollar_hint(const PlanResult& res)
-{
-  if (res.ranked_by != RankBy::hourly || !res.choice || !res.choice->tokens_per_dollar) {
-    return std::nullopt;
-  }
-  const PlanOption* best = nullptr;
-  for (const auto& o : res.options) {
-    if (o.choosable() && o.runs.status == res.choice->runs.status && o.tokens_per_dollar &&
-        (best == nullptr || *o.tokens_per_dollar > *best->tokens_per_dollar)) {
-      best = &o;
-    }
-  }
-  const double mine = static_cast<double>(*res.choice->tokens_per_dollar);
-  if (best == nullptr || mine <= 0 || static_cast<double>(*best->tokens_per_dollar) < mine * 1.2) {
-    return std::nullopt;
-  }
-  return fmt::format("{} x {} on {} ({}/h) delivers {:.0f}% more tokens per dollar than the choice: rank by the "
-                     "bill with --rank-by cost, or give the job's size (--requests, --tokens)",
-                     best->nodes > 1 ? fmt::format("{} servers x {}", best->nodes, best->gpus) : std::to_string(best->gpus),
-                     best->card_display, best->provider,
-                     format_usd(MicroUsd{best->price_per_hour.n * best->nodes}) + (best->nodes > 1 ? " in all" : ""),
-                     (static_cast<double>(*best->tokens_per_dollar) / mine - 1.0) * 100.0);
-}
-
 }  // namespace
 
-Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::span<const ProviderInfo> providers)
+Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
 {
-  TRY_ASSIGN(const Config cfg, load_config(s));
-  TRY_ASSIGN(const ResolvedPlanModel model, resolve_plan_model(s, cfg, o));
-  PlanReport r;
-  TRY_ASSIGN(const JobSpec job, make_job(o, model.arch, &r.defaults));
-  const SpeedLoad& load = o.request.size.load;
-  if (std::uint64_t{load.input_len} + load.output_len > job.context) {
-    return fail(Errc::usage, fmt::format("--input-len {} + --output-len {} exceed the context of {} tokens; raise "
-                                         "--context (the KV cache is sized for it)",
-                                         load.input_len, load.output_len, job.context));
-  }
-  const std::vector<Offer> offers = current_offers(s, cfg);
+  TRY_ASSIGN(Config cfg, load_config(s));
+  TRY_ASSIGN(ResolvedPlanModel model, resolve_plan_model(s, cfg, o));
+  PlanInputs in{std::move(cfg), PlanModel{std::move(model.arch), std::move(model.source), std::move(model.hf_id)}, {}};
+  in.offers = current_offers(s, in.cfg);
+  return in;
+}
 
-  r.model_source = model.source;
-  r.launch_id = model.hf_id;
-  r.runtime = o.request.runtime;
-  r.size = o.request.size;
-  r.deadline = o.request.deadline;
-  r.nodes_asked = o.request.nodes;
-  r.card_given = o.request.card.has_value();
-  r.result = rank(job, offers, providers, card_catalog(), o.request, [](const JobSpec& j) { return estimate(j); });
-  add_layout_defaults(r, o.request);
-  if (r.refused()) {
-    PlanRequest elsewhere = o.request;
-    elsewhere.card.reset();
-    elsewhere.gpus.reset();
-    const PlanResult other = rank(job, offers, providers, card_catalog(), elsewhere, [](const JobSpec& j) { return estimate(j); });
-    r.runs_elsewhere = other.choice;
-  }
-  std::uint32_t served = 0;
-  if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
-    r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
-    // The launch line serves as many requests at once as the pool holds at the planned context
-    // (never fewer than --batch), unless the user set --batch.
-    if (!o.batch_given) {
-      const auto held = static_cast<std::uint32_t>(std::min(r.serve->max_concurrency, 65536.0));
-      served = std::max<std::uint32_t>({held, r.result.job.batch, 1});
-    }
-  }
-  // The fixes and the recipe start from the job as sized (vLLM's default --max-num-seqs, which its
-  // profiling samples), not from the launch line's count for this job's pool.
-  if (!r.fits() && !r.refused() && !r.missed_deadline()) {
-    add_fixes_and_recipe(r, job, o.request);
-  }
-  if (served > 0) {
-    r.result.job.max_seqs = served;
-  }
-  if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
-    r.launch = launch_commands(r.result.job, model.hf_id,
-                               r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
-  }
-  if (const auto& c = r.result.choice; c && c->hours) {
-    const StartupTime st = startup_time(r.result.job);
-    r.startup_basis = fmt::format("download {:.1f} GB at {:.0f} MB/s (assumed: no provider publishes a rate) {} s, "
-                                  "load at {:.2f} GiB/s {} s, engine warm-up {} s (median of 17 vLLM logs)",
-                                  st.download_bytes / 1e9, k_download_bytes_per_s / 1e6, st.download.count(),
-                                  k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(), st.warmup.count());
-  }
-  r.notes = model_notes(r.result.job);
-  if (r.result.choice && r.result.job.nodes > 1 && r.result.job.engine == Engine::vllm) {
-    r.notes.push_back(fmt::format("vLLM across {} servers runs on a Ray cluster of them: `ray start --head` on the "
-                                  "first, `ray start --address <first>:6379` on the others, then the launch line on "
-                                  "the first",
-                                  r.result.job.nodes));
-  }
-  if (auto hint = per_dollar_hint(r.result)) {
-    r.notes.push_back(std::move(*hint));
-  }
-  for (auto& n : price_notes(r, cfg, offers, o, providers)) {
+Result<PlanReport> plan_from(const PlanInputs& in, const PlanOptions& o, std::span<const ProviderInfo> providers)
+{
+  TRY_ASSIGN(PlanReport r, plan(o, Catalogues{in.offers, providers, card_catalog()}, in.model));
+  for (auto& n : price_notes(r, in.cfg, in.offers, o, providers)) {
     r.notes.push_back(std::move(n));
   }
   return r;
+}
+
+Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::span<const ProviderInfo> providers)
+{
+  TRY_ASSIGN(const PlanInputs in, gather_plan_inputs(s, o));
+  return plan_from(in, o, providers);
 }
 
 std::string plan_misfit_reason(const PlanReport& report)

@@ -1,20 +1,35 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// What `gpurent plan` computes, shared with `gpurent up --from-plan`: the model resolved, the
-// job sized, the offers ranked among the given providers, the fixes when nothing fits.
+// What `gpurent plan` reads before it decides, shared with `gpurent up --from-plan`: the config,
+// the model resolved (catalogue, local files, the Hub) and the current offers; then the planner's
+// entry point (planner/plan.hpp) decides, and the notes on where the prices came from are added.
 #include <span>
 #include <string>
+#include <vector>
 
+#include "cli/config.hpp"
 #include "cli/plan_options.hpp"
-#include "cli/plan_report.hpp"
 #include "common/result.hpp"
+#include "planner/plan.hpp"
 #include "providers/catalog.hpp"
 
 namespace gpurent {
 
 struct Services;
 
-// Sizes the job of `opts` and ranks the current offers (built-in, config, fetched) of
+// Everything plan() reads, read once: the config, the model, the offers (built-in, config, fetched).
+struct PlanInputs {
+  Config cfg;
+  PlanModel model;
+  std::vector<Offer> offers;
+};
+[[nodiscard]] Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& opts);
+
+// plan() over `in` among `providers`, with the notes on the prices' origins.
+[[nodiscard]] Result<PlanReport> plan_from(const PlanInputs& in, const PlanOptions& opts,
+                                           std::span<const ProviderInfo> providers);
+
+// gather_plan_inputs, then plan_from: sizes the job of `opts` and ranks the current offers (built-in, config, fetched) of
 // `providers` only (plan: the whole catalogue; up --from-plan: those with an API).
 [[nodiscard]] Result<PlanReport> build_plan_report(Services& s, const PlanOptions& opts,
                                                    std::span<const ProviderInfo> providers);

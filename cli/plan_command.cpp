@@ -10,7 +10,7 @@
 #include "cli/plan_build.hpp"
 #include "cli/plan_json.hpp"
 #include "cli/plan_options.hpp"
-#include "cli/plan_report.hpp"
+#include "planner/plan_report.hpp"
 #include "cli/plan_text.hpp"
 #include "cli/services.hpp"
 #include "providers/catalog.hpp"

@@ -4,7 +4,7 @@
 // rounded to 2 decimals (round2); prices and costs are USD, exact to the micro-dollar.
 #include <nlohmann/json.hpp>
 
-#include "cli/plan_report.hpp"
+#include "planner/plan_report.hpp"
 
 namespace gpurent {
 

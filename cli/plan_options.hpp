@@ -11,7 +11,7 @@
 
 #include "common/result.hpp"
 #include "common/units.hpp"
-#include "providers/plan.hpp"
+#include "planner/job_request.hpp"
 #include "sizing/job.hpp"
 #include "sizing/model.hpp"
 
@@ -68,63 +68,11 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);
 // --deadline (plan and up --from-plan).
 void add_plan_job_options(CLI::App& sub, PlanArgs& args);
 
-inline constexpr std::uint32_t k_default_context = 4096;
-
-// Validated and typed, with cli.md's defaults applied. What depends on the model (the engine of a
-// GGUF checkpoint, the weight format, the LoRA rank of an adapter, the context, checkpointing)
-// stays unset, or flagged as not given, until make_job knows it.
-struct PlanOptions {
-  std::string model;                    // empty when only --params is given
-  std::optional<std::uint64_t> params;  // --params
-  Task task = Task::infer;
-  Engine engine = Engine::transformers;
-  bool engine_given = false;
-  std::optional<WeightFormat> weights;   // --weights; nullopt: the checkpoint's own (make_job)
-  KvDtype kv_cache = KvDtype::auto_;
-  bool kv_cache_given = false;
-  std::optional<std::uint32_t> context;  // --context as given
-  std::uint32_t batch = 1;
-  bool batch_given = false;
-  Optimizer optimizer = Optimizer::adamw;
-  bool optimizer_given = false;
-  std::optional<bool> grad_checkpointing;  // --grad-checkpointing / --no-grad-checkpointing
-  std::uint32_t lora_rank = 16;
-  bool lora_rank_given = false;
-  std::uint32_t gpu_util_permille = 900;
-  bool gpu_util_given = false;
-  PlanRequest request;  // gpus, shard, hours, provider, spot, max price, card (ids)
-  std::string card_display;  // the --card as found, for messages
-  bool offline = false;
-  std::string gguf;          // --gguf FILE|URL: size that GGUF file
-  std::uint32_t engine_version = 0;  // --engine-version (sizing/engine_release.hpp); 0 = the current release
-};
-
 // Every value checked; the first bad one is an Errc::usage error naming the flag.
 [[nodiscard]] Result<PlanOptions> validate_plan_args(const PlanArgs& args);
 
 // The engine can run the task (training engines train, serving engines serve); Errc::usage.
 [[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
-// The engine loads that weight format and the task can train on it (GGUF types under
-// llama.cpp/ollama/vllm, 16-bit for full training, 4-bit for qlora); Errc::usage.
-[[nodiscard]] Result<void> check_weights(Task task, Engine engine, WeightFormat weights);
-
-// A value plan chose for the user (cli.md plan v2 `job.defaults`), with the reason and source.
-struct JobDefault {
-  enum class Kind { text, number, boolean };
-  std::string key;    // "weights", "grad_checkpointing", "context", …
-  std::string value;  // "mxfp4", "true", "4096"
-  std::string why;
-  Kind kind = Kind::text;
-};
-
-// The job for `model` with every default of docs/sizing.md "Defaults" applied: the weights in the
-// checkpoint's own format (QLoRA: NF4 with double quantization; GGUF engines: ollama's tag
-// quantization or Q4_K_M), gradient checkpointing on for LoRA/QLoRA, context 4096 capped at the
-// model's maximum. An explicit --context above the maximum, or --weights the task cannot train
-// on, is a usage error. `defaults` (when given) receives every value chosen for the user.
-// Defined in plan_job.cpp.
-[[nodiscard]] Result<JobSpec> make_job(const PlanOptions& opts, const ModelArch& model,
-                                       std::vector<JobDefault>* defaults = nullptr);
 
 // ---- Value parsers (each rejects anything but the whole string as a valid value) ----
 // "7B", "70e9", "8.03B", "350M", "1.5T", "7000000000": 1e6 ..= 1e14 parameters.

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "providers/plan.hpp"
+#include "planner/plan_report.hpp"
 
 namespace gpurent {
 

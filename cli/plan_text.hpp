@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/plan_report.hpp"
+#include "planner/plan_report.hpp"
 
 namespace gpurent {
 

@@ -18,7 +18,6 @@
 #include "providers/card.hpp"
 #include "providers/cost.hpp"
 #include "providers/offers.hpp"
-#include "providers/plan.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
@@ -107,7 +106,8 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
       rentable.push_back(p);
     }
   }
-  TRY_ASSIGN(const PlanReport report, build_plan_report(s, opts, rentable));
+  TRY_ASSIGN(const PlanInputs inputs, gather_plan_inputs(s, opts));
+  TRY_ASSIGN(const PlanReport report, plan_from(inputs, opts, rentable));
   const PlanResult& res = report.result;
   if (!res.choice) {
     if (s.global.json) {
@@ -174,9 +174,9 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
         << gib_text(headroom) << "), " << per_hour(pick.price_per_hour) << ", " << format_usd(pick.cost) << " for "
         << hours_label(report.runtime) << "; " << reason << '\n';
   // A cheaper fit at a provider without an API is worth knowing about.
-  const auto all = rank(job, current_offers(s, cfg), provider_catalog(), card_catalog(), opts.request,
-                        [](const JobSpec& j) { return estimate(j); });
-  if (all.choice && all.choice->cost < pick.cost) {
+  const auto everywhere = plan(opts, Catalogues{inputs.offers, provider_catalog(), card_catalog()}, inputs.model);
+  const auto& all = everywhere ? everywhere->result : res;
+  if (everywhere && all.choice && all.choice->cost < pick.cost) {
     s.err << "gpurent: cheaper without an API: " << all.choice->provider << " " << all.choice->card_display << " x"
           << all.choice->gpus << " at " << per_hour(all.choice->price_per_hour)
           << "; rent it in its console and track it with `gpurent attach`\n";

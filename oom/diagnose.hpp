@@ -54,7 +54,7 @@ struct OomCardVerdict {
   std::uint32_t gpus = 1;  // the job's GPUs (plan's estimate is per GPU)
 };
 
-// A fix of plan's (sizing/fixes.hpp suggest_fixes) for the job the log ran, against the card's limit.
+// A fix of plan's (planner/fixes.hpp suggest_fixes) for the job the log ran, against the card's limit.
 struct OomPlanFix {
   std::string id;           // plan's id: "reduce-context", "quantize-weights", "kv-cache-q8_0", ...
   std::string description;  // plan's words: "context 36864 tokens (was 131072)"

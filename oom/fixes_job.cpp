@@ -128,7 +128,7 @@ void fit_fixes_to_job(std::vector<OomFix>& fixes, const OomReport& r, const OomD
   for (const auto& f : fixes) {
     const std::string_view plan_id = plan_id_for(f.id, r);
     if (e && e->fixes_known && !plan_id.empty()) {
-      // Plan's fix for the same change: its value is never the job's own (sizing/fixes.hpp).
+      // Plan's fix for the same change: its value is never the job's own (planner/fixes.hpp).
       const auto p = std::find_if(e->fixes.begin(), e->fixes.end(), [&](const OomPlanFix& x) { return x.id == plan_id; });
       if (p != e->fixes.end()) {
         out.push_back(from_plan(f, *p, *e));

@@ -56,7 +56,7 @@ struct JobSpec {
   // The engine's release as major x 1,000,000 + minor x 1,000 + patch (vLLM 0.10.1 -> 10001);
   // 0 = the current release gpurent follows. vLLM below 0.8 runs the V0 engine.
   std::uint32_t engine_version = 0;
-  // Set from the card the job runs on (providers/card_run.hpp), like the hardware rules' fields:
+  // Set from the card the job runs on (planner/card_run.hpp), like the hardware rules' fields:
   // vLLM gives cards of 70 GiB or more, except the A100, 8192 batched tokens and 1024 sequences
   // (arg_utils _set_default_args); GPUs on an NVSwitch with NVLink SHARP (Hopper and later SXM)
   // make NCCL reserve about 2 GiB per GPU for its NVLS buffers once the job spans GPUs.

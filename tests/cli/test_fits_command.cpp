@@ -8,7 +8,7 @@
 
 #include "cli_harness.hpp"
 #include "providers/card.hpp"
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"

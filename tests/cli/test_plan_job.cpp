@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// make_job's one defaults mechanism (cli/plan_job.cpp) for models read from their own files: the
+// make_job's one defaults mechanism (planner/plan_job.cpp) for models read from their own files: the
 // format the headers show before quantization_config, a GGUF file's engine and type, an adapter's
 // rank; what the command line gives always wins; job.defaults names the source of each choice.
 #include <catch2/catch.hpp>
@@ -12,7 +12,7 @@
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/param_count.hpp"
-#include "sizing/recipe.hpp"
+#include "planner/recipe.hpp"
 
 using namespace gpurent;
 

@@ -16,7 +16,7 @@
 #include "oom/diagnose.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"

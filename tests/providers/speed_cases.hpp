@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "providers/card.hpp"
-#include "providers/speed.hpp"
+#include "planner/speed.hpp"
 #include "sizing/job.hpp"
 
 namespace gpurent::test {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <vector>
 
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 
 using namespace gpurent;
 using namespace std::chrono_literals;

@@ -13,7 +13,7 @@
 #include "providers/catalog.hpp"
 #include "providers/node_link.hpp"
 #include "providers/offer_data.hpp"
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/param_count.hpp"

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <vector>
 
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/model_catalog.hpp"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The speed model's formulas (providers/speed.hpp): what each term responds to, and what it says
+// The speed model's formulas (planner/speed.hpp): what each term responds to, and what it says
 // when a card figure is missing. The measured cases are in test_speed_measured.cpp.
 #include <catch2/catch.hpp>
 
-#include "providers/job_time.hpp"
-#include "providers/plan.hpp"
-#include "providers/speed.hpp"
+#include "planner/job_time.hpp"
+#include "planner/rank.hpp"
+#include "planner/speed.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/model_catalog.hpp"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sizing/estimate.hpp"
-#include "sizing/fixes.hpp"
+#include "planner/fixes.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sizing/checkpoint_format.hpp"
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 

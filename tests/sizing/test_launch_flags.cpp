@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "sizing/estimate.hpp"
-#include "sizing/fixes.hpp"
+#include "planner/fixes.hpp"
 #include "sizing/hardware_rules.hpp"
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"

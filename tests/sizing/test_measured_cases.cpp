@@ -202,7 +202,7 @@ JobSpec job_for(const nlohmann::json& c, const Check& chk)
   j.lora_rank = u32(c, "lora_rank", 16);
   j.gpus = u32(c, "gpus", 1);
   // The card decides NCCL's NVLink SHARP buffers (an H100 SXM system) and vLLM's large-card
-  // defaults (70 GiB or more, not an A100), as providers/card_run.hpp sets them for a card.
+  // defaults (70 GiB or more, not an A100), as planner/card_run.hpp sets them for a card.
   const std::string hw = c.contains("gpu_hardware") && c.at("gpu_hardware").is_string() ? c.at("gpu_hardware").get<std::string>() : "";
   j.nccl_nvls = hw.find("H100") != std::string::npos;
   j.large_card_defaults = j.nccl_nvls;

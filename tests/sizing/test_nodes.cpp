@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "sizing/estimate.hpp"
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 

@@ -11,7 +11,7 @@
 #include "sizing/layout.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
-#include "sizing/recipe.hpp"
+#include "planner/recipe.hpp"
 
 using namespace gpurent;
 

@@ -2,7 +2,7 @@
 // Fits the speed model's efficiency constants per engine on the fit half of
 // tests/data/speed/measurements.json and prints them with the spread on the check half
 // (docs/speed.md). Not a test: run it after the data or the formulas change, then copy the
-// constants into providers/speed_constants.cpp and the spread into speed_range_pct().
+// constants into planner/speed_constants.cpp and the spread into speed_range_pct().
 //   build/speed_fit [tests/data/speed/measurements.json]
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 
 #include "common/text.hpp"
 #include "sizing/estimate.hpp"
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "sizing/estimate.hpp"
-#include "sizing/fixes_detail.hpp"
+#include "planner/fixes_detail.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent::fixes_detail {

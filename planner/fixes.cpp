@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The seeds' fixes, in their order, each recomputed by estimate() (docs/sizing.md "Fixes").
-#include "sizing/fixes.hpp"
+#include "planner/fixes.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <functional>
 
 #include "sizing/estimate.hpp"
-#include "sizing/fixes_detail.hpp"
+#include "planner/fixes_detail.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cli/plan_report.hpp"
-#include "providers/plan.hpp"
+#include "planner/plan_report.hpp"
+#include "planner/rank.hpp"
 
 namespace gpurent {
 

@@ -3,7 +3,7 @@
 // half of tests/data/speed/measurements.json, and its spread on the check half (docs/speed.md,
 // "Constants" and "Measured spread"). Refit and copy both when the data or the formulas change;
 // tests/providers/test_speed_measured.cpp fails when the spread here is not the measured one.
-#include "providers/speed.hpp"
+#include "planner/speed.hpp"
 
 namespace gpurent {
 

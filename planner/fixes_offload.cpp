@@ -6,7 +6,7 @@
 
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
-#include "sizing/fixes_detail.hpp"
+#include "planner/fixes_detail.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent::fixes_detail {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "providers/job_time.hpp"
+#include "planner/job_time.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "providers/speed.hpp"
+#include "planner/speed.hpp"
 
 #include <fmt/format.h>
 

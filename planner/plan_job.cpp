@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "cli/plan_options.hpp"
+#include "planner/job_request.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
@@ -97,6 +97,40 @@ std::pair<WeightFormat, std::string> default_weights(Task task, Engine engine, c
 }
 
 }  // namespace
+
+Result<void> check_weights(Task task, Engine engine, WeightFormat w)
+{
+  const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;
+  const bool sixteen = w == WeightFormat::fp32 || w == WeightFormat::bf16 || w == WeightFormat::fp16;
+  if (gguf_engine && !is_gguf(w) && !sixteen && w != WeightFormat::mxfp4) {
+    return fail(Errc::usage, fmt::format("--weights {} is not a GGUF type; {} loads GGUF files: use e.g. Q4_K_M, "
+                                         "Q8_0 or F16",
+                                         to_string(w), to_string(engine)));
+  }
+  if (engine == Engine::sglang && is_gguf(w)) {
+    return fail(Errc::usage, fmt::format("--weights {} is a GGUF type and SGLang does not load GGUF files; use "
+                                         "--engine llama.cpp, ollama or vllm, or a format such as bf16, fp8 or awq",
+                                         to_string(w)));
+  }
+  if (!gguf_engine && is_gguf(w) && engine != Engine::vllm) {
+    return fail(Errc::usage, fmt::format("--weights {} is a GGUF type; use --engine llama.cpp or ollama, or a "
+                                         "format such as bf16, int8 or nf4",
+                                         to_string(w)));
+  }
+  if (task == Task::train && !sixteen) {
+    return fail(Errc::usage, fmt::format("--task train updates every weight, which needs fp32, bf16 or fp16 "
+                                         "weights, not {}; use --task qlora for a quantized base",
+                                         to_string(w)));
+  }
+  const bool four_bit = w == WeightFormat::nf4 || w == WeightFormat::int4 || w == WeightFormat::gptq ||
+                        w == WeightFormat::awq;
+  if (task == Task::qlora && !four_bit) {
+    return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4, int4, or a GPTQ/AWQ checkpoint), "
+                                         "not {}; use --task lora for a 16-bit base",
+                                         to_string(w)));
+  }
+  return {};
+}
 
 Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vector<JobDefault>* defaults)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "providers/plan.hpp"
+#include "planner/rank.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "common/rounding.hpp"
-#include "providers/card_run.hpp"
+#include "planner/card_run.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/plan_options.hpp"
-#include "providers/plan.hpp"
-#include "sizing/fixes.hpp"
+#include "planner/job_request.hpp"
+#include "planner/rank.hpp"
+#include "planner/fixes.hpp"
 #include "sizing/job.hpp"
 #include "sizing/model.hpp"
-#include "sizing/recipe.hpp"
+#include "planner/recipe.hpp"
 
 namespace gpurent {
 

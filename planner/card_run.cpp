@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The job on one card: hardware rules and the card facts sizing reads (providers/card_run.hpp).
-#include "providers/card_run.hpp"
+// The job on one card: hardware rules and the card facts sizing reads (planner/card_run.hpp).
+#include "planner/card_run.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Command lines that serve a job as sized (cli.md `launch`); training lines: launch_train.cpp.
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
-#include "sizing/recipe_detail.hpp"
+#include "planner/recipe_detail.hpp"
 
 namespace gpurent {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The engine flags a recipe's changes add (docs/sizing.md "Recipe"); the launch line of the
-// recipe (sizing/launch.cpp) carries them all.
+// recipe (planner/launch.cpp) carries them all.
 #include <fmt/format.h>
 
 #include <string>
@@ -8,7 +8,7 @@
 
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
-#include "sizing/recipe_detail.hpp"
+#include "planner/recipe_detail.hpp"
 
 namespace gpurent::recipe_detail {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Internal: one function per fix (sizing/fixes_*.cpp). Each returns nullopt when the fix does not
+// Internal: one function per fix (planner/fixes_*.cpp). Each returns nullopt when the fix does not
 // apply to the job's task/engine.
 #include <cstdint>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "sizing/fixes.hpp"
+#include "planner/fixes.hpp"
 
 namespace gpurent::fixes_detail {
 

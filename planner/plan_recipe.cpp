@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/plan_recipe.hpp"
+#include "planner/plan_recipe.hpp"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <tuple>
 
 #include "providers/card.hpp"
-#include "providers/card_run.hpp"
+#include "planner/card_run.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/hardware_rules.hpp"
-#include "sizing/launch.hpp"
+#include "planner/launch.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/precision.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The recipe search (docs/sizing.md "Recipe"): discrete levers combined in order of their
 // invasiveness points, then the continuous ones (batch, context, offload) sized by binary search.
-#include "sizing/recipe.hpp"
+#include "planner/recipe.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -10,7 +10,7 @@
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/precision.hpp"
-#include "sizing/recipe_detail.hpp"
+#include "planner/recipe_detail.hpp"
 
 namespace gpurent {
 namespace {

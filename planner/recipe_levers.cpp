@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "sizing/estimate.hpp"
-#include "sizing/fixes_detail.hpp"
+#include "planner/fixes_detail.hpp"
 #include "sizing/precision.hpp"
-#include "sizing/recipe_detail.hpp"
+#include "planner/recipe_detail.hpp"
 
 namespace gpurent::recipe_detail {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Internal to the recipe search (sizing/recipe*.cpp): the discrete levers, the changes a recipe
+// Internal to the recipe search (planner/recipe*.cpp): the discrete levers, the changes a recipe
 // lists, and the engine flags that make them.
 #include <cstdint>
 #include <map>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sizing/recipe.hpp"
+#include "planner/recipe.hpp"
 
 namespace gpurent::recipe_detail {
 

@@ -15,8 +15,8 @@
 #include "common/units.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
-#include "providers/job_time.hpp"
-#include "providers/speed.hpp"
+#include "planner/job_time.hpp"
+#include "planner/speed.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/job.hpp"
 
@@ -66,7 +66,7 @@ struct PlanOption {
   std::string price_origin;  // "built-in 2026-11-30", "config", "derived: 4 x 1-GPU price (...)"
   RunVerdict runs;           // whether the engine's kernels run the job on this card (hardware_rules.hpp)
   std::uint32_t pipeline = 1;  // vLLM pipeline stages at this GPU count
-  Speed speed;               // at this card and GPU count (providers/speed.hpp)
+  Speed speed;               // at this card and GPU count (planner/speed.hpp)
   // Headroom within the memory estimate's own measured error for the job type
   // (memory_error_pct): it may not fit on the real machine.
   bool tight = false;

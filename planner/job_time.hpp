@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // How long a sized job takes on one option and what its bill is (cli.md plan v3 "The whole job"):
-// the work at the speed model's rate (providers/speed.hpp) plus the start-up (weights downloaded,
+// the work at the speed model's rate (planner/speed.hpp) plus the start-up (weights downloaded,
 // loaded, the engine warmed up), billed under the provider's granularity. Pure. Figures and
 // sources: docs/speed.md "The whole job".
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "providers/speed.hpp"
+#include "planner/speed.hpp"
 #include "sizing/job.hpp"
 
 namespace gpurent {

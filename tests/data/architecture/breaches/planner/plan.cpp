@@ -1,0 +1,2 @@
+#include "planner/plan.hpp"
+#include "cli/services.hpp"

@@ -1,0 +1,1 @@
+// The entry point (a fixture: never compiled).

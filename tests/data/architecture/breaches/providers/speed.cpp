@@ -1,0 +1,1 @@
+// A moved file back in its old folder (a fixture: never compiled).
