@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+// size_serving (providers/serve_size.hpp): a serving workload of C sequences of I + O tokens on
+// servers of one shape. Properties over random workloads: the replicas hold C, each replica's KV
+// pool holds its share, one replica fewer would not do, and the per-user speed and the time to
+// first token move the way the load moves them.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "providers/plan.hpp"
+#include "providers/serve_size.hpp"
+#include "sizing/estimate.hpp"
+#include "sizing/model_catalog.hpp"
+
+using namespace gpurent;
+
+namespace {
+
+JobSpec served(const char* model, std::uint32_t context, std::uint32_t gpus)
+{
+  JobSpec j;
+  j.model = *find_model(model);
+  j.task = Task::serve;
+  j.engine = Engine::vllm;
+  j.weights = WeightFormat::bf16;
+  j.context = context;
+  return job_for_gpus(j, gpus, std::nullopt);
+}
+
+const Estimator k_estimate = [](const JobSpec& j) { return estimate(j); };
+
+SpeedLoad load_of(std::uint32_t c, std::uint32_t in, std::uint32_t out)
+{
+  SpeedLoad l;
+  l.concurrency = c;
+  l.input_len = in;
+  l.output_len = out;
+  return l;
+}
+
+// Whether one replica with `seqs` sequences fits and meets the targets (what size_serving must
+// have found false for one replica fewer).
+bool replica_works(const JobSpec& there, const Card& card, const SpeedLoad& load, const ServeTargets& t,
+                   std::uint32_t seqs)
+{
+  JobSpec j = there;
+  j.batch = seqs;
+  j.max_seqs = seqs;
+  const MemoryEstimate m = estimate(j);
+  const std::uint64_t seq = std::uint64_t{load.input_len} + load.output_len;
+  if (m.total() > fit_limit_for(j, card.usable) || serve_pool(j, m, card.usable).kv_pool_tokens < seqs * seq) {
+    return false;
+  }
+  SpeedLoad l = load;
+  l.concurrency = seqs;
+  return target_misses(estimate_speed(j, card, l), t).empty();
+}
+
+}  // namespace
+
+TEST_CASE("size_serving: random workloads are held by the fewest replicas that fit and meet the target",
+          "[providers][serve]")
+{
+  const Card card = *find_card("h100-sxm");
+  std::mt19937 rng(2040);
+  std::uniform_int_distribution<std::uint32_t> conc(1, 2000);
+  std::uniform_int_distribution<std::uint32_t> in(1, 30000);
+  std::uniform_int_distribution<std::uint32_t> out(1, 4000);
+  std::uniform_int_distribution<std::uint32_t> gpus(0, 3);
+  const ServeTargets targets;
+  for (int i = 0; i < 60; ++i) {
+    const std::uint32_t c = conc(rng), ilen = in(rng), olen = out(rng), g = 1U << gpus(rng);
+    INFO("C " << c << " I " << ilen << " O " << olen << " GPUs " << g);
+    const JobSpec there = served("llama-3.1-8b", ilen + olen, g);
+    const SpeedLoad load = load_of(c, ilen, olen);
+    const SpeedFigures figures = speed_figures(there);
+    const ServeSizing s = size_serving(there, card, load, targets, k_estimate, figures);
+    REQUIRE(s.fits);
+    const ServeShape& sh = s.shape;
+    CHECK(sh.replicas * sh.per_replica >= c);
+    CHECK((sh.replicas - 1) * sh.per_replica < c);
+    CHECK(sh.per_replica == (c + sh.replicas - 1) / sh.replicas);
+    CHECK(sh.kv_pool_tokens >= std::uint64_t{sh.per_replica} * (ilen + olen));
+    // The replica's job is what its launch line and memory read.
+    CHECK(s.job.batch == sh.per_replica);
+    CHECK(s.job.max_seqs == sh.per_replica);
+    CHECK(s.memory.kv_cache == kv_cache_bytes(s.job, ilen + olen, sh.per_replica));
+    CHECK(replica_works(there, card, load, targets, sh.per_replica) == sh.meets_targets);
+    if (sh.meets_targets && sh.replicas > 1) {
+      // One replica fewer would need a larger share that does not fit or misses the target.
+      CHECK_FALSE(replica_works(there, card, load, targets, (c + sh.replicas - 2) / (sh.replicas - 1)));
+    }
+    // All replicas together: C / share times one replica's rate.
+    SpeedLoad one = load;
+    one.concurrency = sh.per_replica;
+    const Speed alone = estimate_speed(s.job, card, one);
+    REQUIRE(alone.serve_output_tokens_per_s);
+    CHECK(*s.speed.serve_output_tokens_per_s ==
+          Approx(*alone.serve_output_tokens_per_s * c / sh.per_replica).epsilon(1e-9));
+    CHECK(s.speed.concurrency == c);
+  }
+}
+
+TEST_CASE("size_serving: the per-user speed falls and the first token slows as the load grows", "[providers][serve]")
+{
+  const Card card = *find_card("h100-sxm");
+  const JobSpec there = served("qwen3-32b", 2400, 1);
+  const SpeedFigures figures = speed_figures(there);
+  double last_user = 1e300, last_ttft = 0;
+  for (std::uint32_t c : {1U, 2U, 4U, 8U, 16U, 32U, 64U, 128U, 256U}) {
+    INFO(c);
+    const Speed s = estimate_speed(there, card, load_of(c, 2000, 400), figures);
+    REQUIRE(s.per_user_tokens_per_s);
+    REQUIRE(s.ttft_s);
+    CHECK(*s.per_user_tokens_per_s < last_user);
+    CHECK(*s.ttft_s > last_ttft);
+    last_user = *s.per_user_tokens_per_s;
+    last_ttft = *s.ttft_s;
+  }
+  // One request alone decodes at the decode rate, and its first token is its prompt's prefill
+  // plus half a step.
+  const Speed one = estimate_speed(there, card, load_of(1, 2000, 400), figures);
+  CHECK(*one.per_user_tokens_per_s >= *one.serve_output_tokens_per_s);
+  CHECK(*one.per_user_tokens_per_s == Approx(*one.decode_tokens_per_s).epsilon(0.1));
+  CHECK(*one.ttft_s == Approx(2000.0 / *one.prefill_tokens_per_s).epsilon(0.25));
+}
+
+TEST_CASE("size_serving: a target nobody reaches is missed, by how much, at the fewest replicas that hold C",
+          "[providers][serve]")
+{
+  const Card card = *find_card("h100-sxm");
+  const JobSpec there = served("qwen3-32b", 2400, 1);
+  ServeTargets t;
+  t.min_user_tokens_per_s = 5000;
+  t.max_ttft_s = 1e-6;
+  const ServeSizing s = size_serving(there, card, load_of(100, 2000, 400), t, k_estimate, speed_figures(there));
+  CHECK(s.fits);
+  CHECK_FALSE(s.shape.meets_targets);
+  REQUIRE(s.shape.misses.size() == 2);
+  CHECK(s.shape.misses[0].find("below the 5000 tok/s target") != std::string::npos);
+  CHECK(s.shape.misses[1].find("s over the 1e-06 s target") != std::string::npos);
+  // The fewest replicas whose share fits: one fewer does not hold C.
+  const std::uint32_t r = s.shape.replicas;
+  REQUIRE(r > 1);
+  JobSpec bigger = there;
+  bigger.batch = bigger.max_seqs = (100 + r - 2) / (r - 1);
+  const MemoryEstimate m = estimate(bigger);
+  CHECK((m.total() > fit_limit_for(bigger, card.usable) ||
+         serve_pool(bigger, m, card.usable).kv_pool_tokens < std::uint64_t{bigger.batch} * 2400));
+}
+
+TEST_CASE("size_serving: a model that does not fit one card does not fit with replicas either", "[providers][serve]")
+{
+  const Card card = *find_card("rtx-4090");
+  const JobSpec there = served("qwen3-32b", 2400, 1);
+  const ServeSizing s = size_serving(there, card, load_of(10, 2000, 400), ServeTargets{}, k_estimate, speed_figures(there));
+  CHECK_FALSE(s.fits);
+  CHECK(s.shape.replicas == 1);
+}
+
+TEST_CASE("size_serving: without a concurrency one server runs what its pool holds at the target", "[providers][serve]")
+{
+  const Card card = *find_card("h100-sxm");
+  const JobSpec there = served("llama-3.1-8b", 4096, 1);
+  const SpeedLoad none = load_of(0, 0, 0);
+  const SpeedFigures figures = speed_figures(there);
+  const ServeSizing s = size_serving(there, card, none, ServeTargets{}, k_estimate, figures);
+  REQUIRE(s.fits);
+  CHECK(s.shape.replicas == 1);
+  const ServePool pool = serve_pool(there, estimate(there), card.usable);
+  CHECK(s.shape.kv_pool_tokens == pool.kv_pool_tokens);
+  CHECK(std::uint64_t{s.shape.per_replica} * 4096 <= pool.kv_pool_tokens);
+  CHECK(s.shape.meets_targets);
+  // A stricter target lowers the concurrency, never below one.
+  ServeTargets strict;
+  strict.min_user_tokens_per_s = 60;
+  const ServeSizing fewer = size_serving(there, card, none, strict, k_estimate, figures);
+  CHECK(fewer.shape.per_replica < s.shape.per_replica);
+  CHECK(fewer.shape.per_replica >= 1);
+  if (fewer.shape.meets_targets) {
+    CHECK(*fewer.speed.per_user_tokens_per_s >= 60);
+  }
+}
