@@ -276,7 +276,8 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
   if (served > 0) {
     r.result.job.max_seqs = served;
   }
-  if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
+  // --params names no model to launch; a plan that meets no service target chose nothing to launch.
+  if (!model.hf_id.empty() && !r.refused() && !r.missed_targets()) {
     r.launch = launch_commands(r.result.job, model.hf_id,
                                r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
   }

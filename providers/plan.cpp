@@ -111,9 +111,10 @@ struct OptionOrder {
   bool operator()(const PlanOption& a, const PlanOption& b) const
   {
     const double ka = rank_key(a, by, sized, task), kb = rank_key(b, by, sized, task);
-    return std::tuple(!a.choosable(), run_rank(a.runs.status), ka, a.gpus * a.nodes, a.pipeline, -a.headroom,
+    // Among the options not chosen, those that fit (and only miss a target or the deadline) first.
+    return std::tuple(!a.choosable(), !a.fits, run_rank(a.runs.status), ka, a.gpus * a.nodes, a.pipeline, -a.headroom,
                       a.price_per_hour, a.provider, a.card) <
-           std::tuple(!b.choosable(), run_rank(b.runs.status), kb, b.gpus * b.nodes, b.pipeline, -b.headroom,
+           std::tuple(!b.choosable(), !b.fits, run_rank(b.runs.status), kb, b.gpus * b.nodes, b.pipeline, -b.headroom,
                       b.price_per_hour, b.provider, b.card);
   }
 };

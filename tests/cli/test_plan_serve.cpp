@@ -191,7 +191,18 @@ TEST_CASE("plan serve: a target no option can meet is exit 3 naming the closest 
     CHECK(has(message, target[0] == "--max-ttft" ? "s over the 1e-06 s target" : "below the 5000 tok/s target"));
     CHECK_FALSE(r.j.contains("recipe"));
     CHECK(r.j["fixes"].empty());
+    CHECK(r.j["launch"].empty());  // nothing chosen, nothing to launch
     CHECK(has(r.text, "No option meets the service targets"));
+    CHECK_FALSE(has(r.text, "Launch"));
+    // The options that fit and only miss the targets come before those that do not fit.
+    bool seen_misfit = false;
+    for (const Json& o : r.j["options"]) {
+      if (o["fits"] == false) {
+        seen_misfit = true;
+      } else {
+        CHECK_FALSE(seen_misfit);
+      }
+    }
   }
 }
 

@@ -103,8 +103,8 @@ TEST_CASE("plan speed: 16 users at 8k with a job size pick 2 x RTX PRO 6000 over
   double last = 0;
   for (std::size_t i = 1; i < sized.j["options"].size(); ++i) {
     const Json& o = sized.j["options"][i];
-    if (!o["fits"].get<bool>() || !o.contains("job_cost")) {
-      break;
+    if (!o["fits"].get<bool>() || !o.contains("job_cost") || o["serve"]["meets_targets"] == false) {
+      break;  // the choosable options come first, in bill order
     }
     CHECK(o["job_cost"].get<double>() >= last);
     last = o["job_cost"].get<double>();
