@@ -167,7 +167,9 @@ ServeSizing size_serving(const JobSpec& there, const Card& card, const SpeedLoad
   out.speed = chosen.speed;
   out.fits = chosen.fits;
   out.shape.replicas = replicas;
-  out.shape.kv_pool_tokens = chosen.pool.kv_pool_tokens;
+  // llama.cpp/ollama: the KV cache cells of -c (the context for each of the -np slots).
+  out.shape.kv_pool_tokens = pooled(there.engine) ? chosen.pool.kv_pool_tokens
+                                                  : std::uint64_t{chosen.job.context} * out.shape.per_replica;
   out.shape.misses = chosen.misses;
   out.shape.meets_targets = chosen.misses.empty();
   return out;

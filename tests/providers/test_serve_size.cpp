@@ -270,3 +270,22 @@ TEST_CASE("size_serving: per-user speed and first token against measured runs at
     CHECK(*s.ttft_s * 1000 < cells[1]);
   }
 }
+
+TEST_CASE("size_serving: llama.cpp holds a slot of the context per sequence, its -c cells the pool", "[providers][serve]")
+{
+  const Card card = *find_card("rtx-4090");
+  JobSpec j;
+  j.model = *find_model("llama-3.1-8b");
+  j.task = Task::serve;
+  j.engine = Engine::llama_cpp;
+  j.weights = WeightFormat::gguf_q4_k_m;
+  j.context = 2400;
+  const JobSpec there = job_for_gpus(j, 1, std::nullopt);
+  const ServeSizing s = size_serving(there, card, load_of(40, 2000, 400), ServeTargets{}, k_estimate, speed_figures(there));
+  REQUIRE(s.fits);
+  CHECK(s.shape.replicas * s.shape.per_replica >= 40);
+  CHECK(s.job.batch == s.shape.per_replica);
+  CHECK(s.job.max_seqs == 0);  // llama.cpp has no --max-num-seqs: -np is the batch
+  CHECK(s.shape.kv_pool_tokens == std::uint64_t{2400} * s.shape.per_replica);
+  CHECK(s.memory.kv_cache == kv_cache_bytes(s.job, 2400, s.shape.per_replica));
+}
