@@ -223,9 +223,13 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
   if (res.choice) {
     const PlanOption& c = *res.choice;
     if (c.servers() > 1) {
-      out += st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}\n", c.provider,
-                                             c.servers(), c.gpus, c.card_display, format_usd(c.price_per_hour),
-                                             format_usd(MicroUsd{c.price_per_hour.n * c.servers()}), c.spot ? " (spot)" : "");
+      const std::string head =
+          st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}", c.provider,
+                                          c.servers(), c.gpus, c.card_display, format_usd(c.price_per_hour),
+                                          format_usd(MicroUsd{c.price_per_hour.n * c.servers()}), c.spot ? " (spot)" : "");
+      for (const auto& line : wrap_words(head, k_width, "", "  ")) {
+        out += line + "\n";
+      }
     } else {
       out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
                                              format_usd(c.price_per_hour), c.spot ? " (spot)" : "");

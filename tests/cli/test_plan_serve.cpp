@@ -7,11 +7,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "cli/plan_text.hpp"
 #include "cli_harness.hpp"
 
 using gpurent::test::run_plan;
@@ -37,6 +39,19 @@ std::string squeezed(const std::string& s)
 bool has(const std::string& hay, const std::string& needle) { return squeezed(hay).find(needle) != std::string::npos; }
 
 std::uint64_t u64(const Json& j) { return j.get<std::uint64_t>(); }
+
+// The widest line of a text view (readable at 80 columns).
+std::size_t widest(const std::string& text)
+{
+  std::size_t width = 0;
+  for (std::size_t i = 0, start = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == '\n') {
+      width = std::max(width, gpurent::display_width(std::string_view(text).substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  return width;
+}
 
 // What every serving choice of C sequences of `seq` tokens must show: enough servers for C, a KV
 // pool per replica for its share, the share as the launch line's --max-num-seqs and the job's
@@ -109,6 +124,7 @@ TEST_CASE("plan serve: 200 users of 2000 + 400 tokens get servers for all 200, n
   CHECK(has(r.text, fmt::format("--max-num-seqs {}", c["serve"]["concurrency_per_replica"].get<int>())));
   CHECK(has(r.text, "tok/s TTFT $/Mtok"));
   CHECK(has(r.text, "per million output tokens"));
+  CHECK(widest(r.text) <= 80);
 }
 
 TEST_CASE("plan serve: one card sized for 200 users splits them over replicas, each billed", "[cli][plan][serve]")
@@ -125,6 +141,7 @@ TEST_CASE("plan serve: one card sized for 200 users splits them over replicas, e
   CHECK(c["serve"]["concurrency_per_replica"].get<int>() <= 36);
   CHECK(has(r.text, fmt::format("on {} replicas (identical servers, each billed)", c["serve"]["replicas"].get<int>())));
   CHECK(has(r.text, fmt::format("{} servers x 1 x RTX PRO 6000 96GB", c["serve"]["replicas"].get<int>())));
+  CHECK(widest(r.text) <= 80);
 }
 
 TEST_CASE("plan serve: for random workloads the choice's pool holds every replica's share", "[cli][plan][serve]")
@@ -258,6 +275,7 @@ TEST_CASE("plan serve: eight PCIe cards for deepseek-v3 lose to NVLink boxes tha
   CHECK(has(r.text, fmt::format("8 x RTX PRO 6000 96GB on runpod ($12.56/h) is the cheapest per hour but serves {:.0f}% "
                                 "fewer output tokens per dollar than the choice",
                                 (1.0 - theirs / mine) * 100.0)));
+  CHECK(widest(r.text) <= 80);
   // Without a workload each option runs what its pool holds at the 10 tok/s target.
   CHECK(c["serve"]["per_user_tokens_per_s"].get<double>() >= 10.0);
   CHECK(c["serve"]["replicas"] == 1);
