@@ -489,7 +489,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     if (result.job.engine == Engine::vllm || result.job.engine == Engine::sglang) {
       result.job.max_seqs = result.choice->serve->per_replica;
     }
-    result.memory = estimator(result.job);
+    result.memory = serving_memory(result.job, serve_lengths(result.job.context, request.size.load).tokens(), estimator);
   }
   result.layout_ok = gpus_feasible(*there, gpus, request.shard, nodes);
   result.card_fits = given_card != nullptr && result.layout_ok &&

@@ -43,7 +43,7 @@ struct Sizer {
     if (pooled(there.engine)) {
       t.job.max_seqs = seqs;
     }
-    t.memory = estimator(t.job);
+    t.memory = serving_memory(t.job, seq_tokens, estimator);
     t.fits = t.memory.total() <= fit_limit_for(t.job, card.usable);
     if (pooled(there.engine)) {
       t.pool = serve_pool(t.job, t.memory, card.usable);
@@ -88,6 +88,15 @@ std::string rate_text(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : f
 std::string seconds_text(double s) { return s >= 0.01 ? fmt::format("{:.2f}", s) : fmt::format("{:.2g}", s); }
 
 }  // namespace
+
+MemoryEstimate serving_memory(const JobSpec& replica, std::uint64_t seq_tokens, const Estimator& estimator)
+{
+  MemoryEstimate m = estimator(replica);
+  if (pooled(replica.engine) && seq_tokens > 0 && seq_tokens < replica.context) {
+    m.kv_cache = kv_cache_bytes(replica, seq_tokens, std::max<std::uint32_t>(replica.batch, 1));
+  }
+  return m;
+}
 
 std::vector<std::string> target_misses(const Speed& sp, const ServeTargets& targets)
 {

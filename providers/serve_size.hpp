@@ -22,6 +22,11 @@ struct ServeSizing {
   bool fits = false;      // one replica's memory within the card's limit, its KV pool holds its sequences
 };
 
+// One replica's memory per GPU at `replica.batch` sequences of `seq_tokens` (I + O) each:
+// vLLM/SGLang hold the KV cache of the tokens in flight (blocks allocated as tokens arrive;
+// --max-model-len only caps one sequence), llama.cpp/ollama a slot of the whole context each.
+[[nodiscard]] MemoryEstimate serving_memory(const JobSpec& replica, std::uint64_t seq_tokens, const Estimator& estimator);
+
 // What the speed misses of the targets, in words ("7.2 tok/s per user, 2.8 below the 10 asked");
 // empty when it meets them. An unknown figure misses (it is not known to meet the target).
 [[nodiscard]] std::vector<std::string> target_misses(const Speed& per_replica, const ServeTargets& targets);

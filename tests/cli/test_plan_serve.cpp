@@ -282,3 +282,26 @@ TEST_CASE("plan serve: eight PCIe cards for deepseek-v3 lose to NVLink boxes tha
   CHECK(r.j["launch"]["vllm"].get<std::string>().find(
             fmt::format("--max-num-seqs {} ", c["serve"]["concurrency_per_replica"].get<int>())) != std::string::npos);
 }
+
+TEST_CASE("plan serve: a --context above the requests caps one sequence, it does not multiply the servers",
+          "[cli][plan][serve]")
+{
+  const std::vector<std::string> job{"qwen3-32b", "--task", "serve", "--concurrency", "200", "--input-len", "2000",
+                                     "--output-len", "400", "--hours", "720", "--offline"};
+  const auto tight = run_plan(job);
+  auto wide_args = job;
+  wide_args.insert(wide_args.end(), {"--context", "32768"});
+  const auto wide = run_plan(wide_args);
+  REQUIRE(tight.code == 0);
+  REQUIRE(wide.code == 0);
+  CHECK(wide.j["job"]["context"] == 32768);
+  CHECK(wide.j["launch"]["vllm"].get<std::string>().find("--max-model-len 32768 ") != std::string::npos);
+  // vLLM allocates KV blocks as tokens arrive: 200 sequences of 2400 tokens need the same servers.
+  CHECK(wide.j["choice"]["card"] == tight.j["choice"]["card"]);
+  CHECK(wide.j["choice"]["gpus"] == tight.j["choice"]["gpus"]);
+  CHECK(wide.j["choice"]["serve"]["replicas"] == tight.j["choice"]["serve"]["replicas"]);
+  CHECK(wide.j["choice"]["cost"] == tight.j["choice"]["cost"]);
+  CHECK(wide.j["memory"]["kv_cache_gib"] == tight.j["memory"]["kv_cache_gib"]);
+  const Json& sv = wide.j["choice"]["serve"];
+  CHECK(u64(sv["kv_pool_tokens"]) >= u64(sv["concurrency_per_replica"]) * 2400);
+}
