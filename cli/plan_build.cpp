@@ -196,6 +196,9 @@ std::string plan_misfit_reason(const PlanReport& report)
                        fastest->job_cost ? format_usd(*fastest->job_cost) : std::string("?"),
                        static_cast<double>(fastest->hours->count()) / 3600.0 + 0.05);
   }
+  if (report.missed_targets()) {
+    return missed_targets_text(report);
+  }
   if (report.card_given && !res.card_fits) {
     return fmt::format("the job needs {:.2f} GiB per GPU on {}{} x {}, over the {:.2f} GiB limit",
                        round2(to_gib(res.memory.total())),
@@ -222,6 +225,38 @@ std::string nothing_fits_text(const PlanReport& report)
     return "nothing fits within 8 GPUs of one server";
   }
   return fmt::format("nothing fits on {} servers of any provider that joins that many", *report.nodes_asked);
+}
+
+}  // namespace gpurent
+
+namespace gpurent {
+
+std::string missed_targets_text(const PlanReport& report)
+{
+  // The option closest to the targets: the fastest per user, then the quickest first token.
+  const PlanOption* best = nullptr;
+  const auto key = [](const PlanOption& o) {
+    return std::pair(o.speed.per_user_tokens_per_s.value_or(0.0), -o.speed.ttft_s.value_or(1e300));
+  };
+  for (const auto& o : report.result.options) {
+    if (o.fits && o.runs.status != RunStatus::refused && !o.late && o.serve && (best == nullptr || key(o) > key(*best))) {
+      best = &o;
+    }
+  }
+  std::string targets = fmt::format("at least {:g} tok/s per user", report.targets.min_user_tokens_per_s);
+  if (report.targets.max_ttft_s) {
+    targets += fmt::format(", first token within {:g} s", *report.targets.max_ttft_s);
+  }
+  if (best == nullptr) {
+    return fmt::format("no option meets the service targets ({})", targets);
+  }
+  std::string misses;
+  for (const auto& m : best->serve->misses) {
+    misses += (misses.empty() ? "" : "; ") + m;
+  }
+  return fmt::format("no option meets the service targets ({}); the closest: {}{} x {} on {} with {} in flight: {}",
+                     targets, best->servers() > 1 ? fmt::format("{} servers of ", best->servers()) : "", best->gpus,
+                     best->card_display, best->provider, best->speed.concurrency, misses);
 }
 
 }  // namespace gpurent

@@ -37,6 +37,8 @@ struct PlanInputs {
 // Why a report does not fit, as one sentence ("the job needs 30.1 GiB per GPU on 1 x RTX 4090,
 // over the 22.4 GiB limit", "nothing fits within 8 GPUs of one server", ...).
 [[nodiscard]] std::string plan_misfit_reason(const PlanReport& report);
+// No option meets the service targets: the targets and the closest option with its misses.
+[[nodiscard]] std::string missed_targets_text(const PlanReport& report);
 // Nothing fits, in the words of what was tried: one server (--nodes 1), N servers (--nodes N), or
 // one server and then several (no --nodes).
 [[nodiscard]] std::string nothing_fits_text(const PlanReport& report);

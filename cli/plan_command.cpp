@@ -41,6 +41,8 @@ void run_plan(Services& s, const PlanArgs& args)
         s, Error{Errc::refused, fmt::format("plan: {}; {}", plan_misfit_reason(*report),
                                             recipe                ? "the recipe above makes it fit"
                                             : report->missed_deadline() ? "allow more time, or more GPUs"
+                                            : report->missed_targets() ? "relax --min-user-speed or --max-ttft, or "
+                                                                         "shorten the requests"
                                             : report->refused()   ? "pick a card that runs it"
                                             : report->fixes.empty() ? "relax the filters"
                                                                     : "see the fixes above")});
@@ -79,8 +81,13 @@ void add_plan_job_options(CLI::App& sub, PlanArgs& args)
   sub.add_option("--input-len", args.input_len, "prompt tokens per request (default: the context less the output)");
   sub.add_option("--output-len", args.output_len, "generated tokens per request (default 256)");
   sub.add_option("--concurrency", args.concurrency,
-                 "serve: requests in flight (default: the full-context requests the KV pool holds)");
-  sub.add_option("--rank-by", args.rank_by, "cost | time | hourly (default cost with --tokens/--requests, else hourly)");
+                 "serve: requests in flight, over replicas when one server cannot hold them (default: what the KV "
+                 "pool holds at the targets)");
+  sub.add_option("--min-user-speed", args.min_user_speed,
+                 "serve: output tokens/s each user must see (default 10); options below it are not chosen");
+  sub.add_option("--max-ttft", args.max_ttft, "serve: most seconds to the first token at that load");
+  sub.add_option("--rank-by", args.rank_by,
+                 "cost | time | hourly (default cost with --tokens/--requests or --task serve, else hourly)");
   sub.add_option("--deadline", args.deadline, "keep options that finish within this (6h, 90m, 2d)");
 }
 

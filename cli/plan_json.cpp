@@ -177,6 +177,17 @@ void add_speed_fields(Json& j, const PlanOption& o)
     j["node_link"] = o.node_link;
   }
   j["speed"] = speed_json(o.speed, o.tokens_per_dollar);
+  if (o.serve) {
+    // cli.md plan v4: the workload on each replica and the service targets.
+    j["serve"] = Json{{"replicas", o.serve->replicas},
+                      {"concurrency_per_replica", o.serve->per_replica},
+                      {"kv_pool_tokens", o.serve->kv_pool_tokens},
+                      {"per_user_tokens_per_s", o.speed.per_user_tokens_per_s ? Json(rate(*o.speed.per_user_tokens_per_s))
+                                                                              : Json(nullptr)},
+                      {"ttft_s", o.speed.ttft_s ? Json(round_to_places(*o.speed.ttft_s, 2)) : Json(nullptr)},
+                      {"meets_targets", o.serve->meets_targets},
+                      {"misses", o.serve->misses}};
+  }
   j["risk"] = o.tight ? "tight" : "comfortable";
   if (o.hours) {
     j["hours"] = hours_of(*o.hours);

@@ -105,6 +105,18 @@ Result<void> validate_job_size(const PlanArgs& a, PlanOptions& o)
   } else if (o.task == Task::serve && o.batch_given) {
     size.load.concurrency = o.batch;  // --batch is the launch line's --max-num-seqs
   }
+  if ((!a.min_user_speed.empty() || !a.max_ttft.empty()) && o.task != Task::serve) {
+    return fail(Errc::usage, "--min-user-speed and --max-ttft are service targets of a server: use them with --task "
+                             "serve");
+  }
+  if (!a.min_user_speed.empty()) {
+    TRY_ASSIGN(o.request.targets.min_user_tokens_per_s,
+               parse_positive(a.min_user_speed, "--min-user-speed", k_max_user_tokens_per_s));
+    o.request.targets.min_user_given = true;
+  }
+  if (!a.max_ttft.empty()) {
+    TRY_ASSIGN(o.request.targets.max_ttft_s, parse_positive(a.max_ttft, "--max-ttft", k_max_ttft_s));
+  }
   if (!a.rank_by.empty()) {
     TRY_ASSIGN(o.request.rank_by, parse_rank_by(a.rank_by));
   }

@@ -54,6 +54,8 @@ struct PlanArgs {
   std::string input_len;
   std::string output_len;
   std::string concurrency;
+  std::string min_user_speed;  // serve: --min-user-speed TOK/S
+  std::string max_ttft;        // serve: --max-ttft SECONDS
   std::string rank_by;
   std::string deadline;
 };
@@ -64,9 +66,13 @@ struct PlanArgs {
 // plan_command.cpp (the CLI11 unit).
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);
 
-// Registers --tokens, --epochs, --requests, --input-len, --output-len, --concurrency, --rank-by and
-// --deadline (plan and up --from-plan).
+// Registers --tokens, --epochs, --requests, --input-len, --output-len, --concurrency,
+// --min-user-speed, --max-ttft, --rank-by and --deadline (plan and up --from-plan).
 void add_plan_job_options(CLI::App& sub, PlanArgs& args);
+
+// The most --min-user-speed (tokens per second each user sees) and --max-ttft (seconds) accept.
+inline constexpr std::uint32_t k_max_user_tokens_per_s = 100000;
+inline constexpr std::uint32_t k_max_ttft_s = 3600;
 
 // Every value checked; the first bad one is an Errc::usage error naming the flag.
 [[nodiscard]] Result<PlanOptions> validate_plan_args(const PlanArgs& args);
@@ -79,6 +85,9 @@ void add_plan_job_options(CLI::App& sub, PlanArgs& args);
 [[nodiscard]] Result<std::uint64_t> parse_param_count(std::string_view s);
 // "50M", "1.2B", "2e9", "500k", "1000": a count of tokens or requests, 1 ..= 1e15; `flag` names it.
 [[nodiscard]] Result<std::uint64_t> parse_token_count(std::string_view s, std::string_view flag);
+// "10", "2.5", "1e3": a positive rate or duration, > 0 and at most `most`, read exactly to a
+// millionth (--min-user-speed tokens per second, --max-ttft seconds); `flag` names it.
+[[nodiscard]] Result<double> parse_positive(std::string_view s, std::string_view flag, std::uint32_t most);
 // "cost", "time", "hourly".
 [[nodiscard]] Result<RankBy> parse_rank_by(std::string_view s);
 // "6h", "90m", "1h30m", "45s", or a bare number of hours ("6", "0.5"): > 0 and at most 87600 h.

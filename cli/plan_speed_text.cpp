@@ -85,12 +85,33 @@ std::string speed_line(const Speed& sp, Task task)
 
 std::string shape_label(const PlanOption& o)
 {
-  return o.nodes > 1 ? fmt::format("{} servers x {}", o.nodes, o.gpus) : std::to_string(o.gpus);
+  return o.servers() > 1 ? fmt::format("{} servers x {}", o.servers(), o.gpus) : std::to_string(o.gpus);
 }
 
 std::string shape_cell(const PlanOption& o)
 {
-  return o.nodes > 1 ? fmt::format("{}x{}", o.nodes, o.gpus) : std::to_string(o.gpus);
+  return o.servers() > 1 ? fmt::format("{}x{}", o.servers(), o.gpus) : std::to_string(o.gpus);
+}
+
+std::string serve_line(const PlanOption& o)
+{
+  if (!o.serve) {
+    return "";
+  }
+  const Speed& sp = o.speed;
+  std::string line =
+      o.serve->replicas > 1
+          ? fmt::format("serves {} requests at once on {} replicas (identical servers, each billed) of {} each",
+                        sp.concurrency, o.serve->replicas, o.serve->per_replica)
+          : fmt::format("serves {} request{} at once", o.serve->per_replica, o.serve->per_replica == 1 ? "" : "s");
+  line += fmt::format(" (--max-num-seqs {}, KV pool {} tokens)", o.serve->per_replica, grouped(o.serve->kv_pool_tokens));
+  if (sp.per_user_tokens_per_s) {
+    line += fmt::format(": {} per user", rate(*sp.per_user_tokens_per_s));
+  }
+  if (sp.ttft_s) {
+    line += fmt::format(", first token in {:.2f} s", *sp.ttft_s);
+  }
+  return line;
 }
 
 std::string network_note(const PlanOption& o)

@@ -222,16 +222,27 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
   const auto& res = r.result;
   if (res.choice) {
     const PlanOption& c = *res.choice;
-    if (c.nodes > 1) {
-      out += st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}\n", c.provider,
-                                             c.nodes, c.gpus, c.card_display, format_usd(c.price_per_hour),
-                                             format_usd(MicroUsd{c.price_per_hour.n * c.nodes}), c.spot ? " (spot)" : "");
-      for (const auto& line : wrap_words("between servers: " + c.node_link, k_width, "  ", "  ")) {
+    if (c.servers() > 1) {
+      const std::string head =
+          st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}", c.provider,
+                                          c.servers(), c.gpus, c.card_display, format_usd(c.price_per_hour),
+                                          format_usd(MicroUsd{c.price_per_hour.n * c.servers()}), c.spot ? " (spot)" : "");
+      for (const auto& line : wrap_words(head, k_width, "", "  ")) {
         out += line + "\n";
       }
     } else {
       out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
                                              format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
+    }
+    if (const std::string served = serve_line(c); !served.empty()) {
+      for (const auto& line : wrap_words(served, k_width, "  ", "  ")) {
+        out += line + "\n";
+      }
+    }
+    if (c.nodes > 1) {
+      for (const auto& line : wrap_words("between servers: " + c.node_link, k_width, "  ", "  ")) {
+        out += line + "\n";
+      }
     }
     std::string detail = job_line(c);
     if (detail.empty()) {
@@ -240,6 +251,9 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     detail += fmt::format("; {} spare per GPU; price {}", gib_signed(c.headroom), c.price_origin);
     if (c.tokens_per_dollar) {
       detail += fmt::format("; {} tokens per dollar", grouped(*c.tokens_per_dollar));
+      if (c.serve && *c.tokens_per_dollar > 0) {
+        detail += fmt::format(" (${:.2f} per million output tokens)", 1e6 / static_cast<double>(*c.tokens_per_dollar));
+      }
     }
     for (const auto& line : wrap_words(detail, k_width, "  ", "  ")) {
       out += line + "\n";
@@ -276,6 +290,14 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     out += st.bad(fmt::format("No option finishes within the deadline of {}", duration_label(*r.deadline))) + "\n";
     return;
   }
+  if (r.missed_targets()) {
+    std::string text = missed_targets_text(r);
+    text[0] = 'N';
+    for (const auto& line : wrap_words(text, k_width, "", "  ")) {
+      out += st.bad(line) + "\n";
+    }
+    return;
+  }
   std::string none = nothing_fits_text(r);
   none[0] = 'N';
   out += st.bad(res.options.empty() ? "No offer matches the filters" : none) + "\n";
@@ -285,6 +307,21 @@ void render_choice(std::string& out, const PlanReport& r, const Style& st)
 {
   render_choice_line(out, r, st);
   render_runs(out, r, st);
+}
+
+// A per-user rate in a 5-wide cell: "27.4", "312".
+std::string user_rate_cell(double tokens_per_s)
+{
+  return tokens_per_s >= 100 ? fmt::format("{:.0f}", tokens_per_s) : fmt::format("{:.1f}", tokens_per_s);
+}
+
+// Seconds in a 5-wide cell: "0.42s", "12.3s", "340s".
+std::string seconds_cell(double s)
+{
+  if (s < 10) {
+    return fmt::format("{:.2f}s", s);
+  }
+  return s < 100 ? fmt::format("{:.1f}s", s) : fmt::format("{:.0f}s", s);
 }
 
 // The short name of a status in the options table.
@@ -307,8 +344,14 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   }
   out += "\n" + st.bold("Options") + "\n";
   const bool sized = r.size.sized();
+  // Serving: what each user sees in place of the memory headroom; unsized, the cost of a million
+  // output tokens (what it is ranked by) in place of the hourly price.
+  const bool serving = r.result.job.task == Task::serve;
+  const bool per_million = serving && !sized;
   out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad("provider", 9), pad("card", 17), pad("GPUs", 4, true),
-                     pad("fits", 4), pad("runs", 8), pad("headroom", 11, true), pad("$/h", 8, true),
+                     pad("fits", 4), pad("runs", 8),
+                     serving ? pad("tok/s", 5, true) + " " + pad("TTFT", 5, true) : pad("headroom", 11, true),
+                     per_million ? pad("$/Mtok", 8, true) : pad("$/h", 8, true),
                      sized ? pad("hours", 8, true) + " " + pad("job cost", 9, true)
                            : pad("cost " + hours_label(r.runtime), 10, true));
   for (std::size_t i = 0; i < opts.size() && i < k_max_rows; ++i) {
@@ -321,9 +364,25 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
         sized ? pad(o.hours ? duration_label(*o.hours) : "?", 8, true) + " " +
                     pad(o.job_cost ? format_usd(*o.job_cost) : "?", 9, true)
               : pad(format_usd(o.cost), 10, true);
+    std::string middle = pad(gib_signed(o.headroom), 11, true);
+    if (serving) {
+      // A row that does not fit or is refused serves nobody: no figures.
+      const bool serves = o.fits && o.runs.status != RunStatus::refused;
+      const std::string user = !serves ? "-" : o.speed.per_user_tokens_per_s ? user_rate_cell(*o.speed.per_user_tokens_per_s) : "?";
+      const std::string ttft = !serves ? "-" : o.speed.ttft_s ? seconds_cell(*o.speed.ttft_s) : "?";
+      const bool short_of = o.serve && !o.serve->meets_targets && o.fits;
+      middle = (short_of ? st.bad(pad(user, 5, true)) : pad(user, 5, true)) + " " +
+               (short_of ? st.bad(pad(ttft, 5, true)) : pad(ttft, 5, true));
+    }
+    std::string price = format_usd(o.price_per_hour) + (o.spot ? "*" : "");
+    if (per_million) {
+      price = !o.fits || o.runs.status == RunStatus::refused ? "-"
+              : o.tokens_per_dollar && *o.tokens_per_dollar > 0
+                  ? fmt::format("${:.2f}", 1e6 / static_cast<double>(*o.tokens_per_dollar)) + (o.spot ? "*" : "")
+                  : "?";
+    }
     out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 17),
-                       pad(shape_cell(o), 4, true), fits, runs, pad(gib_signed(o.headroom), 11, true),
-                       pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 8, true), bill);
+                       pad(shape_cell(o), 4, true), fits, runs, middle, pad(price, 8, true), bill);
   }
   if (opts.size() > k_max_rows) {
     out += st.dim(fmt::format("  ... and {} more (--json lists them all)", opts.size() - k_max_rows)) + "\n";
@@ -337,8 +396,21 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.spot; })) {
     out += st.dim("  * spot price: the server can be interrupted") + "\n";
   }
+  if (serving) {
+    const std::string legend =
+        fmt::format("tok/s: output tokens per second each user sees (target {:g}); TTFT: seconds to the first token "
+                    "at that load{}{}",
+                    r.targets.min_user_tokens_per_s,
+                    r.targets.max_ttft_s ? fmt::format(" (target {:g})", *r.targets.max_ttft_s) : "",
+                    per_million ? "; $/Mtok: per million output tokens" : "");
+    for (const auto& line : wrap_words(legend, k_width, "  ", "  ")) {
+      out += st.dim(line) + "\n";
+    }
+  }
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.nodes > 1; })) {
     out += st.dim("  NxG: N servers of G GPUs each; $/h per server, the costs for all of them") + "\n";
+  } else if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.servers() > 1; })) {
+    out += st.dim("  NxG: N replicas (identical servers) of G GPUs each, each billed") + "\n";
   }
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.nodes > 1 && !o.node_link_known; })) {
     out += st.dim("  servers whose link the provider does not publish: speed unknown, ranked last") + "\n";

@@ -178,6 +178,19 @@ Result<std::uint64_t> parse_token_count(std::string_view s, std::string_view fla
   return *c.value;
 }
 
+Result<double> parse_positive(std::string_view s, std::string_view flag, std::uint32_t most)
+{
+  const auto d = read_decimal(trim(s));
+  const auto micro = d ? scale(*d, 6) : std::nullopt;
+  if (!micro || !micro->exact) {
+    return fail(Errc::usage, fmt::format("{}: bad number {}; give a positive number such as 10 or 2.5", flag, quoted(s)));
+  }
+  if (micro->value == 0 || micro->value > std::uint64_t{most} * 1'000'000ULL) {
+    return fail(Errc::usage, fmt::format("{}: {} out of range; give more than 0 and at most {}", flag, quoted(s), most));
+  }
+  return static_cast<double>(micro->value) / 1e6;
+}
+
 Result<RankBy> parse_rank_by(std::string_view s)
 {
   const std::string v = to_lower(trim(s));

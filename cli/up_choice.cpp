@@ -145,6 +145,15 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
                               pick.nodes, o.group, pi.name, card.id, pick.gpus));
     }
   }
+  if (pick.serve && pick.serve->replicas > 1) {
+    // Replicas are separate servers, each with its own copy of the model: `up` rents one.
+    return fail(Errc::refused,
+                fmt::format("up --from-plan: plan chose {} replicas of {} x {} on {} ({} requests each) to serve "
+                            "--concurrency {}; up rents one server: rerun with --concurrency {} once per replica, or "
+                            "with --gpus or --card for a server that holds them all; nothing was rented",
+                            pick.serve->replicas, pick.gpus, card.display, pi.name, pick.serve->per_replica,
+                            pick.speed.concurrency, pick.serve->per_replica));
+  }
   UpChoice c;
   c.gpus = pick.gpus;
   c.nodes = pick.nodes;

@@ -67,6 +67,40 @@ std::optional<std::string> per_dollar_hint(const PlanResult& res)
                      (static_cast<double>(*best->tokens_per_dollar) / mine - 1.0) * 100.0);
 }
 
+// A serving job ranked by what it delivers: when the option cheapest per hour is not the choice,
+// say what it would deliver instead (fewer output tokens per dollar, or the targets it misses).
+std::optional<std::string> cheaper_per_hour_note(const PlanResult& res)
+{
+  const auto& c = res.choice;
+  if (res.ranked_by != RankBy::cost || !c || !c->serve || !c->tokens_per_dollar || c->job_cost) {
+    return std::nullopt;
+  }
+  const PlanOption* cheap = nullptr;
+  for (const auto& o : res.options) {
+    if (o.fits && o.runs.status == c->runs.status && !o.late && (cheap == nullptr || o.cost < cheap->cost)) {
+      cheap = &o;
+    }
+  }
+  if (cheap == nullptr || cheap->cost >= c->cost) {
+    return std::nullopt;
+  }
+  const std::string what = fmt::format("{}{} x {} on {} ({}/h)", cheap->servers() > 1 ? fmt::format("{} servers of ", cheap->servers()) : "",
+                                       cheap->gpus, cheap->card_display, cheap->provider,
+                                       format_usd(MicroUsd{cheap->price_per_hour.n * cheap->servers()}));
+  if (!cheap->serve->meets_targets) {
+    return fmt::format("{} is the cheapest per hour but misses the service targets: {}", what,
+                       cheap->serve->misses.empty() ? std::string("?") : cheap->serve->misses.front());
+  }
+  if (!cheap->tokens_per_dollar || *cheap->tokens_per_dollar == 0) {
+    return std::nullopt;
+  }
+  const double mine = static_cast<double>(*c->tokens_per_dollar);
+  const double theirs = static_cast<double>(*cheap->tokens_per_dollar);
+  return fmt::format("{} is the cheapest per hour but serves {:.0f}% fewer output tokens per dollar than the choice "
+                     "(${:.2f} against ${:.2f} per million output tokens)",
+                     what, (1.0 - theirs / mine) * 100.0, 1e6 / theirs, 1e6 / mine);
+}
+
 }  // namespace
 
 Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, const PlanModel& model)
@@ -87,6 +121,7 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   r.runtime = o.request.runtime;
   r.size = o.request.size;
   r.deadline = o.request.deadline;
+  r.targets = o.request.targets;
   r.nodes_asked = o.request.nodes;
   r.card_given = o.request.card.has_value();
   r.result = rank(job, offers, providers, catalogues.cards, o.request, [](const JobSpec& j) { return estimate(j); });
@@ -101,22 +136,27 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   std::uint32_t served = 0;
   if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
     r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
-    // The launch line serves as many requests at once as the pool holds at the planned context
-    // (never fewer than --batch), unless the user set --batch.
-    if (!o.batch_given) {
+    // The launch line serves the choice's sequences per replica (--concurrency spread over its
+    // replicas, or what the pool holds at the service targets); without a choice, as many requests
+    // at once as the pool holds at the planned context (never fewer than --batch), unless the user
+    // set --batch.
+    if (const auto& c = r.result.choice; c && c->serve) {
+      served = c->serve->per_replica;
+    } else if (!o.batch_given) {
       const auto held = static_cast<std::uint32_t>(std::min(r.serve->max_concurrency, 65536.0));
       served = std::max<std::uint32_t>({held, r.result.job.batch, 1});
     }
   }
   // The fixes and the recipe start from the job as sized (vLLM's default --max-num-seqs, which its
   // profiling samples), not from the launch line's count for this job's pool.
-  if (!r.fits() && !r.refused() && !r.missed_deadline()) {
+  if (!r.fits() && !r.refused() && !r.missed_deadline() && !r.missed_targets()) {
     add_fixes_and_recipe(r, job, o.request);
   }
   if (served > 0) {
     r.result.job.max_seqs = served;
   }
-  if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
+  // --params names no model to launch; a plan that meets no service target chose nothing to launch.
+  if (!model.hf_id.empty() && !r.refused() && !r.missed_targets()) {
     r.launch = launch_commands(r.result.job, model.hf_id,
                                r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
   }
@@ -136,6 +176,9 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   }
   if (auto hint = per_dollar_hint(r.result)) {
     r.notes.push_back(std::move(*hint));
+  }
+  if (auto cheaper = cheaper_per_hour_note(r.result)) {
+    r.notes.push_back(std::move(*cheaper));
   }
   return r;
 }

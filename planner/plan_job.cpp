@@ -201,6 +201,19 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
                                            *o.context, model.name, max, max));
     }
     job.context = *o.context;
+  } else if (const SpeedLoad& load = o.request.size.load; o.task == Task::serve && load.input_len > 0) {
+    // A served sequence holds its prompt and its output: the engine's --max-model-len.
+    const ServeLengths lengths = serve_lengths(std::max(k_default_context, load.input_len + 1), load);
+    if (max > 0 && lengths.tokens() > max) {
+      return fail(Errc::usage, fmt::format("--input-len {} + --output-len {} = {} tokens is longer than {}'s maximum "
+                                           "context of {} tokens",
+                                           lengths.input, lengths.output, lengths.tokens(), model.name, max));
+    }
+    job.context = static_cast<std::uint32_t>(lengths.tokens());
+    note("context", std::to_string(job.context),
+         fmt::format("--input-len {} + --output-len {}{}: each sequence holds its prompt and its output", lengths.input,
+                     lengths.output, load.output_len > 0 ? "" : " (the default)"),
+         JobDefault::Kind::number);
   } else {
     job.context = max > 0 ? std::min(k_default_context, max) : k_default_context;
     note("context", std::to_string(job.context),
@@ -208,7 +221,7 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
                                             : "4096 tokens, capped at the model's maximum (cli.md)",
          JobDefault::Kind::number);
   }
-  if (!o.batch_given) {
+  if (!o.batch_given && !(o.task == Task::serve && o.request.size.load.concurrency > 0)) {
     note("batch", "1", training ? "one sequence per GPU per step (cli.md)" : "one sequence in flight (cli.md)",
          JobDefault::Kind::number);
   }

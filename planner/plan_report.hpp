@@ -42,6 +42,7 @@ struct PlanReport {
   std::vector<std::string> notes;      // for the text view (prices, unpriced providers)
   JobSize size;                        // --tokens/--requests and the load
   std::optional<std::chrono::seconds> deadline;
+  ServeTargets targets;                // --min-user-speed, --max-ttft (serving)
   std::optional<std::uint32_t> nodes_asked;  // --nodes
   std::string startup_basis;           // how the choice's start-up time is made up
   // --card whose engine refuses the job: the cheapest option elsewhere that runs it natively (or
@@ -56,9 +57,18 @@ struct PlanReport {
              return o.fits && o.runs.status != RunStatus::refused;
            });
   }
+  // Serving: options fit and run the job, but none meets the service targets (--min-user-speed,
+  // --max-ttft).
+  [[nodiscard]] bool missed_targets() const
+  {
+    return !result.choice && std::any_of(result.options.begin(), result.options.end(), [](const PlanOption& o) {
+      return o.fits && o.runs.status != RunStatus::refused && !o.late && o.serve && !o.serve->meets_targets;
+    });
+  }
   [[nodiscard]] bool fits() const
   {
-    return (card_given ? result.card_fits && !refused() : result.choice.has_value()) && !missed_deadline();
+    return (card_given ? result.card_fits && !refused() : result.choice.has_value()) && !missed_deadline() &&
+           !missed_targets();
   }
 };
 

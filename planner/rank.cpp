@@ -11,6 +11,7 @@
 
 #include "common/rounding.hpp"
 #include "planner/card_run.hpp"
+#include "planner/serve_size.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 
@@ -110,9 +111,10 @@ struct OptionOrder {
   bool operator()(const PlanOption& a, const PlanOption& b) const
   {
     const double ka = rank_key(a, by, sized, task), kb = rank_key(b, by, sized, task);
-    return std::tuple(!a.choosable(), run_rank(a.runs.status), ka, a.gpus * a.nodes, a.pipeline, -a.headroom,
+    // Among the options not chosen, those that fit (and only miss a target or the deadline) first.
+    return std::tuple(!a.choosable(), !a.fits, run_rank(a.runs.status), ka, a.gpus * a.nodes, a.pipeline, -a.headroom,
                       a.price_per_hour, a.provider, a.card) <
-           std::tuple(!b.choosable(), run_rank(b.runs.status), kb, b.gpus * b.nodes, b.pipeline, -b.headroom,
+           std::tuple(!b.choosable(), !b.fits, run_rank(b.runs.status), kb, b.gpus * b.nodes, b.pipeline, -b.headroom,
                       b.price_per_hour, b.provider, b.card);
   }
 };
@@ -214,29 +216,39 @@ private:
   std::map<std::string, JobShape> m_shapes;
 };
 
-void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& shape, const Card& card,
-                        const ProviderInfo& provider, const PlanRequest& request, const MemoryEstimate& memory,
-                        const NodeLink* link)
+// The load of an option on several servers: the link between them.
+SpeedLoad with_link(SpeedLoad load, const PlanOption& opt, const NodeLink* link)
 {
-  opt.pipeline = std::max<std::uint32_t>(there.pipeline, 1);
-  SpeedLoad load = speed_load(there, card, request, memory);
   if (opt.nodes > 1 && link != nullptr) {
     load.node_bytes_per_s = link->bytes_per_s().value_or(0.0);
     load.node_link = link->label();
   }
-  opt.speed = estimate_speed(there, card, load, shape.figures);
+  return load;
+}
+
+// `serving`: the speed of a serving option, already sized for its workload (size_serving).
+void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& shape, const Card& card,
+                        const ProviderInfo& provider, const PlanRequest& request, const MemoryEstimate& memory,
+                        const NodeLink* link, const Speed* serving = nullptr)
+{
+  opt.pipeline = std::max<std::uint32_t>(there.pipeline, 1);
+  if (serving != nullptr) {
+    opt.speed = *serving;
+  } else {
+    opt.speed = estimate_speed(there, card, with_link(speed_load(there, card, request, memory), opt, link), shape.figures);
+  }
   opt.tight = opt.fits && static_cast<double>(opt.headroom) <
                               static_cast<double>(opt.total.n) * memory_error_pct(there) / 100.0;
   if (request.size.sized()) {
     if (const auto work = work_seconds(there, opt.speed, request.size)) {
       opt.startup = shape.startup.total();
       opt.hours = std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::min(*work, 1e12)))} + opt.startup;
-      // Every server is billed on its own under the provider's rules.
+      // Every server (each replica's too) is billed on its own under the provider's rules.
       const MicroUsd one = (opt.spot ? provider.spot_billing : provider.billing).charge(opt.price_per_hour, *opt.hours);
-      opt.job_cost = MicroUsd{one.n * opt.nodes};
+      opt.job_cost = MicroUsd{one.n * opt.servers()};
     }
   } else {
-    opt.tokens_per_dollar = tokens_per_dollar(there, opt.speed, opt.price_per_hour.n * opt.nodes);
+    opt.tokens_per_dollar = tokens_per_dollar(there, opt.speed, opt.price_per_hour.n * opt.servers());
   }
   opt.late = request.deadline && (!opt.hours || *opt.hours > *request.deadline);
 }
@@ -347,17 +359,31 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     }
     opt.usable = c.usable;
     const JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
+    const JobShape& shape = shapes.on(c.id, run.job);
     opt.limit = fit_limit_for(there, c.usable);
-    opt.total = estimates.at(run.job, o.gpus, nodes).total();
-    opt.fits = opt.total <= opt.limit;
+    std::optional<ServeSizing> serving;
+    if (job.task == Task::serve) {
+      // The workload sizes each server: its sequences, and the replicas that hold them all.
+      serving = size_serving(there, c, with_link(request.size.load, opt, link), request.targets, estimator, shape.figures);
+      opt.total = serving->memory.total();
+      opt.fits = serving->fits;
+      opt.serve = serving->shape;
+    } else {
+      opt.total = estimates.at(run.job, o.gpus, nodes).total();
+      opt.fits = opt.total <= opt.limit;
+    }
     opt.headroom = signed_diff(opt.limit, opt.total);
     opt.price_per_hour = price;
     opt.spot = spot;
     const MicroUsd one = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
-    opt.cost = MicroUsd{one.n * nodes};
+    opt.cost = MicroUsd{one.n * opt.servers()};
     opt.billing = p.billing_label;
     opt.price_origin = o.price_origin;
-    add_speed_and_bill(opt, there, shapes.on(c.id, run.job), c, p, request, estimates.at(run.job, o.gpus, nodes), link);
+    if (serving) {
+      add_speed_and_bill(opt, serving->job, shape, c, p, request, serving->memory, link, &serving->speed);
+    } else {
+      add_speed_and_bill(opt, there, shape, c, p, request, estimates.at(run.job, o.gpus, nodes), link);
+    }
     result.options.push_back(std::move(opt));
   };
   const auto priced_ok = [&](const Offer& o) {
@@ -415,7 +441,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       }
     }
   }
-  const OptionOrder order{request.ranking(), request.size.sized(), job.task};
+  const OptionOrder order{request.ranking(job.task), request.size.sized(), job.task};
   result.ranked_by = order.by;
   std::sort(result.options.begin(), result.options.end(), order);
   choose(result.options, order);
@@ -457,6 +483,14 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   result.job = job_for_gpus(*there, gpus, request.shard, nodes);
   result.memory = estimates.at(*there, gpus, nodes);
+  if (result.choice && result.choice->serve && request.size.load.concurrency > 0) {
+    // One replica as the choice runs it: its sequences in memory and in the launch line.
+    result.job.batch = result.choice->serve->per_replica;
+    if (result.job.engine == Engine::vllm || result.job.engine == Engine::sglang) {
+      result.job.max_seqs = result.choice->serve->per_replica;
+    }
+    result.memory = serving_memory(result.job, serve_lengths(result.job.context, request.size.load).tokens(), estimator);
+  }
   result.layout_ok = gpus_feasible(*there, gpus, request.shard, nodes);
   result.card_fits = given_card != nullptr && result.layout_ok &&
                      result.memory.total() <= fit_limit_for(result.job, given_card->usable);

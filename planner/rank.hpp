@@ -24,6 +24,16 @@ namespace gpurent {
 
 inline constexpr std::uint32_t k_max_gpus_per_server = 8;
 
+// Service targets of a serving job (plan --min-user-speed, --max-ttft; docs/speed.md "Per
+// user"): an option that misses one is not chosen. Every serving job has the per-user target;
+// 10 tokens/s by default (about the pace people read at, and the floor serving guides name).
+inline constexpr double k_default_min_user_tokens_per_s = 10.0;
+struct ServeTargets {
+  double min_user_tokens_per_s = k_default_min_user_tokens_per_s;
+  bool min_user_given = false;
+  std::optional<double> max_ttft_s;
+};
+
 struct PlanRequest {
   std::optional<std::uint32_t> gpus;    // --gpus (per server); nullopt: any count 1..8
   // --nodes: servers of `gpus` GPUs each; nullopt: one, or, when no single server fits, for each
@@ -38,12 +48,30 @@ struct PlanRequest {
   JobSize size;                         // --tokens/--epochs, --requests, lengths, --concurrency
   std::optional<RankBy> rank_by;        // --rank-by; nullopt: cost for a sized job, else hourly
   std::optional<std::chrono::seconds> deadline;  // --deadline: options that finish later are not chosen
-  [[nodiscard]] RankBy ranking() const noexcept { return rank_by.value_or(size.sized() ? RankBy::cost : RankBy::hourly); }
+  ServeTargets targets;                 // --min-user-speed, --max-ttft (serving)
+  // Sized jobs and serving jobs rank by the bill (a serving job without a size: the tokens a
+  // dollar buys at its concurrency, i.e. the cost of a million output tokens); others by the hour.
+  [[nodiscard]] RankBy ranking(Task task) const noexcept
+  {
+    return rank_by.value_or(size.sized() || task == Task::serve ? RankBy::cost : RankBy::hourly);
+  }
 };
 
 // Two options whose ranking figures differ by at most this (per cent of the better one) tie: the
 // choice then goes to a comfortable option over a tight one, fewer GPUs, no pipeline stages.
 inline constexpr double k_tie_pct = 5.0;
+
+// A serving option's workload (cli.md plan v4 `serve`): `replicas` identical servers (each of
+// `nodes` x `gpus` GPUs, each billed), each running `per_replica` sequences at once (its
+// --max-num-seqs) in a KV pool of `kv_pool_tokens`; whether the per-user speed and time to first
+// token (Speed) meet the targets, and the misses in words.
+struct ServeShape {
+  std::uint32_t replicas = 1;
+  std::uint32_t per_replica = 1;
+  std::uint64_t kv_pool_tokens = 0;
+  bool meets_targets = true;
+  std::vector<std::string> misses;
+};
 
 // One way to run the job: a provider's server with `gpus` cards of one kind.
 struct PlanOption {
@@ -77,9 +105,15 @@ struct PlanOption {
   std::optional<MicroUsd> job_cost;
   std::optional<std::uint64_t> tokens_per_dollar;  // an unsized job: tokens one dollar buys
   bool late = false;         // --deadline: does not finish in time (or its time is unknown)
-  // Fits, the engine runs it (natively, by a fallback, or unknown) and it meets the deadline: an
-  // option plan may choose.
-  [[nodiscard]] bool choosable() const noexcept { return fits && runs.status != RunStatus::refused && !late; }
+  std::optional<ServeShape> serve;  // --task serve: replicas, sequences per replica, targets
+  // Every server of the option: nodes x replicas.
+  [[nodiscard]] std::uint32_t servers() const noexcept { return nodes * (serve ? serve->replicas : 1U); }
+  // Fits, the engine runs it (natively, by a fallback, or unknown), it meets the deadline and the
+  // service targets: an option plan may choose.
+  [[nodiscard]] bool choosable() const noexcept
+  {
+    return fits && runs.status != RunStatus::refused && !late && (!serve || serve->meets_targets);
+  }
 };
 
 struct PlanResult {

@@ -316,6 +316,31 @@ StepTerms prefill_terms(const Inputs& in, double len, SpeedEngine e)
   return t;
 }
 
+// Time to first token of a request that joins c - 1 others in flight (docs/speed.md "Per user"):
+// it arrives during a step (half a decode round on average), then its prompt runs in chunks of
+// what the step's token budget leaves after the others' decode tokens (vLLM's V1 scheduler
+// batches the running decodes first and chunks a prefill into the rest of
+// max_num_batched_tokens); each chunk's step reads the weights once, computes the others' decode
+// tokens and the chunk's prompt tokens, and passes every stage in turn.
+double first_token_s(const Inputs& in, SpeedEngine e, double c, double in_len, double out, double round)
+{
+  const double others = c - 1;
+  const double budget = chunk_tokens(e);
+  const double room = std::max(1.0, budget - (in.l.pipelined ? ceil_up(others / in.l.stages) : others));
+  const double chunks = ceil_up(in_len / room);
+  const double per_stage = in.l.pipelined ? ceil_up(others / in.l.stages) : others;
+  const double share = in.l.tp * in.l.stages;
+  const double prompt_compute = in_len * flops_per_token(in.f, in_len / 2.0) / share / *in.flops;
+  StepTerms step = decode_step(in, std::max(per_stage, 0.0), in_len + out / 2.0);
+  if (others <= 0) {
+    step.compute = 0;  // no other request decodes beside the prompt
+  }
+  step.compute += prompt_compute / chunks;
+  step.link = allreduce_s(in, per_stage + std::min(in_len, room), in.f.layers / in.l.stages) +
+              node_hops_s(in, per_stage + std::min(in_len, room));
+  return round / 2.0 + chunks * step.total() * in.l.stages;
+}
+
 void training_speed(const Inputs& in, Speed& s)
 {
   const JobSpec& job = in.job;
@@ -472,9 +497,9 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   }
   // Serving C requests of I prompt and O output tokens: O decode rounds over the C requests (each
   // attending over I + O/2 tokens on average) plus the C prompts' prefill.
-  const double out = load.output_len > 0 ? load.output_len
-                                         : std::max(1.0, std::min<double>(k_default_output_len, context / 2.0));
-  const double in_len = load.input_len > 0 ? load.input_len : std::max(1.0, context - out);
+  const ServeLengths lengths = serve_lengths(job.context, load);
+  const double out = lengths.output;
+  const double in_len = lengths.input;
   const double c = std::max<std::uint32_t>(load.concurrency, 1);
   s.concurrency = static_cast<std::uint32_t>(c);
   s.input_len = static_cast<std::uint32_t>(in_len);
@@ -490,7 +515,22 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   const double prefill = c * in_len * flops_per_token(in.f, in_len / 2.0) / (in.l.tp * in.l.stages) / *in.flops;
   s.serve_output_tokens_per_s = c * out / (out * round + prefill);
   s.bound = out * round >= prefill ? step.bound() : "compute";
+  // Each user: O decode rounds, with the other c - 1 requests' prompts prefilled in between
+  // (its own prompt is its time to first token).
+  s.per_user_tokens_per_s = out / (out * round + prefill * (c - 1) / c);
+  s.ttft_s = first_token_s(in, engine, c, in_len, out, round);
   return s;
+}
+
+ServeLengths serve_lengths(std::uint32_t context, const SpeedLoad& load) noexcept
+{
+  const double ctx = std::max<std::uint32_t>(context, 1);
+  // Without --output-len: 256 tokens, at most half the context, or the context the prompt leaves.
+  const double room = load.input_len > 0 && load.input_len < ctx ? ctx - load.input_len : ctx / 2.0;
+  const double out = load.output_len > 0 ? load.output_len
+                                         : std::max(1.0, std::min<double>(k_default_output_len, room));
+  const double in = load.input_len > 0 ? load.input_len : std::max(1.0, ctx - out);
+  return {static_cast<std::uint32_t>(in), static_cast<std::uint32_t>(out)};
 }
 
 Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load)

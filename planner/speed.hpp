@@ -51,6 +51,15 @@ struct SpeedLoad {
 };
 inline constexpr std::uint32_t k_default_output_len = 256;
 
+// A served request's prompt and output tokens: the load's, else an output of
+// k_default_output_len (at most what the context leaves after the prompt given, else at most half
+// the context) and a prompt of the rest of the context.
+struct ServeLengths {
+  std::uint32_t input = 0, output = 0;
+  [[nodiscard]] std::uint64_t tokens() const noexcept { return std::uint64_t{input} + output; }
+};
+[[nodiscard]] ServeLengths serve_lengths(std::uint32_t context, const SpeedLoad& load) noexcept;
+
 // tokens per second; absent when the task has no such figure or a card figure it needs is unknown.
 struct Speed {
   std::optional<double> prefill_tokens_per_s;
@@ -63,6 +72,12 @@ struct Speed {
   std::vector<std::string> unknown;  // terms that could not be computed, and why
   std::uint32_t concurrency = 0;     // serving: the requests in flight the figure is for
   std::uint32_t input_len = 0, output_len = 0;
+  // Serving, at `concurrency` (docs/speed.md "Per user"): the output tokens per second each user
+  // sees (one decode token per step, the others' prompts prefilled in between), and the time to
+  // its first token when it joins the other requests in flight (its prompt prefilled in chunks
+  // beside their decode steps, after the step in progress).
+  std::optional<double> per_user_tokens_per_s;
+  std::optional<double> ttft_s;
   // Training across servers: seconds per micro-step the traffic between servers alone takes, and
   // the step's compute, so that plan can say when the network dominates.
   std::optional<double> network_step_s;

@@ -49,7 +49,10 @@ const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", 
                                         "price_per_hour", "currency", "billing", "cost", "runs", "speed", "risk"};
 const std::set<std::string> k_option = {"provider", "card",  "gpus", "nodes", "fits", "headroom_gib",
                                         "price_per_hour", "cost", "runs", "speed", "risk"};
-const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late", "node_link"};
+// plan v4: `serve` on every option of a serving job (checked in check_serve).
+const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late", "node_link", "serve"};
+const std::set<std::string> k_serve = {"replicas", "concurrency_per_replica", "kv_pool_tokens", "per_user_tokens_per_s",
+                                       "ttft_s", "meets_targets", "misses"};
 const std::set<std::string> k_speed = {"prefill_tokens_per_s", "decode_tokens_per_s", "serve_output_tokens_per_s",
                                        "train_tokens_per_s", "tokens_per_dollar", "concurrency", "input_len",
                                        "output_len", "bound", "range_pct", "basis", "unknown", "network_step_s",
@@ -127,10 +130,15 @@ void check_contract(const Json& j)
   CHECK(keys(j["memory"]) == k_memory);
   if (!j["choice"].is_null()) {
     check_keys(j["choice"], k_choice, k_option_sized);
+    CHECK(j["choice"].contains("serve") == (j["job"]["task"] == "serve"));
     check_speed(j["choice"]["speed"]);
   }
   for (const auto& o : j["options"]) {
     check_keys(o, k_option, k_option_sized);
+    CHECK(o.contains("serve") == (j["job"]["task"] == "serve"));
+    if (o.contains("serve")) {
+      CHECK(keys(o["serve"]) == k_serve);
+    }
     check_speed(o["speed"]);
     CHECK(keys(o["runs"]) == std::set<std::string>{"status", "why", "flags"});
   }

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <vector>
 #include <random>
 #include <string>
 
@@ -192,6 +195,84 @@ TEST_CASE("plan value parsers: random bytes never crash and never pass out of ra
       CHECK(*n >= 1);
       CHECK(*n <= 64);
     }
+    if (const auto v = parse_positive(s, "--min-user-speed", k_max_user_tokens_per_s)) {
+      CHECK(*v > 0);
+      CHECK(*v <= k_max_user_tokens_per_s);
+    }
+    if (const auto t = parse_positive(s, "--max-ttft", k_max_ttft_s)) {
+      CHECK(*t > 0);
+      CHECK(*t <= k_max_ttft_s);
+    }
+  }
+}
+
+TEST_CASE("parse_positive: service targets are positive decimals, exact to a millionth", "[cli][plan_options]")
+{
+  CHECK(*parse_positive("10", "--min-user-speed", k_max_user_tokens_per_s) == 10.0);
+  CHECK(*parse_positive(" 2.5 ", "--max-ttft", k_max_ttft_s) == 2.5);
+  CHECK(*parse_positive("1e3", "--min-user-speed", k_max_user_tokens_per_s) == 1000.0);
+  CHECK(*parse_positive("0.000001", "--max-ttft", k_max_ttft_s) == 1e-6);
+  CHECK(*parse_positive("3600", "--max-ttft", k_max_ttft_s) == 3600.0);
+  for (const char* bad : {"", "0", "0.0", "-1", "-0.5", "+1", "fast", "1s", "nan", "inf", "1e", "3601", "0.0000001",
+                          "1,5", "1..5", "0x10"}) {
+    INFO(bad);
+    const auto r = parse_positive(bad, "--max-ttft", k_max_ttft_s);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::usage);
+    CHECK(r.error().message.find("--max-ttft") != std::string::npos);
+  }
+  // Random millionths round-trip through their decimal spelling.
+  std::mt19937_64 rng(40);
+  std::uniform_int_distribution<std::uint64_t> micro(1, std::uint64_t{k_max_user_tokens_per_s} * 1'000'000ULL);
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t m = micro(rng);
+    const std::string text = fmt::format("{}.{:06}", m / 1'000'000ULL, m % 1'000'000ULL);
+    INFO(text);
+    const auto v = parse_positive(text, "--min-user-speed", k_max_user_tokens_per_s);
+    REQUIRE(v);
+    CHECK(std::llround(*v * 1e6) == static_cast<long long>(m));
+  }
+}
+
+TEST_CASE("validate_plan_args: service targets belong to serving, --concurrency 0 is no workload", "[cli][plan_options]")
+{
+  const auto with = [](std::string task, std::string flag, std::string value) {
+    PlanArgs a;
+    a.model = "llama-3.1-8b";
+    a.task = std::move(task);
+    if (flag == "--min-user-speed") {
+      a.min_user_speed = std::move(value);
+    } else if (flag == "--max-ttft") {
+      a.max_ttft = std::move(value);
+    } else {
+      a.concurrency = std::move(value);
+    }
+    return validate_plan_args(a);
+  };
+  const auto ok = with("serve", "--min-user-speed", "25");
+  REQUIRE(ok);
+  CHECK(ok->request.targets.min_user_tokens_per_s == 25.0);
+  CHECK(ok->request.targets.min_user_given);
+  const auto ttft = with("serve", "--max-ttft", "1.5");
+  REQUIRE(ttft);
+  CHECK(ttft->request.targets.max_ttft_s == 1.5);
+  CHECK(ttft->request.targets.min_user_tokens_per_s == k_default_min_user_tokens_per_s);
+  CHECK(ttft->request.ranking(Task::serve) == RankBy::cost);
+  for (const auto& [task, flag, value] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"serve", "--concurrency", "0"},
+           {"serve", "--concurrency", "-3"},
+           {"serve", "--concurrency", "many"},
+           {"serve", "--min-user-speed", "-1"},
+           {"serve", "--min-user-speed", "0"},
+           {"serve", "--min-user-speed", "ten"},
+           {"serve", "--max-ttft", "0"},
+           {"serve", "--max-ttft", "-2"},
+           {"infer", "--min-user-speed", "10"},
+           {"lora", "--max-ttft", "2"}}) {
+    INFO(task << " " << flag << " " << value);
+    const auto r = with(task, flag, value);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::usage);
   }
 }
 

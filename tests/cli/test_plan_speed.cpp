@@ -35,7 +35,8 @@ bool has(const std::string& hay, const std::string& needle) { return squeezed(ha
 
 TEST_CASE("plan speed: a 32B model served picks one RTX PRO 6000 over four RTX 3090 a cent cheaper (the tie rule)", "[cli][plan][speed]")
 {
-  const auto r = run_plan({"qwen3-32b", "--task", "serve"});
+  // Ranked by the hour (serving ranks by the cost of a million output tokens unless told).
+  const auto r = run_plan({"qwen3-32b", "--task", "serve", "--rank-by", "hourly"});
   REQUIRE(r.code == 0);
   CHECK(r.j["choice"]["card"] == "rtx-pro-6000");
   CHECK(r.j["choice"]["gpus"] == 1);
@@ -47,19 +48,49 @@ TEST_CASE("plan speed: a 32B model served picks one RTX PRO 6000 over four RTX 3
   CHECK(has(r.text, "Speed: serve"));
 }
 
-TEST_CASE("plan speed: gpt-oss-120b served goes to one GPU, not a four-card PCIe box", "[cli][plan][speed]")
+TEST_CASE("plan speed: gpt-oss-120b served by the hour goes to one GPU, by the token to the box that serves most per dollar", "[cli][plan][speed]")
 {
-  const auto r = run_plan({"gpt-oss-120b", "--task", "serve"});
+  const auto r = run_plan({"gpt-oss-120b", "--task", "serve", "--rank-by", "hourly"});
   REQUIRE(r.code == 0);
   CHECK(r.j["choice"]["gpus"] == 1);
+  // Unsized serving ranks by tokens per dollar at what each pool holds at 10 tok/s per user: one
+  // RTX PRO 6000 holds 60 full-context requests, four hold ten times as many.
+  const auto t = run_plan({"gpt-oss-120b", "--task", "serve"});
+  REQUIRE(t.code == 0);
+  CHECK(t.j["job"]["rank_by"] == "cost");
+  const double best = t.j["choice"]["speed"]["tokens_per_dollar"].get<double>();
+  for (const Json& o : t.j["options"]) {
+    if (o["fits"] == true && o["serve"]["meets_targets"] == true) {
+      CHECK(o["speed"]["tokens_per_dollar"].get<double>() <= best * 1.06);
+    }
+  }
+  CHECK(t.j["choice"]["serve"]["per_user_tokens_per_s"].get<double>() >= 10);
 }
 
 TEST_CASE("plan speed: 16 users at 8k with a job size pick 2 x RTX PRO 6000 over 6 x RTX 3090 at TP 2 x PP 3", "[cli][plan][speed]")
 {
-  const auto hourly = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16"});
+  // The hourly price, when asked for and with a per-user target the slow box meets.
+  const auto hourly = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16", "--rank-by", "hourly",
+                                "--min-user-speed", "1"});
   REQUIRE(hourly.code == 0);
-  CHECK(hourly.j["choice"]["card"] == "rtx-3090");  // unsized: the hourly price, as cli.md says
+  CHECK(hourly.j["choice"]["card"] == "rtx-3090");
   CHECK(has(hourly.text, "more tokens per dollar than the choice"));
+  // Unsized serving ranks by the tokens a dollar buys (cli.md plan v4), at 10 tok/s per user: the
+  // sized job's choice; six RTX 3090 at TP 2 x PP 3 need two replicas for 16 users at that speed.
+  const auto per_token = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16"});
+  REQUIRE(per_token.code == 0);
+  CHECK(per_token.j["job"]["rank_by"] == "cost");
+  CHECK(per_token.j["choice"]["card"] == "rtx-pro-6000");
+  CHECK(per_token.j["choice"]["gpus"] == 2);
+  bool six = false;
+  for (const Json& o : per_token.j["options"]) {
+    if (o["card"] == "rtx-3090" && o["gpus"] == 6 && o["nodes"] == 1) {
+      six = true;
+      CHECK(o["serve"]["replicas"] == 2);
+      CHECK(o["serve"]["concurrency_per_replica"] == 8);
+    }
+  }
+  CHECK(six);
   const auto sized = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16", "--requests", "2000"});
   REQUIRE(sized.code == 0);
   CHECK(sized.j["choice"]["card"] == "rtx-pro-6000");
@@ -72,8 +103,8 @@ TEST_CASE("plan speed: 16 users at 8k with a job size pick 2 x RTX PRO 6000 over
   double last = 0;
   for (std::size_t i = 1; i < sized.j["options"].size(); ++i) {
     const Json& o = sized.j["options"][i];
-    if (!o["fits"].get<bool>() || !o.contains("job_cost")) {
-      break;
+    if (!o["fits"].get<bool>() || !o.contains("job_cost") || o["serve"]["meets_targets"] == false) {
+      break;  // the choosable options come first, in bill order
     }
     CHECK(o["job_cost"].get<double>() >= last);
     last = o["job_cost"].get<double>();
@@ -136,7 +167,7 @@ TEST_CASE("plan speed: bad sizes are usage errors (exit 2), nothing else printed
       {"--task", "lora", "--rank-by", "speed"},
       {"--task", "infer", "--concurrency", "8"},
       {"--task", "serve", "--requests", "100", "--input-len", "0"},
-      {"--task", "serve", "--requests", "100", "--input-len", "4000", "--output-len", "1000"},
+      {"--task", "serve", "--requests", "100", "--input-len", "4000", "--output-len", "1000", "--context", "4096"},
   };
   for (auto args : bad) {
     args.insert(args.begin(), "llama-3.1-8b");

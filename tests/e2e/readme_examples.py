@@ -37,6 +37,7 @@ EXAMPLES = {
     "gpurent plan gemma-2-27b --task lora --card 'RTX 4090' --gpus 1": ("run", 3, None),
     "gpurent plan llama-3.1-8b --task lora --tokens 50M --epochs 2": ("run", 0, None),
     "gpurent plan qwen3-32b --task serve --requests 20000 --input-len 1000 --output-len 300 --deadline 6h": ("run", 0, None),
+    "gpurent plan qwen3-32b --task serve --concurrency 200 --input-len 2000 --output-len 400 --max-ttft 1": ("run", 0, None),
     "gpurent fits 'RTX 4090' --task infer": ("run", 0, None),
     "gpurent fits a100-80gb --gpus 2 --task lora --json": ("run", 0, None),
     "gpurent fits rtx-4090 --task serve --context 8192": ("run", 0, None),
