@@ -63,12 +63,13 @@ struct Speed {
   std::vector<std::string> unknown;  // terms that could not be computed, and why
   std::uint32_t concurrency = 0;     // serving: the requests in flight the figure is for
   std::uint32_t input_len = 0, output_len = 0;
+  bool batch = false;  // an offline batch (JobSpec::offline_batch): its headline is the serving figure
   // Training across servers: seconds per micro-step the traffic between servers alone takes, and
   // the step's compute, so that plan can say when the network dominates.
   std::optional<double> network_step_s;
   std::optional<double> compute_step_s;
-  // The figure the job's time is computed from (serve for serving, train for training, else the
-  // decode of one request), absent when unknown.
+  // The figure the job's time is computed from (serve for serving and an offline batch, train for
+  // training, else the decode of one request), absent when unknown.
   [[nodiscard]] std::optional<double> headline(Task t) const noexcept;
 };
 
