@@ -175,6 +175,31 @@ TEST_CASE("plan command: --json holds exactly the contract's keys", "[cli][plan]
   CHECK(j["options"][0]["cost"] == j["choice"]["cost"]);
 }
 
+TEST_CASE("plan command: --json streamed option by option is exactly the document dumped with indent 2", "[cli][plan]")
+{
+  // write_plan_json never holds the whole options array; what it prints must be byte for byte
+  // what nlohmann's dump(2) of the same document prints (keys in order, nesting, no options,
+  // a refused or non-fitting plan, a recipe).
+  const std::vector<std::vector<std::string>> jobs = {
+      {"plan", "llama-3.1-8b", "--json"},
+      {"plan", "llama-3.1-70b", "--task", "serve", "--json"},
+      {"plan", "llama-3.1-8b", "--task", "lora", "--tokens", "50M", "--json"},
+      {"plan", "llama-3.1-70b", "--card", "rtx-4090", "--json"},
+      {"plan", "llama-3.1-8b", "--provider", "lambda", "--max-price", "0.01", "--json"},
+  };
+  for (const auto& args : jobs) {
+    CliHarness h;
+    const auto r = h.run(args);
+    std::string line;
+    for (const auto& a : args) {
+      line += a + " ";
+    }
+    INFO(line);
+    REQUIRE_FALSE(r.out.empty());
+    CHECK(r.out == nlohmann::ordered_json::parse(r.out).dump(2) + "\n");
+  }
+}
+
 TEST_CASE("plan command: serving reports the KV pool on the chosen card", "[cli][plan]")
 {
   CliHarness h;
