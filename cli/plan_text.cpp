@@ -329,7 +329,7 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
                                  pad(o.job_cost ? format_usd(*o.job_cost) : "?", 9, true)
                            : st.bad(pad(o.fits ? "refused" : "does not fit", 18, true)))
         : runs_here ? pad(format_usd(o.cost), 10, true)
-                    : st.bad(pad(o.fits ? "refused" : "does not fit", 10, true));
+                    : pad("-", 10, true);  // the fits or runs column says why: no bill for it
     out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 17),
                        pad(shape_cell(o), 4, true), fits, runs, pad(gib_signed(o.headroom), 11, true),
                        pad(format_usd(o.price_per_hour) + (o.spot ? "*" : ""), 8, true), bill);

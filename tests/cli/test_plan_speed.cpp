@@ -100,7 +100,16 @@ TEST_CASE("plan speed: the LoRA example's one-card fit is tight, with a size the
   CHECK(sized.j["choice"]["speed"]["train_tokens_per_s"].get<double>() > 0);
   CHECK_FALSE(sized.j["choice"]["speed"].contains("decode_tokens_per_s"));
   const auto two = run_plan({"llama-3.1-8b", "--task", "lora", "--tokens", "50M", "--epochs", "2"});
-  CHECK(two.j["job"]["hours"].get<double>() > sized.j["job"]["hours"].get<double>() * 1.8);
+  // The same option twice the work (the choice itself may change: within 5% the shorter job wins).
+  bool found = false;
+  for (const Json& o : two.j["options"]) {
+    if (o["card"] == sized.j["choice"]["card"] && o["gpus"] == sized.j["choice"]["gpus"] &&
+        o["provider"] == sized.j["choice"]["provider"]) {
+      found = true;
+      CHECK(o["hours"].get<double>() > sized.j["choice"]["hours"].get<double>() * 1.8);
+    }
+  }
+  CHECK(found);
 }
 
 TEST_CASE("plan speed: --rank-by time picks the fastest option, a deadline nobody meets is exit 3 naming the fastest", "[cli][plan][speed]")
@@ -216,7 +225,6 @@ TEST_CASE("plan v4 ranking: rows that do not fit or are refused show no speed, h
     }
   }
   CHECK(misfits > 0);
-  CHECK(has(r.text, "does not fit"));
   // A refused --card plan: no bill or speed for its rows either.
   const auto refused = run_plan({"gpt-oss-20b", "--card", "t4", "--engine", "vllm", "--requests", "100"});
   if (refused.code == 3 && refused.j["card"]["runs"]["status"] == "refused") {
@@ -258,6 +266,7 @@ TEST_CASE("plan v4 batch: --requests with --task infer runs vLLM's offline batch
   CHECK(has(line, "--max-num-seqs " + std::to_string(c) + " "));
   CHECK(has(b.text, "offline batch, " + std::to_string(c) + " requests at once"));
   CHECK(has(b.text, "Speed: batch"));
+  CHECK(has(b.text, "does not fit"));  // the rows that cannot run it show no bill
   // --engine transformers keeps one request at a time: no batch mode, several times the hours.
   auto seq_args = job;
   seq_args.insert(seq_args.end(), {"--engine", "transformers"});
@@ -279,7 +288,9 @@ TEST_CASE("plan v4 batch: --requests with --task infer runs vLLM's offline batch
 
 TEST_CASE("plan v4 start-up: a full fine-tune downloads the bf16 checkpoint, not its fp32 master copy", "[cli][plan][speed]")
 {
-  const auto r = run_plan({"llama-3.1-405b", "--task", "train", "--tokens", "10M"});
+  // One server cannot hold it: 8 servers of 8 cards with checkpointing can.
+  const auto r = run_plan({"llama-3.1-405b", "--task", "train", "--tokens", "10M", "--nodes", "8", "--grad-checkpointing"});
+  REQUIRE(r.code == 0);
   REQUIRE(r.j["job"].contains("startup"));
   const Json& st = r.j["job"]["startup"];
   const double params = r.j["model"]["params"].get<double>();
