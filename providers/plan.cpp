@@ -302,6 +302,7 @@ std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const 
     listed[{o.provider, o.card}].insert(o.gpus);
   }
   std::vector<Offer> out;
+  out.reserve(offers.size() * 2);  // most are listed shapes; a 1-GPU per-GPU offer adds up to 7 more
   for (const auto& o : offers) {
     const auto* p = provider_named(providers, o.provider);
     const auto* c = card_with_id(cards, o.card);
