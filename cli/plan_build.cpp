@@ -135,6 +135,33 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, con
   return notes;
 }
 
+// A sized job ranked by its bill whose choice is not the cheapest option that runs it: the tie
+// rule traded under 5% of the bill for hours (cli.md plan v4 "Ranking with a size"); say so.
+std::optional<std::string> shortest_within_note(const PlanResult& res)
+{
+  const auto& c = res.choice;
+  if (res.ranked_by != RankBy::cost || !c || !c->job_cost || !c->hours) {
+    return std::nullopt;
+  }
+  const PlanOption* cheapest = nullptr;
+  for (const auto& o : res.options) {
+    if (o.choosable() && o.runs.status == c->runs.status && o.job_cost && o.hours &&
+        (cheapest == nullptr || *o.job_cost < *cheapest->job_cost)) {
+      cheapest = &o;
+    }
+  }
+  if (cheapest == nullptr || *cheapest->job_cost >= *c->job_cost) {
+    return std::nullopt;
+  }
+  const std::int64_t more = c->job_cost->n - cheapest->job_cost->n;
+  return fmt::format("the choice costs {} ({:.1f}%) more than the cheapest option that runs it ({} x {} on {}, {}) and "
+                     "finishes in {} instead: within 5% of the lowest bill the shortest job wins (--rank-by time: "
+                     "the fastest at any price)",
+                     format_usd(MicroUsd{more}), 100.0 * static_cast<double>(more) / static_cast<double>(cheapest->job_cost->n),
+                     cheapest->gpus, cheapest->card_display, cheapest->provider, duration_label(*cheapest->hours),
+                     duration_label(*c->hours));
+}
+
 }  // namespace
 
 Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
@@ -149,6 +176,9 @@ Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
 Result<PlanReport> plan_from(const PlanInputs& in, const PlanOptions& o, std::span<const ProviderInfo> providers)
 {
   TRY_ASSIGN(PlanReport r, plan(o, Catalogues{in.offers, providers, card_catalog()}, in.model));
+  if (auto shortest = shortest_within_note(r.result)) {
+    r.notes.push_back(std::move(*shortest));
+  }
   for (auto& n : price_notes(r, in.cfg, in.offers, o, providers)) {
     r.notes.push_back(std::move(n));
   }

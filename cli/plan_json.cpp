@@ -2,6 +2,7 @@
 #include "cli/plan_json.hpp"
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,7 @@ Json defaults_json(const std::vector<JobDefault>& defaults)
 
 Json job_json(const JobSpec& j)
 {
-  return Json{{"task", str(to_string(j.task))},
+  Json out{{"task", str(to_string(j.task))},
               {"engine", str(to_string(j.engine))},
               {"weights", str(to_string(j.weights))},
               {"kv_cache", str(to_string(resolve_kv_dtype(j)))},
@@ -107,6 +108,10 @@ Json job_json(const JobSpec& j)
               {"shard", str(to_string(j.shard))},
               {"engine_version", engine_release_text(j.engine == Engine::vllm && j.engine_version == 0 ? k_vllm_current_release
                                                                                                       : j.engine_version)}};
+  if (j.offline_batch) {
+    out["mode"] = "batch";  // cli.md plan v4: a batching engine's offline run over an input file
+  }
+  return out;
 }
 
 Json memory_json(const MemoryEstimate& m)
@@ -126,7 +131,11 @@ Json string_map(const std::map<std::string, std::string>& m);
 
 Json runs_json(const RunVerdict& v)
 {
-  return Json{{"status", str(to_string(v.status))}, {"why", v.why}, {"flags", string_map(v.flags)}};
+  Json j(nlohmann::detail::value_t::object);
+  j.emplace("status", str(to_string(v.status)));
+  j.emplace("why", v.why);
+  j.emplace("flags", string_map(v.flags));
+  return j;
 }
 
 double rate(double tokens_per_s) { return round_to_places(tokens_per_s, 1); }
@@ -225,16 +234,24 @@ Json choice_with_speed(const PlanOption& c)
 
 Json option_json(const PlanOption& o)
 {
-  Json j{{"provider", o.provider},
-         {"card", o.card},
-         {"gpus", o.gpus},
-         {"nodes", o.nodes},
-         {"fits", o.fits},
-         {"headroom_gib", gib_signed(o.headroom)},
-         {"price_per_hour", usd(o.price_per_hour)},
-         {"cost", usd(o.cost)},
-         {"runs", runs_json(o.runs)}};
-  add_speed_fields(j, o);
+  // Built key by key: nlohmann's initializer-list constructor copies every value twice, and
+  // plan writes one of these per offer at every start (docs/benchmarks.md).
+  Json j(nlohmann::detail::value_t::object);
+  j.emplace("provider", o.provider);
+  j.emplace("card", o.card);
+  j.emplace("gpus", o.gpus);
+  j.emplace("nodes", o.nodes);
+  j.emplace("fits", o.fits);
+  j.emplace("headroom_gib", gib_signed(o.headroom));
+  j.emplace("price_per_hour", usd(o.price_per_hour));
+  j.emplace("cost", usd(o.cost));
+  j.emplace("runs", runs_json(o.runs));
+  // cli.md plan v4: a row that does not fit or is refused shows no speed, hours or bill.
+  if (o.fits && o.runs.status != RunStatus::refused) {
+    add_speed_fields(j, o);
+  } else if (o.nodes > 1) {
+    j["node_link"] = o.node_link;
+  }
   return j;
 }
 
@@ -268,6 +285,11 @@ void add_job_size(Json& job, const PlanReport& r)
   job["job_cost"] = c && c->job_cost ? Json(usd(*c->job_cost)) : Json(nullptr);
   if (c && c->hours) {
     job["startup"] = Json{{"hours", hours_of(c->startup)}, {"basis", r.startup_basis}};
+    if (r.startup) {
+      job["startup"]["download_bytes"] = static_cast<std::uint64_t>(r.startup->download_bytes);
+      job["startup"]["download_source"] = r.startup->download_source;
+      job["startup"]["download_bytes_per_s"] = static_cast<std::uint64_t>(k_download_bytes_per_s);
+    }
   }
 }
 
@@ -308,9 +330,8 @@ Json fix_json(const Fix& f)
   return Json{{"id", f.id}, {"description", f.description}, {"saves_gib", gib(f.saves)}, {"flags", flags}};
 }
 
-}  // namespace
-
-nlohmann::ordered_json plan_to_json(const PlanReport& r)
+// The document; `options` left empty when `with_options` is false (write_plan_json streams them).
+Json plan_document(const PlanReport& r, bool with_options)
 {
   Json out;
   out["model"] = model_json(r);
@@ -337,6 +358,9 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   }
   out["options"] = Json::array();
   for (const auto& o : r.result.options) {
+    if (!with_options) {
+      break;
+    }
     out["options"].push_back(option_json(o));
   }
   out["fixes"] = Json::array();
@@ -348,6 +372,52 @@ nlohmann::ordered_json plan_to_json(const PlanReport& r)
   }
   out["launch"] = string_map(r.launch);
   return out;
+}
+
+// `value` dumped with indent 2 as it sits `depth` spaces in, appended to `out`: JSON strings hold
+// no raw newline, so every line after the first moves right.
+void append_nested(std::string& out, const Json& value, std::size_t depth)
+{
+  const std::string text = value.dump(2);
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+    out.append(text, from, nl + 1 - from);
+    out.append(depth, ' ');
+    from = nl + 1;
+  }
+  out.append(text, from, std::string::npos);
+}
+
+}  // namespace
+
+nlohmann::ordered_json plan_to_json(const PlanReport& r) { return plan_document(r, true); }
+
+void write_plan_json(std::ostream& os, const PlanReport& r)
+{
+  const Json doc = plan_document(r, false);
+  std::string chunk = "{";
+  bool first = true;
+  for (const auto& [key, value] : doc.items()) {
+    chunk += first ? "\n  " : ",\n  ";
+    chunk += Json(key).dump();
+    chunk += ": ";
+    first = false;
+    if (key != "options" || r.result.options.empty()) {
+      append_nested(chunk, value, 2);
+      continue;
+    }
+    // One option's document at a time: the whole array is never held (plan's start-up).
+    chunk += '[';
+    for (std::size_t i = 0; i < r.result.options.size(); ++i) {
+      chunk += i == 0 ? "\n    " : ",\n    ";
+      append_nested(chunk, option_json(r.result.options[i]), 4);
+      os.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      chunk.clear();
+    }
+    chunk += "\n  ]";
+  }
+  chunk += first ? "}" : "\n}";
+  os.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
 }
 
 }  // namespace gpurent

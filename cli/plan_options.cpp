@@ -250,6 +250,11 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     TRY_ASSIGN(o.request.max_price, for_flag("--max-price", parse_usd_per_hour(a.max_price)));
   }
   TRY(validate_job_size(a, o));
+  // A batch of requests (--task infer --requests N) runs on a batching engine: vLLM's offline
+  // batch (make_job says why), unless --engine or a GGUF file says otherwise.
+  if (!o.engine_given && o.task == Task::infer && o.request.size.requests && o.engine == Engine::transformers) {
+    o.engine = Engine::vllm;
+  }
   return o;
 }
 

@@ -59,7 +59,8 @@ std::string speed_line(const Speed& sp, Task task)
     }
   } else {
     if (sp.serve_output_tokens_per_s) {
-      parts.push_back(fmt::format("serve {} output at {} request{} ({} in, {} out)", rate(*sp.serve_output_tokens_per_s),
+      parts.push_back(fmt::format("{} {} output at {} request{} ({} in, {} out)", sp.batch ? "batch" : "serve",
+                                  rate(*sp.serve_output_tokens_per_s),
                                   sp.concurrency, sp.concurrency == 1 ? "" : "s", sp.input_len, sp.output_len));
     }
     if (sp.decode_tokens_per_s) {

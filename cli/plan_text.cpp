@@ -64,7 +64,12 @@ std::string summary(const PlanReport& r)
   if (j.model.layers > 0) {
     parts.push_back(fmt::format("KV {}", to_string(resolve_kv_dtype(j))));
     parts.push_back(fmt::format("context {}", j.context));
-    parts.push_back(fmt::format("batch {}", j.batch));
+    if (j.offline_batch) {
+      const std::uint32_t at_once = j.max_seqs > 0 ? j.max_seqs : j.batch;
+      parts.push_back(fmt::format("offline batch, {} request{} at once", at_once, at_once == 1 ? "" : "s"));
+    } else {
+      parts.push_back(fmt::format("batch {}", j.batch));
+    }
   }
   if (j.task == Task::train || j.task == Task::lora || j.task == Task::qlora) {
     parts.push_back(std::string(to_string(j.optimizer)));
@@ -360,10 +365,14 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
     const std::string runs = o.runs.status == RunStatus::native    ? pad(runs_cell(o.runs.status), 8)
                              : o.runs.status == RunStatus::refused ? st.bad(pad(runs_cell(o.runs.status), 8))
                                                                    : st.warn(pad(runs_cell(o.runs.status), 8));
+    // A row that does not fit or is refused has no speed, so no hours or bill (cli.md plan v4).
+    const bool runs_here = o.fits && o.runs.status != RunStatus::refused;
     const std::string bill =
-        sized ? pad(o.hours ? duration_label(*o.hours) : "?", 8, true) + " " +
-                    pad(o.job_cost ? format_usd(*o.job_cost) : "?", 9, true)
-              : pad(format_usd(o.cost), 10, true);
+        sized ? (runs_here ? pad(o.hours ? duration_label(*o.hours) : "?", 8, true) + " " +
+                                 pad(o.job_cost ? format_usd(*o.job_cost) : "?", 9, true)
+                           : st.bad(pad(o.fits ? "refused" : "does not fit", 18, true)))
+        : runs_here ? pad(format_usd(o.cost), 10, true)
+                    : pad("-", 10, true);  // the fits or runs column says why: no bill for it
     std::string middle = pad(gib_signed(o.headroom), 11, true);
     if (serving) {
       // A row that does not fit or is refused serves nobody: no figures.
@@ -390,7 +399,9 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.tight; })) {
     out += st.dim("  yes! tight: the headroom is inside the memory estimate's measured error") + "\n";
   }
-  if (sized && std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return !o.hours; })) {
+  if (sized && std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) {
+        return !o.hours && o.fits && o.runs.status != RunStatus::refused;
+      })) {
     out += st.dim("  ? a card figure the speed needs is unknown (gpurent cards): ranked last") + "\n";
   }
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.spot; })) {

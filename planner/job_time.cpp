@@ -3,7 +3,11 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "common/rounding.hpp"
+#include "sizing/checkpoint_format.hpp"
+#include "sizing/checkpoint_use.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
@@ -19,22 +23,46 @@ std::chrono::seconds whole_seconds(double s)
 
 StartupTime startup_time(const JobSpec& job) { return startup_time(job, speed_figures(job)); }
 
+CheckpointDownload checkpoint_download(const JobSpec& job, const SpeedFigures& figures)
+{
+  if (const auto& ck = job.model.checkpoint) {
+    const double bytes = static_cast<double>(ck->file_bytes > 0 ? ck->file_bytes : ck->total_bytes());
+    const std::string what = ck->file_bytes > 0 ? "file sizes" : "tensor bytes";
+    if (ck->gguf) {
+      return {bytes, fmt::format("the GGUF file's {} ({})", what, ck->files.empty() ? ck->source : ck->files.front())};
+    }
+    if (!ck->hub_repo.empty()) {
+      return {bytes, fmt::format("the Hub listing's {} of {} ({} files)", what, ck->hub_repo, ck->files.size())};
+    }
+    return {bytes, fmt::format("the local files' {} ({} files)", what, ck->files.size())};
+  }
+  if (is_gguf(job.weights)) {
+    return {figures.weight_bytes, fmt::format("the GGUF {} file: its weights as held", to_string(job.weights))};
+  }
+  const WeightFormat stored = checkpoint_format(job.model);
+  const std::string from = checkpoint_format_source(job.model);
+  const std::string label = fmt::format("the catalogue: {:.1f}B parameters stored as {} ({})",
+                                        static_cast<double>(job.model.params) / 1e9, to_string(stored),
+                                        from.empty() ? "no quantization_config" : from);
+  if (formats_match(weights_in_memory(job), stored)) {
+    return {figures.weight_bytes, label};
+  }
+  // Converted as it loads: the download is the stored format's bytes, not the held ones.
+  JobSpec as_stored = job;
+  as_stored.task = Task::infer;
+  as_stored.weights = stored;
+  as_stored.offload_bytes = 0;
+  return {speed_figures(as_stored).weight_bytes, label};
+}
+
 StartupTime startup_time(const JobSpec& job, const SpeedFigures& figures)
 {
   StartupTime t;
   const double held = figures.weight_bytes;
-  // What is downloaded: the checkpoint's files when read from them; a 16-bit checkpoint the engine
-  // quantizes as it loads (vLLM --quantization fp8, bitsandbytes) at 2 bytes per parameter;
-  // otherwise the weights as held.
-  double download = held;
-  if (job.model.checkpoint) {
-    download = static_cast<double>(job.model.checkpoint->total_bytes());
-  } else if (job.model.quant_method.empty() && !is_gguf(job.weights) && is_quantized(job.weights) &&
-             job.weights != WeightFormat::mxfp4) {
-    download = static_cast<double>(job.model.params) * 2.0;
-  }
-  t.download_bytes = download;
-  t.download = whole_seconds(download / k_download_bytes_per_s);
+  const CheckpointDownload download = checkpoint_download(job, figures);
+  t.download_bytes = download.bytes;
+  t.download_source = download.source;
+  t.download = whole_seconds(download.bytes / k_download_bytes_per_s);
   t.load = whole_seconds(held / k_load_bytes_per_s);
   if (!is_training(job.task) && (job.engine == Engine::vllm || job.engine == Engine::sglang)) {
     t.warmup = k_serving_warmup;
@@ -54,7 +82,7 @@ std::optional<double> work_seconds(const JobSpec& job, const Speed& speed, const
     return std::nullopt;
   }
   const double n = static_cast<double>(*size.requests);
-  if (job.task == Task::serve) {
+  if (job.task == Task::serve || job.offline_batch) {
     if (!speed.serve_output_tokens_per_s || *speed.serve_output_tokens_per_s <= 0) {
       return std::nullopt;
     }

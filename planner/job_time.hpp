@@ -38,8 +38,21 @@ inline constexpr std::chrono::seconds k_serving_warmup{72};
 struct StartupTime {
   std::chrono::seconds download{0}, load{0}, warmup{0};
   double download_bytes = 0;
+  std::string download_source;  // where download_bytes comes from (checkpoint_download)
   [[nodiscard]] std::chrono::seconds total() const noexcept { return download + load + warmup; }
 };
+// The checkpoint as stored, which is what start-up downloads (cli.md plan v4), and where that
+// figure comes from: the checkpoint's files when they were read (the Hub listing's file sizes, the
+// local files, the GGUF file), a GGUF type's file (the weights as held), else the catalogue's
+// parameters in the checkpoint's own format (checkpoint_format: its quantization_config, else
+// 16-bit), whatever the job converts them to as it loads (a full fine-tune's fp32 master copy,
+// bitsandbytes, vLLM --quantization fp8). `figures`: the job's own (their weight bytes are the
+// weights as held).
+struct CheckpointDownload {
+  double bytes = 0;
+  std::string source;
+};
+[[nodiscard]] CheckpointDownload checkpoint_download(const JobSpec& job, const SpeedFigures& figures);
 [[nodiscard]] StartupTime startup_time(const JobSpec& job);
 // The same from the job's speed figures (their weight bytes are the weights as held).
 [[nodiscard]] StartupTime startup_time(const JobSpec& job, const SpeedFigures& figures);

@@ -12,6 +12,7 @@
 #include "common/text.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/checkpoint_use.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 #include "planner/recipe_detail.hpp"
@@ -178,9 +179,10 @@ std::string sglang_command(const JobSpec& j, std::string_view id, std::optional<
   return s;
 }
 
-std::string vllm_command(const JobSpec& j, std::string_view id)
+// vLLM's engine arguments after the model (shared by `vllm serve` and `vllm run-batch`).
+std::string vllm_engine_args(const JobSpec& j)
 {
-  std::string s = fmt::format("vllm serve {} --tensor-parallel-size {}", vllm_model(j, id), tp_degree(j));
+  std::string s = fmt::format(" --tensor-parallel-size {}", tp_degree(j));
   if (j.pipeline > 1) {
     s += fmt::format(" --pipeline-parallel-size {}", j.pipeline);
   }
@@ -197,6 +199,84 @@ std::string vllm_command(const JobSpec& j, std::string_view id)
     s += fmt::format(" --cpu-offload-gb {}", (j.offload_bytes + k_gib - 1) / k_gib);
   }
   return s;
+}
+
+std::string vllm_command(const JobSpec& j, std::string_view id)
+{
+  if (j.offline_batch) {
+    // vllm run-batch (vllm/entrypoints/openai/run_batch.py): -i/-o name the OpenAI batch files, the
+    // engine arguments follow --model. Its usage context (OPENAI_BATCH_RUNNER) has no batch
+    // defaults of its own, so the sequences in flight and the step's tokens are set explicitly
+    // (128 and 2048 otherwise): the ones the plan's speed and memory were computed for.
+    return fmt::format("vllm run-batch -i requests.jsonl -o results.jsonl --model {}{} --max-num-batched-tokens {}",
+                       vllm_model(j, id), vllm_engine_args(j), vllm_profile_tokens(j));
+  }
+  return fmt::format("vllm serve {}{}", vllm_model(j, id), vllm_engine_args(j));
+}
+
+std::string python_string(std::string_view v)
+{
+  std::string literal = "\"";
+  for (const char c : v) {
+    literal += (c == '\\' || c == '"') ? std::string{'\\', c} : std::string(1, c);
+  }
+  return literal + "\"";
+}
+
+// Statements joined as one `python -c '…'` line (the text view turns it into a here-document).
+std::string python_line(const std::vector<std::string>& lines)
+{
+  std::string body;
+  for (const auto& l : lines) {
+    body += (body.empty() ? "" : "; ") + l;
+  }
+  std::string quoted;  // inside the shell's single quotes
+  for (const char c : body) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return "python -c '" + quoted + "'";
+}
+
+// SGLang's offline engine (sglang.Engine, whose keyword arguments are server_args.py's fields) over
+// the same OpenAI batch file vllm run-batch reads: each request's messages through the model's
+// chat template, its max_completion_tokens (else the planned output length), results in order.
+std::string sglang_batch(const JobSpec& j, std::string_view id, std::optional<Bytes> card_usable,
+                         std::uint32_t output_len)
+{
+  std::string args = fmt::format("model_path=model_id, tp_size={}", tp_degree(j));
+  if (j.pipeline > 1) {
+    args += fmt::format(", pp_size={}", j.pipeline);
+  }
+  if (j.gpu_util_given || card_usable) {
+    const std::uint32_t f = card_usable ? sglang_mem_fraction_permille(j, *card_usable) : j.gpu_util_permille;
+    args += fmt::format(", mem_fraction_static={:.3f}", static_cast<double>(f) / 1000.0);
+  }
+  args += fmt::format(", context_length={}, max_running_requests={}", j.context, served_seqs(j));
+  if (resolve_kv_dtype(j) == KvDtype::fp8) {
+    args += j.kv_fp8_e5m2 ? ", kv_cache_dtype=\"fp8_e5m2\"" : ", kv_cache_dtype=\"fp8_e4m3\"";
+  }
+  if (const std::string_view q = quantization_flag(j); q.starts_with(" --quantization ")) {
+    args += fmt::format(", quantization=\"{}\"", q.substr(16));
+  } else if (q.starts_with(" --dtype ")) {
+    args += fmt::format(", dtype=\"{}\"", q.substr(9));
+  }
+  return python_line({
+      "import json",
+      "import sglang",
+      "from transformers import AutoTokenizer",
+      "model_id = " + python_string(id),
+      "reqs = [json.loads(l) for l in open(\"requests.jsonl\") if l.strip()]",
+      "tok = AutoTokenizer.from_pretrained(model_id)",
+      "prompts = [tok.apply_chat_template(r[\"body\"][\"messages\"], tokenize=False, add_generation_prompt=True) "
+      "for r in reqs]",
+      fmt::format("params = [{{\"max_new_tokens\": r[\"body\"].get(\"max_completion_tokens\", {})}} for r in reqs]",
+                  output_len),
+      "llm = sglang.Engine(" + args + ")",
+      "outs = llm.generate(prompts, params)",
+      "open(\"results.jsonl\", \"w\").writelines(json.dumps({\"custom_id\": r[\"custom_id\"], \"text\": o[\"text\"]}) + "
+      "\"\\n\" for r, o in zip(reqs, outs))",
+      "llm.shutdown()",
+  });
 }
 
 std::uint32_t gpu_layers(const JobSpec& j)
@@ -303,25 +383,13 @@ std::string transformers_infer(const JobSpec& j, std::string_view id)
     lines.emplace_back("import torch");
   }
   lines.push_back("from transformers import " + names);
-  std::string literal;  // a Python string literal of the id as given
-  for (const char c : id) {
-    literal += (c == '\\' || c == '"') ? std::string{'\\', c} : std::string(1, c);
-  }
-  lines.push_back(fmt::format("model_id = \"{}\"", literal));
+  lines.push_back("model_id = " + python_string(id));
   lines.emplace_back("tok = AutoTokenizer.from_pretrained(model_id)");
   lines.push_back(fmt::format("model = AutoModelForCausalLM.from_pretrained({})", load));
   lines.push_back(fmt::format("ids = tok([\"Hello\"] * {}, return_tensors=\"pt\").to(model.device)",
                               std::max<std::uint32_t>(j.batch, 1)));
   lines.push_back(fmt::format("print(tok.batch_decode(model.generate(**ids, max_length={})))", j.context));
-  std::string body;
-  for (const auto& l : lines) {
-    body += (body.empty() ? "" : "; ") + l;
-  }
-  std::string quoted;  // inside the shell's single quotes
-  for (const char c : body) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return "python -c '" + quoted + "'";
+  return python_line(lines);
 }
 
 }  // namespace
@@ -336,7 +404,8 @@ std::string base_name(std::string_view hf_id)
 
 }  // namespace launch_detail
 
-std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id, std::optional<Bytes> card_usable)
+std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id, std::optional<Bytes> card_usable,
+                                                   std::uint32_t batch_output_len)
 {
   std::map<std::string, std::string> out;
   const std::string key{to_string(job.engine)};
@@ -351,7 +420,10 @@ std::map<std::string, std::string> launch_commands(const JobSpec& job, std::stri
   case Engine::vllm: out[key] = vllm_command(job, hf_id); break;
   case Engine::llama_cpp: out[key] = llama_cpp_command(job, hf_id); break;
   case Engine::ollama: out[key] = ollama_command(job, hf_id); break;
-  case Engine::sglang: out[key] = sglang_command(job, hf_id, card_usable); break;
+  case Engine::sglang:
+    out[key] = job.offline_batch ? sglang_batch(job, hf_id, card_usable, batch_output_len)
+                                 : sglang_command(job, hf_id, card_usable);
+    break;
   default: out["transformers"] = transformers_infer(job, hf_id); break;
   }
   return out;

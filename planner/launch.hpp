@@ -20,8 +20,12 @@ namespace gpurent {
 // "llama.cpp", "ollama", "transformers", "torchtune", "deepspeed"); torchtune only where
 // torchtune ships a config for the model (see torchtune_config).
 // `card_usable`: the card the job runs on, when known (SGLang derives its memory fraction from it).
+// An offline batch (job.offline_batch) reads requests.jsonl (one OpenAI batch request per line:
+// custom_id, method, url, body) and writes results.jsonl: `vllm run-batch`, or SGLang's offline
+// engine, whose requests without max_completion_tokens generate `batch_output_len` tokens.
 [[nodiscard]] std::map<std::string, std::string> launch_commands(const JobSpec& job, std::string_view hf_id,
-                                                                 std::optional<Bytes> card_usable = std::nullopt);
+                                                                 std::optional<Bytes> card_usable = std::nullopt,
+                                                                 std::uint32_t batch_output_len = 256);
 
 // The torchtune config (e.g. "llama3_1/8B_lora_single_device") that runs the job, or "" when
 // torchtune ships none for this model and method.

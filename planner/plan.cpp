@@ -12,6 +12,7 @@
 #include "planner/plan_recipe.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/checkpoint_use.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -152,20 +153,38 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   if (!r.fits() && !r.refused() && !r.missed_deadline() && !r.missed_targets()) {
     add_fixes_and_recipe(r, job, o.request);
   }
+  if (job.offline_batch && !o.batch_given) {
+    // The batch runs as many requests at once as the speed was computed for (what the pool holds).
+    served = std::max<std::uint32_t>(r.result.speed.concurrency, 1);
+    r.defaults.push_back({"concurrency", std::to_string(served),
+                          fmt::format("the requests of {} + {} tokens the KV pool holds on the {}{}, at most the "
+                                      "requests; --batch sets it",
+                                      r.result.speed.input_len, r.result.speed.output_len,
+                                      r.result.card ? r.result.card->display : std::string("card"),
+                                      job.engine == Engine::vllm
+                                          ? fmt::format(", at most the {} sequences vLLM's profiling pass sizes",
+                                                        vllm_profile_seqs(r.result.job))
+                                          : std::string()),
+                          JobDefault::Kind::number});
+  }
   if (served > 0) {
     r.result.job.max_seqs = served;
   }
   // --params names no model to launch; a plan that meets no service target chose nothing to launch.
   if (!model.hf_id.empty() && !r.refused() && !r.missed_targets()) {
     r.launch = launch_commands(r.result.job, model.hf_id,
-                               r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
+                               r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt,
+                               r.result.speed.output_len > 0 ? r.result.speed.output_len : k_default_output_len);
   }
   if (const auto& c = r.result.choice; c && c->hours) {
     const StartupTime st = startup_time(r.result.job);
-    r.startup_basis = fmt::format("download {:.1f} GB at {:.0f} MB/s (assumed: no provider publishes a rate) {} s, "
-                                  "load at {:.2f} GiB/s {} s, engine warm-up {} s (median of 17 vLLM logs)",
-                                  st.download_bytes / 1e9, k_download_bytes_per_s / 1e6, st.download.count(),
-                                  k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(), st.warmup.count());
+    r.startup_basis = fmt::format("download {:.1f} GB, the checkpoint as stored ({}), at {:.0f} MB/s (assumed: no "
+                                  "offer publishes a rate) {} s, load at {:.2f} GiB/s {} s, engine warm-up {} s "
+                                  "(median of 17 vLLM logs)",
+                                  st.download_bytes / 1e9, st.download_source, k_download_bytes_per_s / 1e6,
+                                  st.download.count(), k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(),
+                                  st.warmup.count());
+    r.startup = st;
   }
   r.notes = model_notes(r.result.job);
   if (r.result.choice && r.result.job.nodes > 1 && r.result.job.engine == Engine::vllm) {

@@ -32,6 +32,12 @@ std::pair<Engine, std::string> default_engine(const PlanOptions& o, const ModelA
                                            "says otherwise",
                                            m.checkpoint->source)};
   }
+  if (o.task == Task::infer && o.request.size.requests && o.engine == Engine::vllm) {
+    return {o.engine, fmt::format("a batch of {} requests runs on vLLM's offline batch (vllm run-batch), which keeps as "
+                                  "many requests in flight as its KV pool holds; transformers' generate would run "
+                                  "them one at a time (--engine transformers does)",
+                                  *o.request.size.requests)};
+  }
   return {o.engine, o.task == Task::serve ? "serving runs on vLLM unless --engine says otherwise (cli.md)"
                                           : "transformers unless --engine says otherwise (cli.md)"};
 }
@@ -165,6 +171,8 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
     note("weights", std::string(to_string(weights)), why);
   }
   TRY(check_weights(job.task, job.engine, job.weights));
+  job.offline_batch = job.task == Task::infer && o.request.size.requests.has_value() &&
+                      (job.engine == Engine::vllm || job.engine == Engine::sglang);
   // A LoRA adapter directory: served with its rank, or trained on at it.
   const bool adapter_rank = !o.lora_rank_given && model.adapter && model.adapter->rank > 0;
   if (adapter_rank) {
@@ -221,7 +229,7 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
                                             : "4096 tokens, capped at the model's maximum (cli.md)",
          JobDefault::Kind::number);
   }
-  if (!o.batch_given && !(o.task == Task::serve && o.request.size.load.concurrency > 0)) {
+  if (!o.batch_given && !job.offline_batch && !(o.task == Task::serve && o.request.size.load.concurrency > 0)) {
     note("batch", "1", training ? "one sequence per GPU per step (cli.md)" : "one sequence in flight (cli.md)",
          JobDefault::Kind::number);
   }

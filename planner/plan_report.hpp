@@ -45,6 +45,7 @@ struct PlanReport {
   ServeTargets targets;                // --min-user-speed, --max-ttft (serving)
   std::optional<std::uint32_t> nodes_asked;  // --nodes
   std::string startup_basis;           // how the choice's start-up time is made up
+  std::optional<StartupTime> startup;  // the choice's start-up (a sized job): what it downloads
   // --card whose engine refuses the job: the cheapest option elsewhere that runs it natively (or
   // by a fallback when nothing runs it natively), if any.
   std::optional<PlanOption> runs_elsewhere;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include "common/rounding.hpp"
 #include "planner/card_run.hpp"
 #include "planner/serve_size.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 
@@ -120,8 +122,9 @@ struct OptionOrder {
 };
 
 // The choice among the sorted options: the best usable one, unless another of the same run
-// status ranks within k_tie_pct of it and is comfortable where the best is tight, or needs fewer
-// GPUs or no pipeline stages. Moved to the front.
+// status ranks within k_tie_pct of it and is comfortable where the best is tight, or (a sized job
+// ranked by its bill) finishes sooner, or needs fewer GPUs or no pipeline stages. Moved to the
+// front.
 void choose(std::vector<PlanOption>& options, const OptionOrder& order)
 {
   if (options.empty() || !options.front().choosable()) {
@@ -130,6 +133,7 @@ void choose(std::vector<PlanOption>& options, const OptionOrder& order)
   const PlanOption& best = options.front();
   const double top = rank_key(best, order.by, order.sized, order.task);
   const double within = top + std::fabs(top) * k_tie_pct / 100.0;
+  const bool by_bill = order.sized && order.by == RankBy::cost;
   std::size_t pick = 0;
   for (std::size_t i = 1; i < options.size(); ++i) {
     const PlanOption& o = options[i];
@@ -141,7 +145,17 @@ void choose(std::vector<PlanOption>& options, const OptionOrder& order)
       break;
     }
     const PlanOption& p = options[pick];
-    if (std::tuple(o.tight, o.gpus * o.nodes, o.pipeline > 1) < std::tuple(p.tight, p.gpus * p.nodes, p.pipeline > 1)) {
+    if (by_bill) {
+      // A sized job ranked by its bill (cli.md plan v4 "Ranking with a size"): within 5% of the
+      // lowest bill the shortest job wins, then fewer GPUs; a comfortable option still goes before
+      // a tight one, which may not fit on the real machine.
+      const auto h = [](const PlanOption& x) { return x.hours ? x.hours->count() : std::numeric_limits<std::int64_t>::max(); };
+      if (std::tuple(o.tight, h(o), o.gpus * o.nodes, o.pipeline > 1) <
+          std::tuple(p.tight, h(p), p.gpus * p.nodes, p.pipeline > 1)) {
+        pick = i;
+      }
+    } else if (std::tuple(o.tight, o.gpus * o.nodes, o.pipeline > 1) <
+               std::tuple(p.tight, p.gpus * p.nodes, p.pipeline > 1)) {
       pick = i;
     }
   }
@@ -176,9 +190,34 @@ JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> 
 
 }  // namespace
 
+std::uint32_t batch_concurrency(const JobSpec& there, const Card& card, const SpeedLoad& load, std::uint64_t requests,
+                                const MemoryEstimate& memory)
+{
+  if (there.batch > 1) {
+    return there.batch;  // --batch: the requests in flight the user asked for
+  }
+  const std::uint64_t context = std::max<std::uint32_t>(there.context, 1);
+  const std::uint64_t out = load.output_len > 0 ? load.output_len
+                                                : std::max<std::uint64_t>(1, std::min<std::uint64_t>(k_default_output_len, context / 2));
+  const std::uint64_t in = load.input_len > 0 ? load.input_len : std::max<std::uint64_t>(1, context - std::min(out, context - 1));
+  // vLLM hands out the pool in 16-token blocks; SGLang one token per page.
+  const std::uint64_t page = there.engine == Engine::vllm ? k_vllm_block_tokens : 1;
+  const std::uint64_t per_request = (in + out + page - 1) / page * page;
+  const ServePool pool = serve_pool(there, memory, card.usable);
+  std::uint64_t c = pool.kv_pool_tokens / per_request;
+  if (there.engine == Engine::vllm) {
+    c = std::min<std::uint64_t>(c, vllm_profile_seqs(there));  // the sequences its profiling pass sized
+  }
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(std::min(c, requests), 1, 65536));
+}
+
 SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request, const MemoryEstimate& memory)
 {
   SpeedLoad load = request.size.load;
+  if (there.offline_batch && load.concurrency == 0) {
+    load.concurrency = batch_concurrency(there, card, load, request.size.requests.value_or(1), memory);
+    return load;
+  }
   if (there.task == Task::serve && load.concurrency == 0 && there.engine != Engine::vllm &&
       there.engine != Engine::sglang) {
     load.concurrency = std::max<std::uint32_t>(there.batch, 1);  // llama.cpp / Ollama: the slots (-np) planned
@@ -275,6 +314,7 @@ std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const 
     listed[{o.provider, o.card}].insert(o.gpus);
   }
   std::vector<Offer> out;
+  out.reserve(offers.size() * 2);  // most are listed shapes; a 1-GPU per-GPU offer adds up to 7 more
   for (const auto& o : offers) {
     const auto* p = provider_named(providers, o.provider);
     const auto* c = card_with_id(cards, o.card);
@@ -309,6 +349,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   PlanResult result;
 
   const std::vector<Offer> sold = expand_offers(offers, providers, cards);
+  result.options.reserve(sold.size());  // one per offer on one server: never moved while growing
   const auto wanted = [&](const Offer& o) {
     return (!request.provider || o.provider == *request.provider) && (!request.card || o.card == *request.card);
   };

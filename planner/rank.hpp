@@ -58,7 +58,8 @@ struct PlanRequest {
 };
 
 // Two options whose ranking figures differ by at most this (per cent of the better one) tie: the
-// choice then goes to a comfortable option over a tight one, fewer GPUs, no pipeline stages.
+// choice then goes to a comfortable option over a tight one, then (a sized job ranked by its bill,
+// cli.md plan v4 "Ranking with a size") the shortest hours, then fewer GPUs, no pipeline stages.
 inline constexpr double k_tie_pct = 5.0;
 
 // A serving option's workload (cli.md plan v4 `serve`): `replicas` identical servers (each of
@@ -149,6 +150,11 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // (llama.cpp, Ollama: --batch).
 [[nodiscard]] SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& request,
                                    const MemoryEstimate& memory);
+// An offline batch's requests in flight (docs/speed.md "The whole job"): --batch when given, else
+// what the KV pool holds at the requests' input + output length (vLLM: whole 16-token blocks, at
+// most the sequences its profiling pass sized, vllm_profile_seqs), never more than the requests.
+[[nodiscard]] std::uint32_t batch_concurrency(const JobSpec& there, const Card& card, const SpeedLoad& load,
+                                              std::uint64_t requests, const MemoryEstimate& memory);
 
 // The server configurations each provider sells: the explicit offers, plus, for a provider that
 // sells servers of any size at a per-GPU price (ProviderInfo::per_gpu_servers) and lists a card

@@ -34,7 +34,7 @@ std::optional<double> Speed::headline(Task t) const noexcept
   case Task::train:
   case Task::lora:
   case Task::qlora: return train_tokens_per_s;
-  case Task::infer: return decode_tokens_per_s;
+  case Task::infer: return batch ? serve_output_tokens_per_s : decode_tokens_per_s;
   }
   return std::nullopt;
 }
@@ -50,8 +50,9 @@ SpeedFigures speed_figures(const JobSpec& job)
   SpeedFigures f;
   const ModelArch& m = job.model;
   const ParamBreakdown pb = count_params(m);
-  JobSpec one = job;
+  JobSpec one = job;  // the whole model: one GPU of one server
   one.gpus = 1;
+  one.nodes = 1;
   one.pipeline = 1;
   one.shard = Shard::none;
   one.offload_bytes = 0;
@@ -438,9 +439,12 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
     in.node = load.node_bytes_per_s;
   }
   const bool training_task = is_training(job.task);
-  s.range_pct = speed_range_pct(engine, training_task             ? SpeedKind::train
-                                        : job.task == Task::serve ? SpeedKind::serve
-                                                                  : SpeedKind::decode);
+  // An offline batch (vllm run-batch) schedules its requests as a server does: serving's figure.
+  const bool batched = job.task == Task::serve || (job.task == Task::infer && job.offline_batch);
+  s.batch = job.task == Task::infer && job.offline_batch;
+  s.range_pct = speed_range_pct(engine, training_task ? SpeedKind::train
+                                        : batched     ? SpeedKind::serve
+                                                      : SpeedKind::decode);
   if (in.f.weight_bytes <= 0 || in.f.layers <= 0) {
     s.unknown.push_back("the model's architecture is unknown (--params gives only a parameter count): no speed");
     return s;
@@ -492,7 +496,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
     const StepTerms p = prefill_terms(in, prompt, engine);
     s.prefill_tokens_per_s = prompt / p.total();
   }
-  if (job.task != Task::serve) {
+  if (!batched) {
     return s;
   }
   // Serving C requests of I prompt and O output tokens: O decode rounds over the C requests (each

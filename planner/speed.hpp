@@ -78,12 +78,13 @@ struct Speed {
   // beside their decode steps, after the step in progress).
   std::optional<double> per_user_tokens_per_s;
   std::optional<double> ttft_s;
+  bool batch = false;  // an offline batch (JobSpec::offline_batch): its headline is the serving figure
   // Training across servers: seconds per micro-step the traffic between servers alone takes, and
   // the step's compute, so that plan can say when the network dominates.
   std::optional<double> network_step_s;
   std::optional<double> compute_step_s;
-  // The figure the job's time is computed from (serve for serving, train for training, else the
-  // decode of one request), absent when unknown.
+  // The figure the job's time is computed from (serve for serving and an offline batch, train for
+  // training, else the decode of one request), absent when unknown.
   [[nodiscard]] std::optional<double> headline(Task t) const noexcept;
 };
 

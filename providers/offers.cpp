@@ -33,6 +33,7 @@ std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const 
                                 std::span<const Offer> fetched)
 {
   std::vector<Offer> out;
+  out.reserve(builtin.size() + overrides.size() + fetched.size());  // grown once (plan's start-up)
   for (const auto& o : builtin) {
     upsert(out, o);
   }

@@ -32,6 +32,10 @@ struct JobSpec {
   KvDtype kv_cache = KvDtype::auto_;
   std::uint32_t context = 4096;  // tokens per sequence
   std::uint32_t batch = 1;       // sequences per GPU per step, or sequences in flight
+  // --task infer --requests N on a batching engine (vLLM, SGLang): an offline batch run over an
+  // input file that keeps as many requests in flight as the KV pool holds (cli.md plan v4
+  // `"mode": "batch"`); speed, job time and the launch line read it.
+  bool offline_batch = false;
   std::uint32_t grad_accumulation = 1;  // training micro-batches per optimizer step (no memory effect)
   Optimizer optimizer = Optimizer::adamw;
   bool grad_checkpointing = false;

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/plan_json.hpp"
 #include "cli/plan_text.hpp"
 #include "cli_harness.hpp"
 
@@ -34,7 +36,9 @@ const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "c
                                      "optimizer", "grad_checkpointing", "lora_rank", "gpus", "nodes", "shard", "defaults",
                                      "rank_by", "hours", "job_cost", "engine_version"};
 // Present only when given: the job's size, the deadline, the choice's start-up.
-const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup"};
+const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup", "mode"};
+// plan v4: the start-up downloads the checkpoint as stored, and says where that figure comes from.
+const std::set<std::string> k_startup = {"hours", "basis", "download_bytes", "download_source", "download_bytes_per_s"};
 const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memory", "limit_gib", "job",
                                         "price_per_hour", "flags", "launch", "speed"};
 const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activations_gib", "gradients_gib",
@@ -53,6 +57,9 @@ const std::set<std::string> k_option = {"provider", "card",  "gpus", "nodes", "f
 const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late", "node_link", "serve"};
 const std::set<std::string> k_serve = {"replicas", "concurrency_per_replica", "kv_pool_tokens", "per_user_tokens_per_s",
                                        "ttft_s", "meets_targets", "misses"};
+// plan v4 "Ranking with a size": a row that does not fit or is refused has no speed, hours or bill.
+const std::set<std::string> k_option_misfit = {"provider", "card", "gpus", "nodes", "fits", "headroom_gib",
+                                               "price_per_hour", "cost", "runs"};
 const std::set<std::string> k_speed = {"prefill_tokens_per_s", "decode_tokens_per_s", "serve_output_tokens_per_s",
                                        "train_tokens_per_s", "tokens_per_dollar", "concurrency", "input_len",
                                        "output_len", "bound", "range_pct", "basis", "unknown", "network_step_s",
@@ -133,13 +140,23 @@ void check_contract(const Json& j)
     CHECK(j["choice"].contains("serve") == (j["job"]["task"] == "serve"));
     check_speed(j["choice"]["speed"]);
   }
+  if (j["job"].contains("startup")) {
+    CHECK(keys(j["job"]["startup"]) == k_startup);
+  }
+  if (j["job"].contains("mode")) {
+    CHECK(j["job"]["mode"] == "batch");
+  }
   for (const auto& o : j["options"]) {
-    check_keys(o, k_option, k_option_sized);
-    CHECK(o.contains("serve") == (j["job"]["task"] == "serve"));
-    if (o.contains("serve")) {
-      CHECK(keys(o["serve"]) == k_serve);
+    if (o["fits"].get<bool>() && o["runs"]["status"] != "refused") {
+      check_keys(o, k_option, k_option_sized);
+      CHECK(o.contains("serve") == (j["job"]["task"] == "serve"));
+      if (o.contains("serve")) {
+        CHECK(keys(o["serve"]) == k_serve);
+      }
+      check_speed(o["speed"]);
+    } else {
+      check_keys(o, k_option_misfit, {"node_link"});
     }
-    check_speed(o["speed"]);
     CHECK(keys(o["runs"]) == std::set<std::string>{"status", "why", "flags"});
   }
   for (const auto& f : j["fixes"]) {
@@ -181,6 +198,50 @@ TEST_CASE("plan command: --json holds exactly the contract's keys", "[cli][plan]
   CHECK(j["options"][0]["fits"] == true);
   CHECK(j["options"][0]["provider"] == j["choice"]["provider"]);
   CHECK(j["options"][0]["cost"] == j["choice"]["cost"]);
+}
+
+TEST_CASE("plan command: --json streamed option by option is exactly the document dumped with indent 2", "[cli][plan]")
+{
+  // write_plan_json never holds the whole options array; what it prints must be byte for byte
+  // what nlohmann's dump(2) of the same document prints (keys in order, nesting, no options,
+  // a refused or non-fitting plan, a recipe).
+  const std::vector<std::vector<std::string>> jobs = {
+      {"plan", "llama-3.1-8b", "--json"},
+      {"plan", "llama-3.1-70b", "--task", "serve", "--json"},
+      {"plan", "llama-3.1-8b", "--task", "lora", "--tokens", "50M", "--json"},
+      {"plan", "deepseek-v3", "--requests", "1000", "--json"},
+  };
+  for (const auto& args : jobs) {
+    CliHarness h;
+    const auto r = h.run(args);
+    REQUIRE(r.code == 0);  // a failing plan's document carries the error, merged after it
+    std::string line;
+    for (const auto& a : args) {
+      line += a + " ";
+    }
+    INFO(line);
+    REQUIRE_FALSE(r.out.empty());
+    CHECK(r.out == nlohmann::ordered_json::parse(r.out).dump(2) + "\n");
+  }
+  // No options at all, and options of every shape, written directly.
+  gpurent::PlanReport report;
+  const auto same = [&report] {
+    std::ostringstream streamed;
+    gpurent::write_plan_json(streamed, report);
+    CHECK(streamed.str() == gpurent::plan_to_json(report).dump(2));
+  };
+  same();
+  gpurent::PlanOption fits;
+  fits.fits = true;
+  fits.provider = "runpod";
+  fits.speed.bound = "memory";
+  fits.speed.basis = "a \"quoted\"\nline";
+  fits.runs.flags["vllm"] = "--dtype half";
+  gpurent::PlanOption misfit = fits;
+  misfit.fits = false;
+  misfit.nodes = 2;
+  report.result.options = {fits, misfit, fits};
+  same();
 }
 
 TEST_CASE("plan command: serving reports the KV pool on the chosen card", "[cli][plan]")

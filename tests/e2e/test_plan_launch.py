@@ -26,6 +26,8 @@ JOBS = [
     ["--task", "infer", "--engine", "llama.cpp"],
     ["--task", "infer", "--engine", "ollama"],
     ["--task", "infer", "--engine", "ollama", "--weights", "Q8_0"],
+    ["--task", "infer", "--requests", "1000", "--input-len", "500", "--output-len", "200"],
+    ["--task", "infer", "--requests", "1000", "--input-len", "500", "--output-len", "200", "--engine", "sglang"],
     ["--task", "train"],
     ["--task", "lora"],
     ["--task", "qlora"],

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The decisions `plan` makes from speed (cli.md plan v3 "The whole job"): ranking by the bill, the
-// hours or the hourly price, deadlines, billing granularity, tight headroom and the tie rule.
+// hours or the hourly price, deadlines, billing granularity, tight headroom and the tie rule; plan
+// v4's ranking with a size and the offline batch.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -190,4 +192,80 @@ TEST_CASE("tie rule: within 5% the choice goes to fewer GPUs", "[plan][speed]")
   CHECK(res.choice->gpus == 1);
   const std::vector<Offer> far = {offer("second", "fast", 1, 1'000'000), offer("hour", "fast", 2, 900'000)};
   CHECK(plan(far, r).choice->gpus == 2);  // 10% cheaper is not a tie
+}
+
+TEST_CASE("ranking with a size: within 5% of the lowest bill the shortest job wins, beyond 5% the bill does", "[plan][speed]")
+{
+  // cli.md plan v4 "Ranking with a size": the fast card's bill is set a few per cent above the
+  // slow card's for the same job; it finishes in about a quarter of the hours.
+  const PlanRequest r = sized(200'000'000);
+  const std::vector<Offer> probe = {offer("second", "slow", 1, 1'000'000), offer("second", "fast", 1, 1'000'000)};
+  const auto base = plan(probe, r);
+  const auto hours_of = [&](const char* card) {
+    return std::find_if(base.options.begin(), base.options.end(), [&](const PlanOption& o) { return o.card == card; })
+        ->hours.value();
+  };
+  const double ratio = static_cast<double>(hours_of("slow").count()) / static_cast<double>(hours_of("fast").count());
+  REQUIRE(ratio > 3.0);
+  const auto priced = [&](double premium) {
+    const auto fast_price = static_cast<std::int64_t>(1'000'000 * ratio * premium);
+    return plan({offer("second", "slow", 1, 1'000'000), offer("second", "fast", 1, fast_price)}, r);
+  };
+  const auto within = priced(1.03);
+  REQUIRE(within.choice);
+  REQUIRE(within.options.size() == 2);
+  const PlanOption& slow = within.options[1];
+  CHECK(slow.card == "slow");
+  CHECK(*within.choice->job_cost > *slow.job_cost);  // it costs more ...
+  CHECK(static_cast<double>(within.choice->job_cost->n) <= static_cast<double>(slow.job_cost->n) * 1.05);
+  CHECK(within.choice->card == "fast");  // ... but finishes in a quarter of the time
+  CHECK(*within.choice->hours < *slow.hours);
+  CHECK(priced(1.08).choice->card == "slow");  // 8% more is not a tie
+  // Ranked by time, or unsized, the rule is not this one: by time the fastest wins anyway.
+  PlanRequest by_time = r;
+  by_time.rank_by = RankBy::time;
+  CHECK(plan({offer("second", "slow", 1, 1'000'000), offer("second", "fast", 1, 9'000'000)}, by_time).choice->card ==
+        "fast");
+}
+
+TEST_CASE("offline batch: requests run at what the KV pool holds, timed like serving, far faster than one at a time", "[plan][speed]")
+{
+  JobSpec one = lora_8b();
+  one.task = Task::infer;
+  one.grad_checkpointing = false;
+  one.context = 4096;
+  PlanRequest r;
+  r.gpus = 1;
+  r.size.requests = 10'000;
+  r.size.load.input_len = 1000;
+  r.size.load.output_len = 400;
+  const std::vector<Offer> offers = {offer("second", "fast", 1, 1'000'000)};
+  const auto sequential = plan(offers, r, one);
+  JobSpec batch = one;
+  batch.engine = Engine::vllm;
+  batch.offline_batch = true;
+  const auto batched = plan(offers, r, batch);
+  REQUIRE(sequential.choice);
+  REQUIRE(batched.choice);
+  const PlanOption& b = *batched.choice;
+  CHECK(b.speed.batch);
+  REQUIRE(b.speed.serve_output_tokens_per_s);
+  CHECK(b.speed.headline(Task::infer) == b.speed.serve_output_tokens_per_s);
+  CHECK(b.speed.input_len == 1000);
+  CHECK(b.speed.output_len == 400);
+  // The concurrency is what the pool holds at 1,400 tokens a request (88 blocks of 16), at most
+  // the sequences vLLM's profiling pass sized.
+  const JobSpec there = job_for_gpus(batch, 1, std::nullopt);
+  const MemoryEstimate mem = estimate(there);
+  const ServePool pool = serve_pool(there, mem, cards()[1].usable);
+  const auto held = static_cast<std::uint32_t>(std::min<std::uint64_t>(pool.kv_pool_tokens / 1408, 256));
+  REQUIRE(held > 8);
+  CHECK(b.speed.concurrency == held);
+  CHECK(batch_concurrency(there, cards()[1], r.size.load, r.size.requests.value(), mem) == held);
+  CHECK(batch_concurrency(there, cards()[1], r.size.load, 5, mem) == 5);  // never more than the requests
+  // Hours: start-up plus N x O / the batch's output rate.
+  const double work = 10'000.0 * 400 / *b.speed.serve_output_tokens_per_s;
+  CHECK(static_cast<double>((*b.hours - b.startup).count()) == Approx(work).epsilon(0.001).margin(1));
+  CHECK(b.hours->count() * 5 < sequential.choice->hours->count());
+  CHECK_FALSE(sequential.choice->speed.batch);
 }

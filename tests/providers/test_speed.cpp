@@ -3,6 +3,8 @@
 // when a card figure is missing. The measured cases are in test_speed_measured.cpp.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "planner/job_time.hpp"
 #include "planner/rank.hpp"
 #include "planner/speed.hpp"
@@ -193,4 +195,69 @@ TEST_CASE("job time: training tokens x epochs over the rate plus start-up, reque
   const JobSpec fp8 = job("llama-3.1-8b", Task::serve, Engine::vllm, WeightFormat::fp8);
   CHECK(startup_time(fp8).download_bytes == Approx(startup_time(serve).download_bytes).epsilon(0.01));
   CHECK_FALSE(work_seconds(serve, Speed{}, req));  // unknown speed: unknown time
+}
+
+TEST_CASE("start-up downloads the checkpoint as stored, not the weights as held", "[speed]")
+{
+  // Llama 3.1 405B's Hub checkpoint is bf16 (191 safetensors files, about 812 GB); a full
+  // fine-tune under transformers holds an fp32 master copy (1623 GB) it does not download.
+  JobSpec train = job("llama-3.1-405b", Task::train, Engine::transformers, WeightFormat::bf16);
+  train.gpus = 8;
+  train.shard = Shard::fsdp;
+  const SpeedFigures held = speed_figures(train);
+  const CheckpointDownload d = checkpoint_download(train, held);
+  const double params = static_cast<double>(train.model.params);
+  CHECK(held.weight_bytes == Approx(params * 4).epsilon(0.01));
+  CHECK(d.bytes == Approx(params * 2).epsilon(0.01));
+  CHECK(d.bytes / 1e9 == Approx(811.5).epsilon(0.01));
+  CHECK(d.source.find("the catalogue") != std::string::npos);
+  CHECK(d.source.find("bf16") != std::string::npos);
+  const StartupTime st = startup_time(train);
+  CHECK(st.download_bytes == d.bytes);
+  CHECK(st.download.count() == static_cast<std::int64_t>(std::ceil(d.bytes / k_download_bytes_per_s)));
+  CHECK(st.load.count() == static_cast<std::int64_t>(std::ceil(held.weight_bytes / k_load_bytes_per_s)));
+  // QLoRA quantizes the bf16 checkpoint as it loads: it downloads the bf16 files.
+  const JobSpec qlora = job("llama-3.1-8b", Task::qlora, Engine::transformers, WeightFormat::nf4);
+  CHECK(checkpoint_download(qlora, speed_figures(qlora)).bytes ==
+        Approx(static_cast<double>(qlora.model.params) * 2).epsilon(0.01));
+  // A native FP8 checkpoint (DeepSeek-V3's quantization_config) downloads about a byte a parameter.
+  const JobSpec v3 = job("deepseek-v3", Task::infer, Engine::vllm, WeightFormat::fp8);
+  const CheckpointDownload fp8 = checkpoint_download(v3, speed_figures(v3));
+  CHECK(fp8.bytes / static_cast<double>(v3.model.params) == Approx(1.0).epsilon(0.05));
+  CHECK(fp8.source.find("fp8") != std::string::npos);
+  // Across servers the checkpoint is the same: the figures are the whole model's, whatever the
+  // layout (vLLM's tensor parallel over 2 servers of 8 once divided them by 16).
+  JobSpec spread = job("llama-3.1-70b", Task::infer, Engine::vllm, WeightFormat::bf16);
+  const double whole = speed_figures(spread).weight_bytes;
+  spread.gpus = 8;
+  spread.nodes = 2;
+  CHECK(speed_figures(spread).weight_bytes == whole);
+  CHECK(startup_time(spread).download_bytes == whole);
+}
+
+TEST_CASE("start-up: a checkpoint read from its files downloads the files' sizes, named by where they are", "[speed]")
+{
+  JobSpec j = job("llama-3.1-8b", Task::infer, Engine::vllm, WeightFormat::bf16);
+  CheckpointWeights ck;
+  ck.linear = {8'000'000'000, 16'000'000'000};
+  ck.format = WeightFormat::bf16;
+  ck.files = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+  ck.hub_repo = "meta-llama/Llama-3.1-8B";
+  ck.file_bytes = 16'060'000'000;  // the listing's sizes: headers and padding too
+  j.model.checkpoint = ck;
+  const CheckpointDownload hub = checkpoint_download(j, speed_figures(j));
+  CHECK(hub.bytes == 16'060'000'000.0);
+  CHECK(hub.source == "the Hub listing's file sizes of meta-llama/Llama-3.1-8B (2 files)");
+  j.model.checkpoint->hub_repo.clear();
+  CHECK(checkpoint_download(j, speed_figures(j)).source == "the local files' file sizes (2 files)");
+  j.model.checkpoint->file_bytes = 0;  // no sizes known: the tensors' bytes
+  const CheckpointDownload tensors = checkpoint_download(j, speed_figures(j));
+  CHECK(tensors.bytes == 16'000'000'000.0);
+  CHECK(tensors.source == "the local files' tensor bytes (2 files)");
+  j.model.checkpoint->gguf = true;
+  j.model.checkpoint->files = {"Llama-3.1-8B.Q4_K_M.gguf"};
+  j.model.checkpoint->file_bytes = 4'920'000'000;
+  const CheckpointDownload gguf = checkpoint_download(j, speed_figures(j));
+  CHECK(gguf.bytes == 4'920'000'000.0);
+  CHECK(gguf.source == "the GGUF file's file sizes (Llama-3.1-8B.Q4_K_M.gguf)");
 }

@@ -4,6 +4,9 @@
 // valid shell and every Python snippet compiles is checked by tests/e2e/test_plan_launch.sh.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 #include <string>
 
 #include "sizing/checkpoint_format.hpp"
@@ -263,4 +266,47 @@ TEST_CASE("Launch: a checkpoint whose headers show its format gets no quantizati
   j.weights = WeightFormat::fp8;
   CHECK_FALSE(native_weights(j));
   CHECK(has(launch_commands(j, "acme/llama").at("vllm"), "--quantization fp8"));
+}
+
+TEST_CASE("Launch: an offline batch runs vllm run-batch over the input file, at the concurrency planned", "[sizing][launch]")
+{
+  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/sizing/batch_runners.json");
+  REQUIRE(in.good());
+  const auto runners = nlohmann::json::parse(in);
+  const std::string usage = runners["vllm_run_batch"]["usage"];  // vllm run-batch -i INPUT.jsonl -o OUTPUT.jsonl --model <model>
+  JobSpec j = job_of("deepseek-v3", Task::infer, Engine::vllm, WeightFormat::fp8);
+  j.gpus = 8;
+  j.shard = Shard::tp;
+  j.context = 4096;
+  j.offline_batch = true;
+  j.max_seqs = 160;
+  j.large_card_defaults = true;
+  const std::string line = launch_commands(j, "deepseek-ai/DeepSeek-V3").at("vllm");
+  // The usage line's shape, with the files and the model filled in, then the engine arguments.
+  CHECK(usage.starts_with("vllm run-batch -i "));
+  CHECK(line.starts_with("vllm run-batch -i requests.jsonl -o results.jsonl --model deepseek-ai/DeepSeek-V3 "));
+  CHECK(has(line, "--tensor-parallel-size 8"));
+  CHECK(has(line, "--max-model-len 4096"));
+  // run-batch's own defaults (128 sequences, 2048 tokens a step) are not what was planned: set.
+  CHECK(has(line, "--max-num-seqs 160"));
+  CHECK(has(line, "--max-num-batched-tokens 8192"));
+  CHECK_FALSE(has(line, "vllm serve"));
+  j.offline_batch = false;
+  CHECK(launch_commands(j, "deepseek-ai/DeepSeek-V3").at("vllm").starts_with("vllm serve deepseek-ai/DeepSeek-V3 "));
+}
+
+TEST_CASE("Launch: an offline batch on SGLang runs its offline engine over the same file", "[sizing][launch]")
+{
+  JobSpec j = job_of("llama-3.1-8b", Task::infer, Engine::sglang);
+  j.offline_batch = true;
+  j.max_seqs = 40;
+  j.context = 2048;
+  const std::string line = launch_commands(j, "meta-llama/Llama-3.1-8B-Instruct", std::nullopt, 300).at("sglang");
+  CHECK(line.starts_with("python -c '"));
+  CHECK(has(line, "import sglang"));
+  CHECK(has(line, "open(\"requests.jsonl\")"));
+  CHECK(has(line, "sglang.Engine(model_path=model_id, tp_size=1, context_length=2048, max_running_requests=40)"));
+  CHECK(has(line, "r[\"body\"].get(\"max_completion_tokens\", 300)"));
+  CHECK(has(line, "open(\"results.jsonl\", \"w\")"));
+  CHECK_FALSE(has(line, "launch_server"));
 }
