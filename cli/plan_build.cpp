@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include "cli/config.hpp"
@@ -11,10 +12,12 @@
 #include "cli/plan_recipe.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "cli/price_lookup.hpp"
+#include "cli/push_support.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
 #include "providers/hf_hub.hpp"
 #include "providers/offers.hpp"
+#include "common/text.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/checkpoint_use.hpp"
@@ -29,7 +32,57 @@ struct ResolvedPlanModel {
   ModelArch arch;
   std::string source;  // catalog | hub | file | params
   std::string hf_id;   // what the launch line names
+  std::string launch_note;  // where a local checkpoint is when the launch line runs
 };
+
+// A local checkpoint folder (or the folder of a config.json) as the launch line names it on the
+// server: `gpurent run NAME -- …` pushes the current folder to ~/gpurent/<its name> and starts
+// there (cli.md `run`), so a folder inside it keeps its relative path ("./x"); one outside it is
+// pushed on its own by `gpurent push NAME DIR` to ~/gpurent/<its name>, "../<its name>" from there.
+struct ServerPath {
+  std::string path;
+  std::string note;
+};
+ServerPath server_path(std::string_view given, bool config_file)
+{
+  namespace fs = std::filesystem;
+  fs::path p{std::string(given)};
+  if (config_file) {
+    p = p.parent_path();
+  }
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec || given.starts_with("~")) {
+    return {std::string(given), ""};
+  }
+  const fs::path abs = (p.is_absolute() ? p : cwd / p).lexically_normal();
+  const fs::path rel = abs.lexically_relative(cwd.lexically_normal());
+  const std::string here = default_push_dir(cwd);
+  if (!rel.empty() && *rel.begin() != "..") {
+    std::string path = rel == "." ? std::string(".") : "./" + rel.generic_string();
+    while (path.size() > 2 && path.back() == '/') {
+      path.pop_back();  // "./x/" as given
+    }
+    if (path == "./.") {
+      path = ".";
+    }
+    return {path, fmt::format("the launch line loads {} from the folder it starts in: `gpurent run NAME -- …` run "
+                              "from this folder pushes it there ({})",
+                              path, here)};
+  }
+  std::string dir = abs.generic_string();
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.pop_back();
+  }
+  const std::string base = fs::path(dir).filename().string();
+  if (base.empty()) {
+    return {std::string(given), ""};
+  }
+  return {"../" + base, fmt::format("{} is outside this folder: `gpurent push NAME {}` copies it to ~/gpurent/{}, "
+                                    "which the launch line names as ../{} from the folder `gpurent run NAME -- …` "
+                                    "starts in ({})",
+                                    dir, dir, base, base, here)};
+}
 
 std::string params_label(std::uint64_t n)
 {
@@ -59,7 +112,7 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, con
   if (const ModelArch* arch = find_model_ptr(o.model); arch != nullptr && o.gguf.empty()) {
     // The id the user named (an Instruct variant, a quantized checkpoint), in its format.
     std::string id = named_hf_id(*arch, o.model);
-    ResolvedPlanModel m{for_checkpoint(*arch, id), "catalog", std::move(id)};
+    ResolvedPlanModel m{for_checkpoint(*arch, id), "catalog", std::move(id), ""};
     return m;
   }
   // A local checkpoint, the cache or the Hub: the IO module is loaded only if a fetch is needed.
@@ -80,14 +133,22 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, con
   // path the user gave, when it is one plain shell word.
   const auto& ck = resolved.arch.checkpoint;
   const bool config_file = o.model.size() > 5 && o.model.ends_with(".json");
+  std::string note;
+  const bool gguf_file = o.model.size() > 5 && iequals(std::string_view(o.model).substr(o.model.size() - 5), ".gguf");
   if (resolved.source_kind == "file" && (!ck || ck->hub_repo.empty()) && !resolved.arch.adapter && !o.model.empty() &&
-      (ck || !config_file)) {
-    hf_id = o.model;  // as given: the launch lines quote it, never rewrite it
+      (ck || !config_file || resolved.arch.hf_ids.empty())) {
+    if (gguf_file) {
+      hf_id = o.model;  // as given: the launch lines quote it, never rewrite it
+    } else {
+      ServerPath sp = server_path(o.model, config_file);  // a folder: the path it has on the server
+      hf_id = std::move(sp.path);
+      note = std::move(sp.note);
+    }
   }
   if (hf_id.empty()) {
     hf_id = "model";
   }
-  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id)};
+  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id), std::move(note)};
   return m;
 }
 
@@ -161,6 +222,59 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, con
   return notes;
 }
 
+// The engines to try, in order, when the job's own engine refuses it on the card given: the
+// serving engines first (a batching server before a single-user one), transformers last.
+std::vector<Engine> engines_for(Task task)
+{
+  if (is_training(task)) {
+    return {Engine::transformers, Engine::deepspeed, Engine::torchtune};
+  }
+  std::vector<Engine> e{Engine::vllm, Engine::sglang, Engine::llama_cpp, Engine::ollama};
+  if (task != Task::serve) {
+    e.push_back(Engine::transformers);
+  }
+  return e;
+}
+
+// The first other engine that runs the job natively on the card given and fits it there, with its
+// launch line (the same model, task, context and batch; that engine's own defaults otherwise).
+std::optional<EngineHere> engine_here(const PlanOptions& o, const ModelArch& arch, const JobSpec& job,
+                                      const std::vector<Offer>& offers, std::span<const ProviderInfo> providers,
+                                      const std::string& launch_id)
+{
+  for (const Engine e : engines_for(job.task)) {
+    if (e == job.engine) {
+      continue;
+    }
+    PlanOptions alt = o;
+    alt.engine = e;
+    alt.engine_given = true;
+    alt.engine_version = 0;
+    alt.gguf.clear();
+    if (!check_task_engine(alt.task, e)) {
+      continue;
+    }
+    const Result<JobSpec> j = make_job(alt, arch, nullptr);
+    if (!j) {
+      continue;
+    }
+    PlanRequest request = o.request;
+    if (!o.request.shard || *o.request.shard == Shard::tp || *o.request.shard == Shard::layer) {
+      request.shard.reset();  // that engine's own split
+    }
+    const PlanResult res = rank(*j, offers, providers, card_catalog(), request, [](const JobSpec& x) { return estimate(x); });
+    if (!res.card || !res.card_fits || !res.layout_ok || res.runs.status != RunStatus::native) {
+      continue;
+    }
+    EngineHere here{res.job, res.memory, res.runs, {}};
+    if (!launch_id.empty()) {
+      here.launch = launch_commands(res.job, launch_id, res.card->usable);
+    }
+    return here;
+  }
+  return std::nullopt;
+}
+
 // Ranked by the hourly price: an option that delivers at least 20% more tokens per dollar than the
 // choice is worth saying (plan v3: speed shows what each option delivers per dollar).
 std::optional<std::string> per_dollar_hint(const PlanResult& res)
@@ -218,6 +332,7 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
     elsewhere.gpus.reset();
     const PlanResult other = rank(job, offers, providers, card_catalog(), elsewhere, [](const JobSpec& j) { return estimate(j); });
     r.runs_elsewhere = other.choice;
+    r.runs_with = engine_here(o, model.arch, job, offers, providers, model.hf_id);
   }
   std::uint32_t served = 0;
   if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
@@ -237,7 +352,9 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
   if (served > 0) {
     r.result.job.max_seqs = served;
   }
-  if (!model.hf_id.empty() && !r.refused()) {  // --params names no model to launch
+  // --params names no model to launch; a job that does not fit or run has no line that starts (the
+  // recipe's, when it fits, is the one to launch).
+  if (!model.hf_id.empty() && r.fits()) {
     r.launch = launch_commands(r.result.job, model.hf_id,
                                r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt);
   }
@@ -249,10 +366,19 @@ Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::spa
                                   k_load_bytes_per_s / static_cast<double>(k_gib), st.load.count(), st.warmup.count());
   }
   r.notes = model_notes(r.result.job);
+  if (!model.launch_note.empty() && !r.launch.empty()) {
+    r.notes.push_back(model.launch_note);
+  }
   if (r.result.choice && r.result.job.nodes > 1 && r.result.job.engine == Engine::vllm) {
     r.notes.push_back(fmt::format("vLLM across {} servers runs on a Ray cluster of them: `ray start --head` on the "
                                   "first, `ray start --address <first>:6379` on the others, then the launch line on "
                                   "the first",
+                                  r.result.job.nodes));
+  }
+  if (!r.launch.empty() && r.result.job.nodes > 1 && is_training(r.result.job.task)) {
+    r.notes.push_back(fmt::format("the launch line runs on each of the {} servers: paste it after `gpurent run GROUP "
+                                  "--env DATASET=<hub dataset id> --`; `bash -c '…'` leaves $GPURENT_NODE_RANK and "
+                                  "the others to each server's shell, which `run` gives them",
                                   r.result.job.nodes));
   }
   if (auto hint = per_dollar_hint(r.result)) {
@@ -276,6 +402,10 @@ std::string plan_misfit_reason(const PlanReport& report)
     if (const auto& e = report.runs_elsewhere) {
       where = fmt::format("the cheapest card that runs it: {} x {} on {} at {} (--card {})", e->gpus, e->card_display,
                           e->provider, format_usd(e->price_per_hour) + "/h", e->card);
+    }
+    if (const auto& h = report.runs_with) {
+      where += fmt::format("; on {} it runs natively under {} (--engine {})", res.card->display, to_string(h->job.engine),
+                           to_string(h->job.engine));
     }
     return fmt::format("{} does not run this job on {}: {}; {}", to_string(res.job.engine), res.card->display,
                        res.runs.why, where);
