@@ -8,6 +8,7 @@
 
 #include "cli/errors.hpp"
 #include "cli/services.hpp"
+#include "sync/transport.hpp"
 
 namespace gpurent {
 
@@ -57,6 +58,55 @@ Result<void> check_group_name(const std::vector<ServerRecord>& servers, std::str
     }
   }
   return {};
+}
+
+namespace {
+
+// The jobs gpurent recorded for member `m` (its own server record: members that share an address
+// keep their jobs apart).
+std::vector<JobRecord> member_jobs(Services& s, const ServerRecord& m)
+{
+  auto store = s.state ? s.state() : Result<StateStore*>(std::unexpected(Error{Errc::internal, ""}));
+  if (!store) {
+    return {};
+  }
+  auto jobs = (*store)->jobs(to_string(SshTarget{m.user.empty() ? "root" : m.user, m.host, m.port}));
+  if (!jobs) {
+    return {};
+  }
+  std::erase_if(*jobs, [&](const JobRecord& j) { return j.server_id && *j.server_id != m.id; });
+  return std::move(*jobs);
+}
+
+bool recorded(const std::vector<JobRecord>& jobs, const std::string& id)
+{
+  return std::any_of(jobs.begin(), jobs.end(), [&](const JobRecord& j) { return j.job_id == id; });
+}
+
+}  // namespace
+
+std::string member_job_ref(Services& s, const ServerGroup& group, const ServerRecord& m, std::string_view job)
+{
+  const auto mine = member_jobs(s, m);
+  if (!job.empty()) {
+    const std::string own = node_job_id(job, m.group_rank);
+    return recorded(mine, own) ? own : std::string(job);
+  }
+  // The latest group job: a job some member recorded as its own part of one.
+  std::optional<JobRecord> latest;
+  for (const auto& member : group.members) {
+    for (const auto& j : member_jobs(s, member)) {
+      const std::string base = group_job_id(j.job_id);
+      if (base != j.job_id && j.job_id == node_job_id(base, member.group_rank) && (!latest || j.started > latest->started)) {
+        latest = j;
+      }
+    }
+  }
+  if (!latest) {
+    return "";
+  }
+  const std::string own = node_job_id(group_job_id(latest->job_id), m.group_rank);
+  return recorded(mine, own) ? own : "";
 }
 
 std::uint32_t next_group_rank(const std::vector<ServerRecord>& servers, std::string_view group)

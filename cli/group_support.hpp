@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/job_ids.hpp"
 #include "cli/services.hpp"
 #include "common/result.hpp"
 #include "providers/state_store.hpp"
@@ -80,6 +81,12 @@ bool for_group_named(Services& s, const Options& o, std::string Options::*name, 
   });
   return true;
 }
+
+// JOB as given to `logs GROUP JOB` / `jobs GROUP --kill JOB`, for member `m`: the member's own job
+// of that group job (JOB-r<rank>) when gpurent recorded one, else JOB as it is. With JOB empty: the
+// member's job of the latest group job any member recorded, else empty (the member's latest job).
+[[nodiscard]] std::string member_job_ref(Services& s, const ServerGroup& group, const ServerRecord& m,
+                                         std::string_view job);
 
 // --node K: the member with rank K, or a usage error naming the ranks there are.
 [[nodiscard]] Result<const ServerRecord*> member_at(const ServerGroup& group, std::uint32_t rank);

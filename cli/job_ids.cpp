@@ -99,4 +99,26 @@ Result<std::string> resolve_job_ref(std::string_view ref, const std::vector<std:
                                which + "); give more of the id, or its number");
 }
 
+std::string node_job_id(std::string_view group_id, std::uint32_t rank)
+{
+  return std::string(group_id) + "-r" + std::to_string(rank);
+}
+
+std::string group_job_id(std::string_view node_id)
+{
+  const auto at = node_id.rfind("-r");
+  if (at == std::string_view::npos || at == 0 || at + 2 == node_id.size() ||
+      !std::all_of(node_id.begin() + static_cast<std::ptrdiff_t>(at) + 2, node_id.end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::string(node_id);
+  }
+  return std::string(node_id.substr(0, at));
+}
+
+bool other_nodes_job(std::string_view id, std::uint32_t rank)
+{
+  const std::string base = group_job_id(id);
+  return base != id && id != node_job_id(base, rank);
+}
+
 }  // namespace gpurent

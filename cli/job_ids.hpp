@@ -32,4 +32,13 @@ struct JobStartTime {
 [[nodiscard]] Result<std::string> resolve_job_ref(std::string_view ref, const std::vector<std::string>& numbered,
                                                   std::string_view server);
 
+// A group job's id on one node: the group's id and the node's rank ("<id>-r<rank>"), so that nodes
+// sharing a home directory (NFS) each have their own job directory under ~/.gpurent/jobs.
+[[nodiscard]] std::string node_job_id(std::string_view group_id, std::uint32_t rank);
+// The group's id of a node's job id (the id without "-r<rank>"); the id itself when it has none.
+[[nodiscard]] std::string group_job_id(std::string_view node_id);
+// Whether `id` is another node's part of a group job, seen from the member of rank `rank` (a home
+// directory shared by the members holds every node's job directories).
+[[nodiscard]] bool other_nodes_job(std::string_view id, std::uint32_t rank);
+
 }  // namespace gpurent

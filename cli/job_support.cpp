@@ -265,8 +265,8 @@ std::optional<std::size_t> recorded_job_number(Services& s, const std::string& t
 
 Result<std::string> stop_job(Services& s, const JobServer& server, SshSession& session, const std::string& ref, unsigned grace)
 {
-  TRY_ASSIGN(const auto listed, list_server_jobs(session));
-  TRY_ASSIGN(const std::string id, resolve_job(s, server, listed, ref));
+  TRY_ASSIGN(const auto all, list_server_jobs(session));
+  TRY_ASSIGN(const std::string id, resolve_job(s, server, own_jobs(server, all), ref));
   s.err << "gpurent: stopping job " << id << " on " << server.dest.name << " (SIGTERM, then SIGKILL after " << grace << " s)\n";
   TRY_ASSIGN(const auto r, session.exec(job_kill_command(id, grace), {}));
   TRY_ASSIGN(const KillOutcome k, parse_job_kill(r.out));
@@ -322,8 +322,17 @@ nlohmann::json job_json(const JobRecord& j, std::optional<std::size_t> number)
           {"then", then}};
 }
 
-Result<SettledJobs> settle_jobs(Services& s, const JobServer& server, SshSession& session, const std::vector<RemoteJob>& remote)
+std::vector<RemoteJob> own_jobs(const JobServer& server, std::vector<RemoteJob> listed)
 {
+  if (server.record && !server.record->group.empty()) {
+    std::erase_if(listed, [&](const RemoteJob& j) { return other_nodes_job(j.id, server.record->group_rank); });
+  }
+  return listed;
+}
+
+Result<SettledJobs> settle_jobs(Services& s, const JobServer& server, SshSession& session, const std::vector<RemoteJob>& listed)
+{
+  const std::vector<RemoteJob> remote = own_jobs(server, listed);
   TRY_ASSIGN(StateStore * store, s.state());
   TRY_ASSIGN(auto local, store->jobs(server.target));
   std::map<std::string, const RemoteJob*> by_id;

@@ -55,6 +55,9 @@ inline constexpr std::uint64_t k_oom_log_tail = 2ULL << 20;
 
 // The server's view of its jobs (all, or one).
 [[nodiscard]] Result<std::vector<RemoteJob>> list_server_jobs(SshSession& session, std::optional<std::string_view> id = std::nullopt);
+// The jobs of `listed` that are this server's own: a group member leaves out the other members'
+// parts of group jobs (<id>-r<rank>), which a home directory shared by the members also holds.
+[[nodiscard]] std::vector<RemoteJob> own_jobs(const JobServer& server, std::vector<RemoteJob> listed);
 // "~/.gpurent/jobs/<id>/log"
 [[nodiscard]] std::string job_log_path(std::string_view id);
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 #include "cli/commands.hpp"
@@ -148,7 +149,17 @@ void add_jobs_command(CLI::App& app, Services& s)
   sub->add_option("--grace", opts->grace, "seconds between SIGTERM and SIGKILL (default 10)");
   add_ssh_flags(*sub, opts->ssh);
   sub->callback([&s, opts] {
-    if (for_group_named(s, *opts, &JobsCommandOptions::name, run_jobs_command)) {
+    // A group: each member's own part of a group JOB (--kill JOB names the group's id).
+    if (const auto group = opts->ssh.host.empty() ? find_group(s, opts->name) : std::nullopt) {
+      s.exit_code = for_each_member(s, *group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
+        JobsCommandOptions one = *opts;
+        one.name = m.name;
+        if (!one.kill.empty()) {
+          one.kill = member_job_ref(s, *group, m, one.kill);
+        }
+        auto r = run_jobs_command(ms, one);
+        return r ? *r : report_error(ms, r.error());
+      });
       return;
     }
     auto r = run_jobs_command(s, *opts);

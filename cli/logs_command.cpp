@@ -33,7 +33,8 @@ Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
   }
   TRY_ASSIGN(const JobServer server, open_job_server(s, name, o.ssh));
   TRY_ASSIGN(auto session, connect_job_server(s, server));
-  TRY_ASSIGN(const auto listed, list_server_jobs(*session));
+  TRY_ASSIGN(const auto all, list_server_jobs(*session));
+  const std::vector<RemoteJob> listed = own_jobs(server, all);
   std::string id;
   if (!args.empty()) {
     TRY_ASSIGN(id, resolve_job(s, server, listed, args.front()));
@@ -102,10 +103,17 @@ Result<int> run_logs_command(Services& s, const LogsCommandOptions& o)
 // document with each node's); `--node K` is that node's log as for one server (also -f).
 int group_logs(Services& s, const ServerGroup& group, const LogsCommandOptions& o)
 {
+  // Each member's own part of the group job (JOB-r<rank>; without JOB, of the latest group job).
   auto for_member = [&](const ServerRecord& m) {
     LogsCommandOptions one = o;
     one.args.front() = m.name;
     one.node = -1;
+    const std::string ref = member_job_ref(s, group, m, one.args.size() > 1 ? one.args[1] : std::string());
+    if (one.args.size() > 1) {
+      one.args[1] = ref.empty() ? one.args[1] : ref;
+    } else if (!ref.empty()) {
+      one.args.push_back(ref);
+    }
     return one;
   };
   if (o.node >= 0) {

@@ -4,16 +4,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include "cli/config.hpp"
 #include "cli/model_options.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "cli/price_lookup.hpp"
+#include "cli/push_support.hpp"
 #include "cli/services.hpp"
 #include "providers/card.hpp"
 #include "providers/hf_hub.hpp"
 #include "providers/offers.hpp"
+#include "common/text.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/checkpoint_use.hpp"
@@ -27,7 +30,57 @@ struct ResolvedPlanModel {
   ModelArch arch;
   std::string source;  // catalog | hub | file | params
   std::string hf_id;   // what the launch line names
+  std::string launch_note;  // where a local checkpoint is when the launch line runs
 };
+
+// A local checkpoint folder (or the folder of a config.json) as the launch line names it on the
+// server: `gpurent run NAME -- …` pushes the current folder to ~/gpurent/<its name> and starts
+// there (cli.md `run`), so a folder inside it keeps its relative path ("./x"); one outside it is
+// pushed on its own by `gpurent push NAME DIR` to ~/gpurent/<its name>, "../<its name>" from there.
+struct ServerPath {
+  std::string path;
+  std::string note;
+};
+ServerPath server_path(std::string_view given, bool config_file)
+{
+  namespace fs = std::filesystem;
+  fs::path p{std::string(given)};
+  if (config_file) {
+    p = p.parent_path();
+  }
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec || given.starts_with("~")) {
+    return {std::string(given), ""};
+  }
+  const fs::path abs = (p.is_absolute() ? p : cwd / p).lexically_normal();
+  const fs::path rel = abs.lexically_relative(cwd.lexically_normal());
+  const std::string here = default_push_dir(cwd);
+  if (!rel.empty() && *rel.begin() != "..") {
+    std::string path = rel == "." ? std::string(".") : "./" + rel.generic_string();
+    while (path.size() > 2 && path.back() == '/') {
+      path.pop_back();  // "./x/" as given
+    }
+    if (path == "./.") {
+      path = ".";
+    }
+    return {path, fmt::format("the launch line loads {} from the folder it starts in: `gpurent run NAME -- …` run "
+                              "from this folder pushes it there ({})",
+                              path, here)};
+  }
+  std::string dir = abs.generic_string();
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.pop_back();
+  }
+  const std::string base = fs::path(dir).filename().string();
+  if (base.empty()) {
+    return {std::string(given), ""};
+  }
+  return {"../" + base, fmt::format("{} is outside this folder: `gpurent push NAME {}` copies it to ~/gpurent/{}, "
+                                    "which the launch line names as ../{} from the folder `gpurent run NAME -- …` "
+                                    "starts in ({})",
+                                    dir, dir, base, base, here)};
+}
 
 std::string params_label(std::uint64_t n)
 {
@@ -57,7 +110,7 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, con
   if (const ModelArch* arch = find_model_ptr(o.model); arch != nullptr && o.gguf.empty()) {
     // The id the user named (an Instruct variant, a quantized checkpoint), in its format.
     std::string id = named_hf_id(*arch, o.model);
-    ResolvedPlanModel m{for_checkpoint(*arch, id), "catalog", std::move(id)};
+    ResolvedPlanModel m{for_checkpoint(*arch, id), "catalog", std::move(id), ""};
     return m;
   }
   // A local checkpoint, the cache or the Hub: the IO module is loaded only if a fetch is needed.
@@ -78,14 +131,22 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, con
   // path the user gave, when it is one plain shell word.
   const auto& ck = resolved.arch.checkpoint;
   const bool config_file = o.model.size() > 5 && o.model.ends_with(".json");
+  std::string note;
+  const bool gguf_file = o.model.size() > 5 && iequals(std::string_view(o.model).substr(o.model.size() - 5), ".gguf");
   if (resolved.source_kind == "file" && (!ck || ck->hub_repo.empty()) && !resolved.arch.adapter && !o.model.empty() &&
-      (ck || !config_file)) {
-    hf_id = o.model;  // as given: the launch lines quote it, never rewrite it
+      (ck || !config_file || resolved.arch.hf_ids.empty())) {
+    if (gguf_file) {
+      hf_id = o.model;  // as given: the launch lines quote it, never rewrite it
+    } else {
+      ServerPath sp = server_path(o.model, config_file);  // a folder: the path it has on the server
+      hf_id = std::move(sp.path);
+      note = std::move(sp.note);
+    }
   }
   if (hf_id.empty()) {
     hf_id = "model";
   }
-  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id)};
+  ResolvedPlanModel m{std::move(resolved.arch), resolved.source_kind, std::move(hf_id), std::move(note)};
   return m;
 }
 
@@ -168,7 +229,9 @@ Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
 {
   TRY_ASSIGN(Config cfg, load_config(s));
   TRY_ASSIGN(ResolvedPlanModel model, resolve_plan_model(s, cfg, o));
-  PlanInputs in{std::move(cfg), PlanModel{std::move(model.arch), std::move(model.source), std::move(model.hf_id)}, {}};
+  PlanInputs in{std::move(cfg),
+                PlanModel{std::move(model.arch), std::move(model.source), std::move(model.hf_id), std::move(model.launch_note)},
+                {}};
   in.offers = current_offers(s, in.cfg);
   return in;
 }
@@ -203,6 +266,10 @@ std::string plan_misfit_reason(const PlanReport& report)
     if (const auto& e = report.runs_elsewhere) {
       where = fmt::format("the cheapest card that runs it: {} x {} on {} at {} (--card {})", e->gpus, e->card_display,
                           e->provider, format_usd(e->price_per_hour) + "/h", e->card);
+    }
+    if (const auto& h = report.runs_with) {
+      where += fmt::format("; on {} it runs natively under {} (--engine {})", res.card->display, to_string(h->job.engine),
+                           to_string(h->job.engine));
     }
     return fmt::format("{} does not run this job on {}: {}; {}", to_string(res.job.engine), res.card->display,
                        res.runs.why, where);

@@ -66,7 +66,7 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
                "recompute activations in the backward pass (default: on for lora/qlora)");
   sub.add_flag("--no-grad-checkpointing", args.no_grad_checkpointing, "keep every activation (lora/qlora default: on)");
   sub.add_option("--lora-rank", args.lora_rank, "LoRA rank (default 16)");
-  sub.add_option("--shard", args.shard, "none | ddp | fsdp | zero1 | zero2 | zero3 | tp");
+  sub.add_option("--shard", args.shard, "none | ddp | fsdp | zero1 | zero2 | zero3 | tp | layer");
   sub.add_option("--gpu-util", args.gpu_util, "vLLM gpu_memory_utilization (default 0.9)");
   sub.add_option("--engine-version", args.engine_version,
                  "the engine's release, e.g. 0.10.1 (default: the current one; vLLM before 0.8 runs V0)");

@@ -354,6 +354,14 @@ Json plan_document(const PlanReport& r, bool with_options)
                        {"runs", runs_json(r.result.runs)}};
     if (r.refused()) {
       out["card"]["runs_elsewhere"] = r.runs_elsewhere ? choice_json(*r.runs_elsewhere) : Json(nullptr);
+      // Another engine that runs the job natively on this card, with its launch line.
+      if (const auto& h = r.runs_with) {
+        out["card"]["runs_with"] = Json{{"engine", to_string(h->job.engine)}, {"weights", to_string(h->job.weights)},
+                                        {"gpus", h->job.gpus}, {"memory", memory_json(h->memory)},
+                                        {"runs", runs_json(h->runs)}, {"launch", string_map(h->launch)}};
+      } else {
+        out["card"]["runs_with"] = nullptr;
+      }
     }
   }
   out["options"] = Json::array();

@@ -26,33 +26,38 @@ Result<T> for_flag(std::string_view flag, Result<T> r)
 
 }  // namespace
 
-Result<void> check_task_engine(Task task, Engine engine)
-{
-  const bool training = task == Task::train || task == Task::lora || task == Task::qlora;
-  const bool trainer = engine == Engine::transformers || engine == Engine::torchtune || engine == Engine::deepspeed;
-  if (training && !trainer) {
-    return fail(Errc::usage, fmt::format("--engine {} cannot {}; use transformers, torchtune or deepspeed",
-                                         to_string(engine), to_string(task)));
-  }
-  if (!training && (engine == Engine::torchtune || engine == Engine::deepspeed)) {
-    return fail(Errc::usage, fmt::format("--engine {} is for training; for --task {} use vllm, llama.cpp, ollama or "
-                                         "transformers",
-                                         to_string(engine), to_string(task)));
-  }
-  if (task == Task::serve && engine == Engine::transformers) {
-    return fail(Errc::usage, "--task serve needs a serving engine; use --engine vllm, llama.cpp or ollama");
-  }
-  return {};
-}
-
 namespace {
 
-Result<void> check_shard(Task task, std::optional<Shard> shard)
+// Inference splits by tensor (vLLM, SGLang) or by layer (llama.cpp, ollama, transformers): --shard
+// names the split the engine does; training shards its state (cli.md `--shard`).
+Result<void> check_shard(Task task, Engine engine, std::optional<Shard> shard)
 {
   const bool training = task == Task::train || task == Task::lora || task == Task::qlora;
-  if (shard && !training && *shard != Shard::none && *shard != Shard::tp) {
-    return fail(Errc::usage, fmt::format("--shard {} shards training state; for --task {} use tp or none",
-                                         to_string(*shard), to_string(task)));
+  if (!shard || *shard == Shard::none) {
+    return {};
+  }
+  if (training && *shard == Shard::layer) {
+    return fail(Errc::usage, fmt::format("--shard layer splits inference by layer; for --task {} use ddp, fsdp, "
+                                         "zero1, zero2, zero3 or tp",
+                                         to_string(task)));
+  }
+  if (training) {
+    return {};
+  }
+  const bool by_layer = engine == Engine::llama_cpp || engine == Engine::ollama || engine == Engine::transformers;
+  if (*shard == Shard::tp && by_layer) {
+    return fail(Errc::usage, fmt::format("{} splits a model across GPUs by layer (one GPU works at a time), not by "
+                                         "tensor: use --shard layer, or --engine vllm for tensor parallel",
+                                         to_string(engine)));
+  }
+  if (*shard == Shard::layer && !by_layer) {
+    return fail(Errc::usage, fmt::format("{} splits a model across GPUs by tensor (and by pipeline stage where the "
+                                         "heads do not split): use --shard tp",
+                                         to_string(engine)));
+  }
+  if (*shard != Shard::tp && *shard != Shard::layer) {
+    return fail(Errc::usage, fmt::format("--shard {} shards training state; for --task {} use {} or none",
+                                         to_string(*shard), to_string(task), by_layer ? "layer" : "tp"));
   }
   return {};
 }
@@ -209,7 +214,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
   if (!a.shard.empty()) {
     TRY_ASSIGN(o.request.shard, for_flag("--shard", parse_shard(a.shard)));
   }
-  TRY(check_shard(o.task, o.request.shard));
+  TRY(check_shard(o.task, o.engine, o.request.shard));
   if (!a.gpu_util.empty()) {
     TRY_ASSIGN(o.gpu_util_permille, for_flag("--gpu-util", parse_gpu_util(a.gpu_util)));
     o.gpu_util_given = true;

@@ -77,8 +77,6 @@ inline constexpr std::uint32_t k_max_ttft_s = 3600;
 // Every value checked; the first bad one is an Errc::usage error naming the flag.
 [[nodiscard]] Result<PlanOptions> validate_plan_args(const PlanArgs& args);
 
-// The engine can run the task (training engines train, serving engines serve); Errc::usage.
-[[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
 
 // ---- Value parsers (each rejects anything but the whole string as a valid value) ----
 // "7B", "70e9", "8.03B", "350M", "1.5T", "7000000000": 1e6 ..= 1e14 parameters.

@@ -88,10 +88,23 @@ std::vector<std::string> shell_lines(std::string_view command, std::size_t width
       return out;
     }
   }
+  // `bash -c '…'` (a line each server of a group runs with its own environment): the words of the
+  // quoted script wrap the same way; inside the single quotes a " \" line end reaches bash -c,
+  // which joins the lines as the shell would.
+  std::vector<std::string> words;
+  constexpr std::string_view k_bash = "bash -c '";
+  if (command.starts_with(k_bash) && command.ends_with("'") && command.size() > k_bash.size() + 1 &&
+      command.substr(k_bash.size(), command.size() - k_bash.size() - 1).find('\'') == std::string_view::npos) {
+    words = shell_words(command.substr(k_bash.size(), command.size() - k_bash.size() - 1));
+    words.front() = std::string(k_bash) + words.front();
+    words.back() += "'";
+  } else {
+    words = shell_words(command);
+  }
   std::string line(indent);
   bool empty = true;
   const std::string rest = std::string(indent) + "  ";
-  for (const auto& word : shell_words(command)) {
+  for (const auto& word : words) {
     if (!empty && line.size() + 1 + word.size() + 2 > width) {
       out.push_back(line + " \\");
       line = rest;

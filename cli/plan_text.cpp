@@ -80,8 +80,9 @@ std::string summary(const PlanReport& r)
       parts.push_back("checkpointing");
     }
   }
-  const std::string layout = j.pipeline > 1 ? fmt::format("tp {} x pp {}", tp_degree(j), j.pipeline)
-                                             : std::string(to_string(j.shard));
+  const std::string layout = j.pipeline > 1           ? fmt::format("tp {} x pp {}", tp_degree(j), j.pipeline)
+                             : j.shard == Shard::layer ? std::string("layer split")
+                                                       : std::string(to_string(j.shard));
   if (j.nodes > 1) {
     parts.push_back(fmt::format("{} servers x {} ({}, {} GPUs in all)", j.nodes, gpus_label(j.gpus), layout,
                                 world_gpus(j)));
@@ -216,6 +217,17 @@ void render_runs(std::string& out, const PlanReport& r, const Style& st)
     const PlanOption& e = *r.runs_elsewhere;
     for (const auto& line : wrap_words(fmt::format("Runs on: {} x {} on {} at {}/h (--card {}), {}", e.gpus, e.card_display,
                                                    e.provider, format_usd(e.price_per_hour), e.card, to_string(e.runs.status)),
+                                       k_width, "  ", "    ")) {
+      out += line + "\n";
+    }
+  }
+  if (s == RunStatus::refused && r.runs_with) {
+    const EngineHere& h = *r.runs_with;
+    for (const auto& line : wrap_words(fmt::format("Runs here with: {} (--engine {}), native, {} weights, {} of {} per GPU "
+                                                   "on {} x {}; its launch line below",
+                                                   to_string(h.job.engine), to_string(h.job.engine),
+                                                   to_string(h.job.weights), gib(h.memory.total()), gib(res.card->usable),
+                                                   h.job.gpus, res.card->display),
                                        k_width, "  ", "    ")) {
       out += line + "\n";
     }
@@ -472,13 +484,21 @@ void render_commands(std::string& out, const std::map<std::string, std::string>&
   }
 }
 
+// The job's launch lines; a job that does not fit has none, and its recipe's (when the recipe
+// fits) is the one to launch.
 void render_launch(std::string& out, const PlanReport& r, const Style& st)
 {
-  if (r.launch.empty()) {
-    return;
+  if (!r.launch.empty()) {
+    out += "\n" + st.bold("Launch") + "\n";
+    render_commands(out, r.launch, "  ");
+  } else if (r.recipe && r.recipe->recipe.fits && !r.recipe->launch.empty()) {
+    out += "\n" + st.bold("Launch") + " (with the recipe)\n";
+    render_commands(out, r.recipe->launch, "  ");
+  } else if (r.runs_with && !r.runs_with->launch.empty() && r.result.card) {
+    out += "\n" + st.bold("Launch") +
+           fmt::format(" (with --engine {}, which runs it on {})\n", to_string(r.runs_with->job.engine), r.result.card->display);
+    render_commands(out, r.runs_with->launch, "  ");
   }
-  out += "\n" + st.bold("Launch") + "\n";
-  render_commands(out, r.launch, "  ");
 }
 
 void render_defaults(std::string& out, const PlanReport& r, const Style& st)
@@ -528,7 +548,6 @@ void render_recipe(std::string& out, const PlanReport& r, const Style& st)
       out += st.dim(line) + "\n";
     }
   }
-  render_commands(out, p.launch, "  ");
 }
 
 void render_notes(std::string& out, const PlanReport& r, const Style& st)

@@ -181,6 +181,7 @@ int run_on_group(Services& s, const ServerGroup& group, RunCommandOptions& o)
     return for_each_member(s, group, std::nullopt, [&](Services& ms, const ServerRecord& m) {
       RunCommandOptions one = o;
       one.name = m.name;
+      one.stop = member_job_ref(s, group, m, o.stop);  // the group's JOB: this node's JOB-r<rank>
       auto r = run_run_command(ms, one);
       return r ? *r : report_error(ms, r.error());
     });

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `gpurent run GROUP -- CMD` (cli/run_group.hpp): every node is connected and pushed to before any
-// job starts; the jobs share one id; their logs are polled, prefixed with the member's name; the
+// job starts; the jobs share one group id, each node's job being <id>-r<rank> (group_support.hpp); their logs are polled, prefixed with the member's name; the
 // first node whose job fails (or is lost, or stays unreachable) stops the others.
 #include "cli/run_group.hpp"
 
@@ -179,11 +179,13 @@ Result<void> start_nodes(Services& s, StateStore& store, std::vector<Node>& node
   for (const auto& n : nodes) {
     addresses.push_back(n.member->host);
   }
-  const std::string id = new_job_id(s);
+  const std::string group_id = new_job_id(s);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
     auto env = node_environment(addresses, n.member->group_rank, master_addr, r.master_port);
     env.insert(env.end(), user_env.begin(), user_env.end());  // --env comes last: the user's word wins
+    // Each node's job directory is its own, also where the nodes share a home (NFS).
+    const std::string id = node_job_id(group_id, n.member->group_rank);
     n.job.job_id = id;
     n.job.server_id = n.server.dest.server_id != 0 ? std::optional<std::int64_t>(n.server.dest.server_id) : std::nullopt;
     n.job.target = n.server.target;
@@ -200,7 +202,7 @@ Result<void> start_nodes(Services& s, StateStore& store, std::vector<Node>& node
       n.job.ended = s.clock.now();
       (void)store.update_job(n.job);
       for (std::size_t k = 0; k < i; ++k) {
-        (void)stop_job(s, nodes[k].server, *nodes[k].session, id, r.grace);
+        (void)stop_job(s, nodes[k].server, *nodes[k].session, nodes[k].job.job_id, r.grace);
       }
       return fail(parsed.error().code, "the job did not start on " + node_label(n) + ": " + parsed.error().message +
                                            (i > 0 ? "; the nodes before it were stopped" : ""));
@@ -273,7 +275,7 @@ Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& 
   TRY_ASSIGN(std::vector<Node> nodes, reach_nodes(s, group, r, push));
   const std::string master_addr = r.master_addr.empty() ? group.members.front().host : r.master_addr;
   TRY(start_nodes(s, *store, nodes, r, remote_dir, master_addr));
-  const std::string& id = nodes.front().job.job_id;
+  const std::string id = group_job_id(nodes.front().job.job_id);  // the group's: each node's is <id>-r<rank>
   s.err << "gpurent: job " << id << " started on the " << nodes.size() << " node(s) of " << group.name << " in "
         << remote_dir << " (MASTER_ADDR=" << master_addr << " MASTER_PORT=" << r.master_port << ")\n";
   const auto show_json = [&](const std::vector<JobRecord>& records, const Node* failed) {
@@ -308,7 +310,7 @@ Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& 
 
   InterruptWatch watch(s);
   watch.set_last_words("gpurent: job " + id + " keeps running on every node of " + group.name + "; stop it with `gpurent jobs " +
-                       nodes.front().member->name + " --kill " + id + "` on each node\n");
+                       group.name + " --kill " + id + "`\n");
   s.err << "gpurent: following every node's output; Ctrl-C detaches (the jobs keep running)\n";
   std::ostream& out = s.global.json ? s.err : s.out;
   const auto poll_ms = log_poll_interval(s);
@@ -354,10 +356,10 @@ Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& 
         continue;
       }
       if (n.session) {
-        (void)stop_job(s, n.server, *n.session, id, r.grace);
+        (void)stop_job(s, n.server, *n.session, n.job.job_id, r.grace);
       } else {
         s.err << "gpurent: " << node_label(n) << " cannot be reached to stop its job, which may still run: `gpurent jobs "
-              << n.member->name << " --kill " << id << "` once it answers\n";
+              << n.member->name << " --kill " << n.job.job_id << "` once it answers\n";
       }
     }
   }
@@ -375,7 +377,7 @@ Result<int> run_group(Services& s, const ServerGroup& group, const RunSettings& 
     show_json(records, failed);
   } else {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      s.err << "gpurent: " << node_label(nodes[i]) << ": job " << id << " " << records[i].state
+      s.err << "gpurent: " << node_label(nodes[i]) << ": job " << nodes[i].job.job_id << " " << records[i].state
             << (records[i].exit_code ? " (exit " + std::to_string(*records[i].exit_code) + ")" : std::string()) << "\n";
     }
   }

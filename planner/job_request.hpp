@@ -49,6 +49,8 @@ struct PlanOptions {
 
 // The engine loads that weight format and the task can train on it (GGUF types under
 // llama.cpp/ollama/vllm, 16-bit for full training, 4-bit for qlora); Errc::usage.
+// The engine can run the task (training engines train, serving engines serve); Errc::usage.
+[[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
 [[nodiscard]] Result<void> check_weights(Task task, Engine engine, WeightFormat weights);
 
 // A value plan chose for the user (cli.md plan v2 `job.defaults`), with the reason and source.

@@ -159,6 +159,13 @@ std::string_view quantization_flag(const JobSpec& j)
   }
 }
 
+// Quantized weights on a card without bf16 compute in fp16 (sizing/hardware_rules.cpp); a 16-bit
+// checkpoint says so through its format (quantization_flag).
+std::string_view compute_dtype_flag(const JobSpec& j)
+{
+  return j.fp16_compute && j.weights != WeightFormat::fp16 && j.weights != WeightFormat::fp32 ? " --dtype float16" : "";
+}
+
 // SGLang's launch_server (server_args.py): --tp, --mem-fraction-static, --context-length,
 // --max-running-requests; the KV dtype as fp8_e4m3/fp8_e5m2.
 std::string sglang_command(const JobSpec& j, std::string_view id, std::optional<Bytes> card_usable)
@@ -176,6 +183,7 @@ std::string sglang_command(const JobSpec& j, std::string_view id, std::optional<
     s += j.kv_fp8_e5m2 ? " --kv-cache-dtype fp8_e5m2" : " --kv-cache-dtype fp8_e4m3";
   }
   s += quantization_flag(j);
+  s += compute_dtype_flag(j);
   return s;
 }
 
@@ -195,6 +203,7 @@ std::string vllm_engine_args(const JobSpec& j)
     s += " --moe-backend marlin";
   }
   s += quantization_flag(j);
+  s += compute_dtype_flag(j);
   if (j.offload_bytes > 0) {
     s += fmt::format(" --cpu-offload-gb {}", (j.offload_bytes + k_gib - 1) / k_gib);
   }
@@ -358,8 +367,9 @@ std::string transformers_infer(const JobSpec& j, std::string_view id)
   if (native_weights(j)) {
     load += ", torch_dtype=\"auto\"";
   } else {
-    const std::string_view dtype =
-        j.weights == WeightFormat::fp32 ? "float32" : (j.weights == WeightFormat::fp16 ? "float16" : "bfloat16");
+    const std::string_view dtype = j.weights == WeightFormat::fp32
+                                       ? "float32"
+                                       : (j.weights == WeightFormat::fp16 || j.fp16_compute ? "float16" : "bfloat16");
     load += fmt::format(", torch_dtype=torch.{}", dtype);
     uses_torch = true;
     if (j.weights == WeightFormat::int8) {
@@ -399,7 +409,8 @@ namespace launch_detail {
 std::string base_name(std::string_view hf_id)
 {
   const auto slash = hf_id.rfind('/');
-  return std::string(slash == std::string_view::npos ? hf_id : hf_id.substr(slash + 1));
+  std::string base(slash == std::string_view::npos ? hf_id : hf_id.substr(slash + 1));
+  return base.empty() || base == "." || base == ".." ? std::string("model") : base;  // "." : a local folder
 }
 
 }  // namespace launch_detail

@@ -26,6 +26,19 @@ std::string_view hf_optim(Optimizer o)
   }
 }
 
+int zero_stage(Shard s);
+
+// The line runs under FSDP (TRL's --fsdp through torchrun) or DeepSpeed ZeRO-3: both shard the
+// parameters themselves.
+bool shards_parameters(const JobSpec& j)
+{
+  if (j.engine == Engine::deepspeed) {
+    return zero_stage(j.shard) == 3;
+  }
+  const bool torchrun = std::max<std::uint32_t>(j.gpus, 1) > 1 || j.nodes > 1 || j.offload_optimizer;
+  return torchrun && (j.offload_optimizer || j.shard == Shard::fsdp);
+}
+
 // TRL `sft` arguments (ScriptArguments, SFTConfig, ModelConfig). The dataset comes from $DATASET.
 std::string trl_args(const JobSpec& j, std::string_view id)
 {
@@ -46,6 +59,15 @@ std::string trl_args(const JobSpec& j, std::string_view id)
   }
   if (j.task == Task::qlora && j.weights == WeightFormat::nf4) {
     s += " --load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant";
+    // FSDP and ZeRO-3 shard only floating-point tensors, and wrap a unit only when all of its
+    // parameters share one dtype: the 4-bit weights are stored in the compute dtype and the rest of
+    // the model loads in it too (bitsandbytes docs "FSDP-QLoRA": "It is very important the
+    // quant_storage data type matches the data types used throughout the model"; TRL's ModelConfig
+    // --dtype defaults to float32). docs/sizing.md "Launch lines".
+    if (shards_parameters(j)) {
+      const std::string_view dtype = j.fp16_compute ? "float16" : "bfloat16";
+      s += fmt::format(" --dtype {0} --bnb_4bit_quant_storage {0}", dtype);
+    }
   }
   return s;
 }
@@ -59,6 +81,21 @@ int zero_stage(Shard s)
   case Shard::fsdp: return 3;
   default: return 0;
   }
+}
+
+// A line that reads the server's own environment (its rank): `bash -c '…'`, so that the shell
+// on each server expands "$GPURENT_NODE_RANK", not the laptop's shell when the line is pasted
+// after `gpurent run GROUP --` (which passes several words to the server quoted as they are).
+std::string on_each_node(const JobSpec& j, std::string line)
+{
+  if (j.nodes <= 1) {
+    return line;
+  }
+  std::string quoted;
+  for (const char c : line) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return "bash -c '" + quoted + "'";
 }
 
 // torchrun's rendezvous across servers: each server runs the same line with its own rank
@@ -85,7 +122,7 @@ std::string transformers_train(const JobSpec& j, std::string_view id)
   } else if (j.shard == Shard::fsdp) {
     s += " --fsdp \"full_shard auto_wrap\"";
   }
-  return s;
+  return on_each_node(j, std::move(s));
 }
 
 std::string deepspeed_train(const JobSpec& j, std::string_view id)
@@ -93,14 +130,16 @@ std::string deepspeed_train(const JobSpec& j, std::string_view id)
   std::string s = fmt::format("accelerate launch --num_processes {} --use_deepspeed --zero_stage {}",
                               world_gpus(j), zero_stage(j.shard));
   if (j.nodes > 1) {
+    // Each server starts its own processes (accelerate's default DeepSpeed launcher, pdsh, would
+    // log in to the others from the first one: launch.py DEEPSPEED_MULTINODE_LAUNCHERS).
     s += fmt::format(" --num_machines {} --machine_rank \"$GPURENT_NODE_RANK\" --main_process_ip \"$MASTER_ADDR\" "
-                     "--main_process_port \"$MASTER_PORT\"",
+                     "--main_process_port \"$MASTER_PORT\" --deepspeed_multinode_launcher standard",
                      j.nodes);
   }
   if (j.offload_optimizer) {
     s += " --offload_optimizer_device cpu";
   }
-  return s + " -m trl.scripts.sft " + trl_args(j, id);
+  return on_each_node(j, s + " -m trl.scripts.sft " + trl_args(j, id));
 }
 
 // The tokenizer files of each torchtune family, relative to the downloaded checkpoint.
@@ -156,7 +195,7 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
   if (j.offload_optimizer && multi) {
     s += " fsdp_cpu_offload=True";
   }
-  return s;
+  return on_each_node(j, std::move(s));
 }
 
 }  // namespace

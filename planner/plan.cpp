@@ -42,6 +42,59 @@ std::vector<std::string> model_notes(const JobSpec& job)
   return notes;
 }
 
+// The engines to try, in order, when the job's own engine refuses it on the card given: the
+// serving engines first (a batching server before a single-user one), transformers last.
+std::vector<Engine> engines_for(Task task)
+{
+  if (is_training(task)) {
+    return {Engine::transformers, Engine::deepspeed, Engine::torchtune};
+  }
+  std::vector<Engine> e{Engine::vllm, Engine::sglang, Engine::llama_cpp, Engine::ollama};
+  if (task != Task::serve) {
+    e.push_back(Engine::transformers);
+  }
+  return e;
+}
+
+// The first other engine that runs the job natively on the card given and fits it there, with its
+// launch line (the same model, task, context and batch; that engine's own defaults otherwise).
+std::optional<EngineHere> engine_here(const PlanOptions& o, const ModelArch& arch, const JobSpec& job,
+                                      const Catalogues& catalogues, const std::string& launch_id)
+{
+  for (const Engine e : engines_for(job.task)) {
+    if (e == job.engine) {
+      continue;
+    }
+    PlanOptions alt = o;
+    alt.engine = e;
+    alt.engine_given = true;
+    alt.engine_version = 0;
+    alt.gguf.clear();
+    if (!check_task_engine(alt.task, e)) {
+      continue;
+    }
+    const Result<JobSpec> j = make_job(alt, arch, nullptr);
+    if (!j) {
+      continue;
+    }
+    PlanRequest request = o.request;
+    if (!o.request.shard || *o.request.shard == Shard::tp || *o.request.shard == Shard::layer) {
+      request.shard.reset();  // that engine's own split
+    }
+    const PlanResult res = rank(*j, catalogues.offers, catalogues.providers, catalogues.cards, request,
+                                [](const JobSpec& x) { return estimate(x); });
+    if (!res.card || !res.card_fits || !res.layout_ok || res.runs.status != RunStatus::native) {
+      continue;
+    }
+    EngineHere here{res.job, res.memory, res.runs, {}};
+    if (!launch_id.empty()) {
+      here.launch = launch_commands(res.job, launch_id, res.card->usable);
+    }
+    return here;
+  }
+  return std::nullopt;
+}
+
 // Ranked by the hourly price: an option that delivers at least 20% more tokens per dollar than the
 // choice is worth saying (plan v3: speed shows what each option delivers per dollar).
 std::optional<std::string> per_dollar_hint(const PlanResult& res)
@@ -133,6 +186,7 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
     elsewhere.gpus.reset();
     const PlanResult other = rank(job, offers, providers, catalogues.cards, elsewhere, [](const JobSpec& j) { return estimate(j); });
     r.runs_elsewhere = other.choice;
+    r.runs_with = engine_here(o, model.arch, job, catalogues, model.hf_id);
   }
   std::uint32_t served = 0;
   if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
@@ -170,8 +224,9 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   if (served > 0) {
     r.result.job.max_seqs = served;
   }
-  // --params names no model to launch; a plan that meets no service target chose nothing to launch.
-  if (!model.hf_id.empty() && !r.refused() && !r.missed_targets()) {
+  // --params names no model to launch; a job that does not fit or run, or meets no service target,
+  // has no line that starts (the recipe's, when it fits, is the one to launch).
+  if (!model.hf_id.empty() && r.fits() && !r.missed_targets()) {
     r.launch = launch_commands(r.result.job, model.hf_id,
                                r.result.card ? std::optional<Bytes>(r.result.card->usable) : std::nullopt,
                                r.result.speed.output_len > 0 ? r.result.speed.output_len : k_default_output_len);
@@ -187,10 +242,19 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
     r.startup = st;
   }
   r.notes = model_notes(r.result.job);
+  if (!model.launch_note.empty() && !r.launch.empty()) {
+    r.notes.push_back(model.launch_note);
+  }
   if (r.result.choice && r.result.job.nodes > 1 && r.result.job.engine == Engine::vllm) {
     r.notes.push_back(fmt::format("vLLM across {} servers runs on a Ray cluster of them: `ray start --head` on the "
                                   "first, `ray start --address <first>:6379` on the others, then the launch line on "
                                   "the first",
+                                  r.result.job.nodes));
+  }
+  if (!r.launch.empty() && r.result.job.nodes > 1 && is_training(r.result.job.task)) {
+    r.notes.push_back(fmt::format("the launch line runs on each of the {} servers: paste it after `gpurent run GROUP "
+                                  "--env DATASET=<hub dataset id> --`; `bash -c '…'` leaves $GPURENT_NODE_RANK and "
+                                  "the others to each server's shell, which `run` gives them",
                                   r.result.job.nodes));
   }
   if (auto hint = per_dollar_hint(r.result)) {

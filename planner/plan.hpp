@@ -29,6 +29,7 @@ struct PlanModel {
   ModelArch arch;
   std::string source;     // "catalog", "hub", "file" or "params"
   std::string hf_id;   // what the launch lines name; empty for --params (nothing to launch)
+  std::string launch_note;  // where a local checkpoint is when the launch line runs (said with the launch)
 };
 
 // What can be rented and on what: the offers (built-in, config, cache, live: gathered by cli/), the

@@ -104,6 +104,25 @@ std::pair<WeightFormat, std::string> default_weights(Task task, Engine engine, c
 
 }  // namespace
 
+Result<void> check_task_engine(Task task, Engine engine)
+{
+  const bool training = task == Task::train || task == Task::lora || task == Task::qlora;
+  const bool trainer = engine == Engine::transformers || engine == Engine::torchtune || engine == Engine::deepspeed;
+  if (training && !trainer) {
+    return fail(Errc::usage, fmt::format("--engine {} cannot {}; use transformers, torchtune or deepspeed",
+                                         to_string(engine), to_string(task)));
+  }
+  if (!training && (engine == Engine::torchtune || engine == Engine::deepspeed)) {
+    return fail(Errc::usage, fmt::format("--engine {} is for training; for --task {} use vllm, llama.cpp, ollama or "
+                                         "transformers",
+                                         to_string(engine), to_string(task)));
+  }
+  if (task == Task::serve && engine == Engine::transformers) {
+    return fail(Errc::usage, "--task serve needs a serving engine; use --engine vllm, llama.cpp or ollama");
+  }
+  return {};
+}
+
 Result<void> check_weights(Task task, Engine engine, WeightFormat w)
 {
   const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;

@@ -67,7 +67,7 @@ PlanRecipe recipe_on(const JobSpec& start, const Card& card, const std::vector<s
   if (p.recipe.job.task == Task::serve && request.size.load.concurrency == 0) {
     p.recipe.job.max_seqs = load.concurrency;  // the launch line serves what the pool holds (no --batch given)
   }
-  if (!launch_id.empty()) {
+  if (!launch_id.empty() && p.recipe.fits) {  // a recipe that does not fit has no line that starts
     p.launch = launch_commands(p.recipe.job, launch_id, card.usable);
   }
   return p;
@@ -156,8 +156,11 @@ void add_layout_defaults(PlanReport& r, const PlanRequest& request)
   }
   if (world_gpus(j) > 1 && !request.shard) {
     r.defaults.push_back({"shard", std::string(to_string(j.shard)),
-                          is_training(j.task) ? "FSDP full shard (DeepSpeed: ZeRO-3) for training on several GPUs (cli.md)"
-                                              : "tensor parallel for inference on several GPUs (cli.md)"});
+                          is_training(j.task)  ? "FSDP full shard (DeepSpeed: ZeRO-3) for training on several GPUs (cli.md)"
+                          : j.shard == Shard::layer ? fmt::format("{} splits the layers across the GPUs, one GPU working "
+                                                                  "at a time (not tensor parallel)",
+                                                                  to_string(j.engine))
+                                                    : std::string("tensor parallel for inference on several GPUs (cli.md)")});
   }
   if (j.pipeline > 1 && j.nodes > 1) {
     r.defaults.push_back({"layout", fmt::format("tensor parallel {} x pipeline {}", tp_degree(j), j.pipeline),

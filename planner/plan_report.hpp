@@ -27,6 +27,15 @@ struct PlanRecipe {
   Speed speed;  // the recipe's job on the card (an offload recipe pays for its PCIe traffic here)
 };
 
+// --card whose engine refuses the job: another engine that runs the same job natively on that card
+// and fits it (cli.md plan v3 "Will it run there"; JSON `card.runs_with`).
+struct EngineHere {
+  JobSpec job;                 // the job under that engine, as sized on the card
+  MemoryEstimate memory;       // per GPU
+  RunVerdict runs;             // native
+  std::map<std::string, std::string> launch;
+};
+
 struct PlanReport {
   std::string model_source;            // "catalog", "hub", "file" or "params"
   std::string launch_id;               // the model id the launch lines name (the one the user gave)
@@ -49,6 +58,7 @@ struct PlanReport {
   // --card whose engine refuses the job: the cheapest option elsewhere that runs it natively (or
   // by a fallback when nothing runs it natively), if any.
   std::optional<PlanOption> runs_elsewhere;
+  std::optional<EngineHere> runs_with;  // refused: the engine that runs it natively on the card given
   [[nodiscard]] bool refused() const { return card_given && result.runs.status == RunStatus::refused; }
   // --deadline: options fit and run the job, but none finishes in time.
   [[nodiscard]] bool missed_deadline() const

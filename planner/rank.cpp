@@ -173,7 +173,7 @@ Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept
   if (is_training(task)) {
     return engine == Engine::deepspeed ? Shard::zero3 : Shard::fsdp;
   }
-  return Shard::tp;
+  return splits_by_layer(engine) ? Shard::layer : Shard::tp;
 }
 
 namespace {

@@ -18,10 +18,15 @@ std::uint32_t world_gpus(const JobSpec& job) noexcept
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(w, 1U << 20U));
 }
 
+bool splits_by_layer(Engine engine) noexcept
+{
+  return engine == Engine::llama_cpp || engine == Engine::ollama || engine == Engine::transformers;
+}
+
 std::uint32_t tp_degree(const JobSpec& job) noexcept
 {
   const std::uint32_t g = world_gpus(job);
-  if (g == 1) {
+  if (g == 1 || (!is_training(job.task) && splits_by_layer(job.engine))) {
     return 1;
   }
   if (job.shard == Shard::tp) {

@@ -40,6 +40,9 @@ inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // tor
 [[nodiscard]] std::uint32_t world_gpus(const JobSpec& job) noexcept;
 // Tensor-parallel degree and data-parallel (sharding) degree of the job.
 [[nodiscard]] std::uint32_t tp_degree(const JobSpec& job) noexcept;
+// Inference engines that split a model across GPUs by layer, never by tensor (Shard::layer):
+// llama.cpp (--split-mode layer), ollama, transformers (device_map="auto").
+[[nodiscard]] bool splits_by_layer(Engine engine) noexcept;
 [[nodiscard]] std::uint32_t shard_degree(const JobSpec& job) noexcept;
 [[nodiscard]] bool is_training(Task t) noexcept;
 

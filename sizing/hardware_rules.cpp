@@ -34,6 +34,7 @@ public:
     auto& f = m_runs.flags[std::string(engine)];
     f += (f.empty() ? "" : " ") + std::string(flags);
   }
+  [[nodiscard]] RunStatus status() const { return m_runs.status; }
   [[nodiscard]] RunVerdict done(std::string_view native_why)
   {
     if (m_runs.why.empty()) {
@@ -59,7 +60,21 @@ bool moe(const JobSpec& j) { return j.model.experts > 0; }
 // bf16 needs CC 8.0. Serving engines run fp16 instead (or fp32 for models that refuse fp16).
 void sixteen_bit_serving(JobSpec& j, std::uint32_t cc, Verdict& v, std::string_view engine, std::string_view dtype_flag)
 {
-  if (cc >= 80 || j.weights != WeightFormat::bf16) {
+  if (cc >= 80 || j.weights == WeightFormat::fp16 || j.weights == WeightFormat::fp32) {
+    return;
+  }
+  if (j.weights != WeightFormat::bf16) {
+    // Quantized weights compute in the checkpoint's 16-bit dtype (bf16 for most): the line names
+    // float16, as for a 16-bit checkpoint (docs/hardware.md "vLLM bf16 on Turing").
+    if (!refuses_fp16(j.model) && v.status() != RunStatus::refused) {
+      // The quantized kernels run fp16 activations natively (AWQ has no other): the status stays
+      // what the format's own rule says, the line names the dtype.
+      j.fp16_compute = true;
+      v.add(RunStatus::native, fmt::format("no bf16 on CC {} (needs 8.0): {} computes in fp16 around the {} weights "
+                                             "(platforms/cuda.py supported_dtypes)",
+                                             cc_text(cc), engine, to_string(j.weights)));
+      v.flag(engine, fmt::format("{} float16", dtype_flag));
+    }
     return;
   }
   if (refuses_fp16(j.model)) {
@@ -220,6 +235,11 @@ RunVerdict transformers_infer_rules(JobSpec& j, std::uint32_t cc)
   if (cc < 80 && j.weights == WeightFormat::bf16) {
     j.weights = WeightFormat::fp16;
     v.add(RunStatus::fallback, fmt::format("no bf16 on CC {} (needs 8.0): torch_dtype float16", cc_text(cc)));
+    v.flag("transformers", "torch_dtype=torch.float16");
+  } else if (cc < 80 && (j.weights == WeightFormat::int8 || j.weights == WeightFormat::int4 || j.weights == WeightFormat::nf4)) {
+    j.fp16_compute = true;  // bitsandbytes computes in the torch_dtype the snippet names
+    v.add(RunStatus::fallback, fmt::format("no bf16 on CC {} (needs 8.0): torch_dtype float16 around the {} weights",
+                                           cc_text(cc), to_string(j.weights)));
     v.flag("transformers", "torch_dtype=torch.float16");
   }
   return v.done(fmt::format("transformers runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));

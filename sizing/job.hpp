@@ -11,7 +11,9 @@ namespace gpurent {
 
 enum class Task { infer, serve, train, lora, qlora };
 enum class Engine { transformers, vllm, llama_cpp, ollama, torchtune, deepspeed, sglang };
-enum class Shard { none, ddp, fsdp, zero1, zero2, zero3, tp };
+// `layer`: inference split by layer across the GPUs (llama.cpp --split-mode layer, ollama, transformers
+// device_map="auto"): one GPU works at a time, unlike tensor parallel (`tp`).
+enum class Shard { none, ddp, fsdp, zero1, zero2, zero3, tp, layer };
 enum class Optimizer { adamw, adamw_8bit, sgd, adafactor };
 
 // Weight storage formats. GGUF types carry their real bits per weight (see sizing/precision.hpp).

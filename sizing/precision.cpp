@@ -24,9 +24,9 @@ constexpr std::array<Name<Engine>, 7> k_engines{{
     {Engine::ollama, "ollama"}, {Engine::torchtune, "torchtune"}, {Engine::deepspeed, "deepspeed"},
     {Engine::sglang, "sglang"},
 }};
-constexpr std::array<Name<Shard>, 7> k_shards{{
+constexpr std::array<Name<Shard>, 8> k_shards{{
     {Shard::none, "none"}, {Shard::ddp, "ddp"}, {Shard::fsdp, "fsdp"}, {Shard::zero1, "zero1"},
-    {Shard::zero2, "zero2"}, {Shard::zero3, "zero3"}, {Shard::tp, "tp"},
+    {Shard::zero2, "zero2"}, {Shard::zero3, "zero3"}, {Shard::tp, "tp"}, {Shard::layer, "layer"},
 }};
 constexpr std::array<Name<Optimizer>, 4> k_optimizers{{
     {Optimizer::adamw, "adamw"}, {Optimizer::adamw_8bit, "adamw-8bit"}, {Optimizer::sgd, "sgd"},
@@ -116,7 +116,7 @@ struct Values {
 
 constexpr Values<Task, 5> k_task_values{k_tasks};
 constexpr Values<Engine, 7> k_engine_values{k_engines};
-constexpr Values<Shard, 7> k_shard_values{k_shards};
+constexpr Values<Shard, 8> k_shard_values{k_shards};
 constexpr Values<Optimizer, 4> k_optimizer_values{k_optimizers};
 constexpr Values<KvDtype, 7> k_kv_values{k_kv};
 constexpr Values<WeightFormat, 30> k_format_values{k_formats};

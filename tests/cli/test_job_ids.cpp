@@ -10,6 +10,9 @@
 using gpurent::Errc;
 using gpurent::number_jobs;
 using gpurent::resolve_job_ref;
+using gpurent::node_job_id;
+using gpurent::group_job_id;
+using gpurent::other_nodes_job;
 
 namespace {
 const std::vector<std::string> k_jobs = {"20261130-101500-3fa9", "20261130-111500-358a", "20261201-090000-c0de"};
@@ -92,5 +95,25 @@ TEST_CASE("resolve_job_ref: any input either names one of the jobs or is a usage
                            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                            std::stoul(digits) >= 1 && std::stoul(digits) <= k_jobs.size() && k_jobs[std::stoul(digits) - 1] == *r;
     CHECK((r->starts_with(ref) || r->ends_with(ref) || by_number));
+  }
+}
+
+TEST_CASE("group job ids: each node's is the group's id and its rank", "[cli][job-ids]")
+{
+  CHECK(node_job_id("20261205-101500-ab12", 0) == "20261205-101500-ab12-r0");
+  CHECK(node_job_id("20261205-101500-ab12", 11) == "20261205-101500-ab12-r11");
+  CHECK(group_job_id("20261205-101500-ab12-r11") == "20261205-101500-ab12");
+  CHECK(group_job_id("20261205-101500-ab12") == "20261205-101500-ab12");  // a one-server job
+  CHECK(group_job_id("a-r") == "a-r");
+  CHECK(group_job_id("a-rx1") == "a-rx1");
+  // A shared home holds every node's part: node 1 leaves out node 0's, keeps its own and the rest.
+  CHECK(other_nodes_job("20261205-101500-ab12-r0", 1));
+  CHECK_FALSE(other_nodes_job("20261205-101500-ab12-r1", 1));
+  CHECK_FALSE(other_nodes_job("20261205-101500-ab12", 1));
+  for (std::uint32_t rank = 0; rank < 64; ++rank) {
+    const std::string id = node_job_id("20261205-101500-ab12", rank);
+    CHECK(group_job_id(id) == "20261205-101500-ab12");
+    CHECK_FALSE(other_nodes_job(id, rank));
+    CHECK(other_nodes_job(id, rank + 1));
   }
 }

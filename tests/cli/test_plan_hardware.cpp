@@ -240,7 +240,9 @@ TEST_CASE("Plan launch: serving concurrency from the KV pool, names quoted never
   config["num_hidden_layers"] = 2;
   const auto dir = checkpoint("my model", config);
   const Run spaced = plan({dir.string(), "--task", "serve", "--card", "h100"});
-  CHECK(launch_of(spaced, "vllm").starts_with("vllm serve '" + dir.string() + "' "));
+  // A folder outside the current one: named where `gpurent push NAME DIR` puts it, relative to
+  // where `gpurent run` starts (../<its name>), quoted as one shell word.
+  CHECK(launch_of(spaced, "vllm").starts_with("vllm serve '../" + dir.filename().string() + "' "));
   std::filesystem::remove_all(dir);
 }
 

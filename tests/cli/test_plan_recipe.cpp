@@ -189,6 +189,8 @@ TEST_CASE("plan v2: only layouts vLLM runs are printed, for every catalogue mode
   for (const auto& m : gpurent::model_catalog()) {
     for (std::uint32_t g = 2; g <= 8; ++g) {
       const Run r = plan({m.name, "--task", "serve", "--card", "b200", "--gpus", std::to_string(g)});
+      INFO(m.name << " on " << g << " GPUs: " << r.j.dump().substr(0, 400));
+      REQUIRE(r.j.contains("job"));
       const auto weights = gpurent::parse_weight_format(r.j["job"]["weights"].get<std::string>());
       REQUIRE(weights);
       check_vllm_layout(r.j["launch"].value("vllm", std::string()), m, g, *weights);
@@ -200,8 +202,10 @@ TEST_CASE("plan v2: only layouts vLLM runs are printed, for every catalogue mode
       }
     }
   }
-  // 64 heads do not split 3 ways: pipeline parallelism instead.
-  const Run three = plan({"llama-3.1-70b", "--task", "serve", "--card", "RTX 4090", "--gpus", "3"});
+  // 64 heads do not split 3 ways: pipeline parallelism instead (on a card where it fits: a job that
+  // does not fit has no launch line).
+  const Run three = plan({"llama-3.1-70b", "--task", "serve", "--card", "H100 SXM", "--gpus", "3"});
+  REQUIRE(three.code == 0);
   const std::string line = three.j["launch"]["vllm"];
   CHECK(line.find("--tensor-parallel-size 1 --pipeline-parallel-size 3") != std::string::npos);
   CHECK(three.text.find("--tensor-parallel-size 3") == std::string::npos);

@@ -182,11 +182,14 @@ kill -9 -- "-$(cat "$T/n1/.gpurent/jobs/$KILLED/pid")"
 await_bg "run did not stop after node 1's job was killed: $(cat "$T/kill.err")"
 [ $RC -eq 1 ] || fail "killed node: rc=$RC $(cat "$T/kill.err")"
 grep -q "node 1 (beta): its job failed (exit 137)" "$T/kill.err" || fail "the message names node 1: $(cat "$T/kill.err")"
-grep -q "stopping job $KILLED on alpha" "$T/kill.err" || fail "node 0 was stopped: $(cat "$T/kill.err")"
-[ -f "$T/n0/.gpurent/jobs/$KILLED/exit" ] || fail "node 0's job still runs"
+# Each node's job is the group's id and its rank (<id>-r<rank>): node 0's is <id>-r0.
+[[ $KILLED == *-r1 ]] || fail "node 1's job id: $KILLED"
+STOPPED=${KILLED%-r1}-r0
+grep -q "stopping job $STOPPED on alpha" "$T/kill.err" || fail "node 0 was stopped: $(cat "$T/kill.err")"
+[ -f "$T/n0/.gpurent/jobs/$STOPPED/exit" ] || fail "node 0's job still runs"
 R --json jobs alpha
 # Stopped by gpurent after node 1 failed: cancelled (not failed).
-[ "$(jq_get "$T/o" '[j["state"] for j in d["jobs"] if j["id"] == "'"$KILLED"'"]')" = "['cancelled']" ] || fail "node 0's record: $(cat "$T/o")"
+[ "$(jq_get "$T/o" '[j["state"] for j in d["jobs"] if j["id"] == "'"$STOPPED"'"]')" = "['cancelled']" ] || fail "node 0's record: $(cat "$T/o")"
 
 echo "== a node that runs out of GPU memory: the group stops, with oom's diagnosis for its card"
 cp "$GPURENT_TEST_DATA/run/pytorch_oom.log" "$P/"
@@ -209,5 +212,6 @@ sshd_stop
 kill -9 -- "-$(cat "$T/n1/.gpurent/jobs/$GONE/pid")" 2>/dev/null || true
 await_bg "run did not give up on the unreachable node: $(cat "$T/gone.err")"
 [ $RC -eq 1 ] && grep -q "node 1 (beta): unreachable over SSH for 2 s" "$T/gone.err" || fail "unreachable node: rc=$RC $(cat "$T/gone.err")"
-grep -q "stopping job $GONE on alpha" "$T/gone.err" && [ -f "$T/n0/.gpurent/jobs/$GONE/exit" ] || fail "node 0 not stopped: $(cat "$T/gone.err")"
+GONE0=${GONE%-r1}-r0  # node 0's part of the same group job
+grep -q "stopping job $GONE0 on alpha" "$T/gone.err" && [ -f "$T/n0/.gpurent/jobs/$GONE0/exit" ] || fail "node 0 not stopped: $(cat "$T/gone.err")"
 echo "ok"

@@ -81,12 +81,15 @@ JobSpec infer_job()
 
 }  // namespace
 
-TEST_CASE("default_shard: fsdp for training, tp for inference, none on one GPU", "[providers][plan]")
+TEST_CASE("default_shard: fsdp for training, tp (or layer) for inference, none on one GPU", "[providers][plan]")
 {
   CHECK(default_shard(Task::infer, Engine::transformers, 1) == Shard::none);
   CHECK(default_shard(Task::train, Engine::transformers, 1) == Shard::none);
   CHECK(default_shard(Task::serve, Engine::vllm, 2) == Shard::tp);
-  CHECK(default_shard(Task::infer, Engine::transformers, 4) == Shard::tp);
+  CHECK(default_shard(Task::serve, Engine::sglang, 2) == Shard::tp);
+  // transformers (device_map="auto"), llama.cpp and ollama split by layer, not by tensor.
+  CHECK(default_shard(Task::infer, Engine::transformers, 4) == Shard::layer);
+  CHECK(default_shard(Task::infer, Engine::llama_cpp, 2) == Shard::layer);
   CHECK(default_shard(Task::lora, Engine::torchtune, 2) == Shard::fsdp);
   CHECK(default_shard(Task::train, Engine::deepspeed, 8) == Shard::zero3);
   const JobSpec j = job_for_gpus(infer_job(), 4, Shard::none);
@@ -190,7 +193,7 @@ TEST_CASE("rank: GPU count search picks the smallest count on the cheapest card"
   CHECK(r.choice->gpus == 4);
   CHECK(r.choice->price_per_hour.n == 1'600'000);
   CHECK(r.job.gpus == 4);
-  CHECK(r.job.shard == Shard::tp);
+  CHECK(r.job.shard == Shard::layer);  // transformers inference: device_map="auto"
   CHECK(r.memory.weights == gib_to_bytes(17.5));
 }
 

@@ -6,12 +6,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "planner/rank.hpp"
 #include "sizing/estimate.hpp"
 #include "planner/fixes.hpp"
 #include "sizing/hardware_rules.hpp"
@@ -33,8 +35,9 @@ Json table(const std::string& engine)
 }
 
 struct Tables {
-  Json vllm = table("vllm"), sglang = table("sglang"), llama = table("llama_cpp"), trl = table("transformers_trl"),
-       accelerate = table("accelerate"), torchtune = table("torchtune"), torchtune_main = table("torchtune_main"),
+  Json vllm = table("vllm"), vllm_run_batch = table("vllm_run_batch"), sglang = table("sglang"),
+       llama = table("llama_cpp"), trl = table("transformers_trl"), accelerate = table("accelerate"),
+       torchrun = table("torchrun"), torchtune = table("torchtune"), torchtune_main = table("torchtune_main"),
        ollama = table("ollama");
 };
 
@@ -220,6 +223,10 @@ void check_line(const std::string& line)
 {
   bool torchtune_main = false;
   for (auto w : commands_of(line)) {
+    if (w.size() == 3 && w[0] == "bash" && w[1] == "-c") {
+      check_line(w[2]);  // a group's line: the script each server's shell runs
+      continue;
+    }
     // Leading NAME=VALUE assignments: the environment the engine reads.
     while (!w.empty() && w.front().find('=') != std::string::npos && !w.front().starts_with("-")) {
       const std::string name = w.front().substr(0, w.front().find('='));
@@ -233,8 +240,10 @@ void check_line(const std::string& line)
     const std::string& p = w[0];
     if (p == "vllm") {
       REQUIRE(w.size() > 2);
-      CHECK(w[1] == "serve");
-      check_options(tables().vllm, w, 2, line);
+      CHECK((w[1] == "serve" || w[1] == "run-batch"));
+      check_options(w[1] == "serve" ? tables().vllm : tables().vllm_run_batch, w, 2, line);
+    } else if (p == "python" && w.size() > 2 && w[1] == "-m" && w[2] == "vllm.entrypoints.openai.run_batch") {
+      check_options(tables().vllm_run_batch, w, 3, line);
     } else if (p == "python" && w.size() > 2 && w[1] == "-m" && w[2] == "sglang.launch_server") {
       check_options(tables().sglang, w, 3, line, true);
     } else if (p == "llama-server" || p == "llama-cli") {
@@ -244,7 +253,7 @@ void check_line(const std::string& line)
       check_options(tables().trl, w, 2, line);
     } else if (p == "torchrun" || p == "accelerate") {
       const std::size_t start = p == "accelerate" ? 2 : 1;
-      const Json& launcher = p == "accelerate" ? tables().accelerate : tables().torchtune;  // torchrun's flags
+      const Json& launcher = p == "accelerate" ? tables().accelerate : tables().torchrun;
       const std::size_t m = check_options(launcher, w, start, line, false, "", "-m");
       REQUIRE(m + 1 < w.size());
       CHECK(w[m + 1] == "trl.scripts.sft");
@@ -268,6 +277,23 @@ void check_line(const std::string& line)
   }
 }
 
+// Whether the local shell would expand something: a '$' or a '`' outside single quotes.
+bool expanded_outside_single_quotes(std::string_view line)
+{
+  bool single = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\\' && !single) {
+      ++i;
+    } else if (c == '\'') {
+      single = !single;
+    } else if (!single && (c == '$' || c == '`')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 JobSpec base(const ModelArch& m, Task task, Engine engine, WeightFormat w)
 {
   JobSpec j;
@@ -288,6 +314,8 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
                                            "mixtral-8x7b", "llama-3.2-1b"};
   const std::vector<std::optional<std::uint32_t>> ccs = {std::nullopt, 75, 86, 89, 120};
   std::size_t lines = 0;
+  std::size_t jobs = 0;
+  std::size_t group_lines = 0;
   std::set<std::string> engines_seen;
   for (const auto& name : models) {
     const ModelArch m = find_model(name).value();
@@ -320,13 +348,16 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
             continue;
           }
           for (const std::uint32_t gpus : {1U, 2U, 4U}) {
+           for (const std::uint32_t nodes : {1U, 2U}) {
+            if (nodes > 1 && gpus == 1) {
+              continue;
+            }
             for (const auto cc : ccs) {
               JobSpec j = base(m, c.task, c.engine, w);
               j.kv_cache = kv;
               j.gpus = gpus;
-              j.shard = gpus > 1 ? (is_training(c.task) ? (c.engine == Engine::deepspeed ? Shard::zero3 : Shard::fsdp)
-                                                        : Shard::tp)
-                                 : Shard::none;
+              j.nodes = nodes;
+              j.shard = default_shard(c.task, c.engine, gpus * nodes);  // llama.cpp: layer, vLLM: tp
               if (!feasible_layout(j)) {
                 continue;
               }
@@ -345,18 +376,29 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
                 ran.offload_optimizer = true;
                 ran.grad_accumulation = 4;
               }
+              ++jobs;
               for (const auto& [engine, line] : launch_commands(ran, m.hf_ids.front(), Bytes{24ULL << 30})) {
                 engines_seen.insert(engine);
                 check_line(line);
                 ++lines;
+                if (ran.nodes > 1 && is_training(ran.task)) {
+                  // Pasted after `gpurent run GROUP --`: nothing the laptop's shell would expand.
+                  INFO(line);
+                  CHECK(line.starts_with("bash -c '"));
+                  CHECK(expanded_outside_single_quotes(line) == false);
+                  ++group_lines;
+                }
               }
             }
+           }
           }
         }
       }
     }
   }
+  std::printf("launch flags: %zu launch lines over %zu jobs (%zu run on a group of servers)\n", lines, jobs, group_lines);
   CHECK(lines > 500);
+  CHECK(group_lines > 20);
   CHECK(engines_seen == std::set<std::string>{"vllm", "sglang", "llama.cpp", "ollama", "transformers", "deepspeed", "torchtune"});
 }
 

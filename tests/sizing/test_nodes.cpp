@@ -119,7 +119,8 @@ TEST_CASE("Nodes: the trainers' launch lines join the servers (--nnodes and the 
   JobSpec j = full_405b(8, 4);
   const auto lines = launch_commands(*feasible_layout(j), "meta-llama/Llama-3.1-405B", std::nullopt);
   const std::string& t = lines.at("transformers");
-  CHECK(t.find("torchrun --nnodes 4 --node_rank \"$GPURENT_NODE_RANK\" --master_addr \"$MASTER_ADDR\"") == 0);
+  // bash -c '…': each server's shell expands the rank (docs/sizing.md §11; test_launch_faults.cpp).
+  CHECK(t.find("bash -c 'torchrun --nnodes 4 --node_rank \"$GPURENT_NODE_RANK\" --master_addr \"$MASTER_ADDR\"") == 0);
   CHECK(t.find("--nproc_per_node 8") != std::string::npos);
   j.engine = Engine::deepspeed;
   j.shard = Shard::zero3;
