@@ -8,6 +8,7 @@
 #include "common/rounding.hpp"
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/engine_release.hpp"
+#include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -93,7 +94,7 @@ Json defaults_json(const std::vector<JobDefault>& defaults)
 
 Json job_json(const JobSpec& j)
 {
-  return Json{{"task", str(to_string(j.task))},
+  Json out = Json{{"task", str(to_string(j.task))},
               {"engine", str(to_string(j.engine))},
               {"weights", str(to_string(j.weights))},
               {"kv_cache", str(to_string(resolve_kv_dtype(j)))},
@@ -107,6 +108,18 @@ Json job_json(const JobSpec& j)
               {"shard", str(to_string(j.shard))},
               {"engine_version", engine_release_text(j.engine == Engine::vllm && j.engine_version == 0 ? k_vllm_current_release
                                                                                                       : j.engine_version)}};
+  if (is_training(j.task)) {
+    // cli.md plan v4: the micro-batch, whether plan chose it, and the batch one optimizer step sees.
+    out["micro_batch"] = j.batch;
+    out["micro_batch_chosen"] = j.micro_batch_chosen;
+    out["grad_accum"] = std::max<std::uint32_t>(j.grad_accumulation, 1);
+    out["global_batch"] = std::uint64_t{std::max<std::uint32_t>(j.batch, 1)} * std::max<std::uint32_t>(j.grad_accumulation, 1) *
+                          world_gpus(j);
+    out["pack"] = j.pack;
+    out["embeddings_16bit"] = j.embeddings_16bit;
+    out["activation_offload"] = j.activation_offload;
+  }
+  return out;
 }
 
 Json memory_json(const MemoryEstimate& m)

@@ -30,6 +30,9 @@ struct PlanArgs {
   std::string kv_cache;
   std::string context;
   std::string batch;
+  std::string micro_batch;  // --micro-batch (training; --batch is its other name)
+  std::string grad_accum;   // --grad-accum
+  bool pack = false;        // --pack
   std::string optimizer;
   bool grad_checkpointing = false;
   bool no_grad_checkpointing = false;
@@ -59,7 +62,7 @@ struct PlanArgs {
 };
 
 // Registers the options that size the job (--task, --engine, --weights, --kv-cache, --context,
-// --batch, --optimizer, --grad-checkpointing, --no-grad-checkpointing, --lora-rank, --shard,
+// --batch, --micro-batch, --grad-accum, --pack, --optimizer, --grad-checkpointing, --no-grad-checkpointing, --lora-rank, --shard,
 // --gpu-util, --engine-version, --offline) on `sub`: `plan`, `fits` and `up --from-plan` share them. Defined in
 // plan_command.cpp (the CLI11 unit).
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);
@@ -84,7 +87,10 @@ struct PlanOptions {
   bool kv_cache_given = false;
   std::optional<std::uint32_t> context;  // --context as given
   std::uint32_t batch = 1;
-  bool batch_given = false;
+  bool batch_given = false;  // --batch or --micro-batch
+  std::uint32_t grad_accum = 1;  // --grad-accum: micro-batches per optimizer step (training)
+  bool grad_accum_given = false;
+  bool pack = false;             // --pack: sequences packed to the context (training)
   Optimizer optimizer = Optimizer::adamw;
   bool optimizer_given = false;
   std::optional<bool> grad_checkpointing;  // --grad-checkpointing / --no-grad-checkpointing

@@ -64,9 +64,21 @@ std::string summary(const PlanReport& r)
   if (j.model.layers > 0) {
     parts.push_back(fmt::format("KV {}", to_string(resolve_kv_dtype(j))));
     parts.push_back(fmt::format("context {}", j.context));
-    parts.push_back(fmt::format("batch {}", j.batch));
+    if (!is_training(j.task)) {
+      parts.push_back(fmt::format("batch {}", j.batch));
+    }
   }
   if (j.task == Task::train || j.task == Task::lora || j.task == Task::qlora) {
+    // Micro-batch x accumulation x data-parallel GPUs = the global batch (cli.md plan v4).
+    const std::uint32_t accum = std::max<std::uint32_t>(j.grad_accumulation, 1);
+    parts.push_back(fmt::format("micro-batch {}{}{}", j.batch, j.micro_batch_chosen ? " (chosen)" : "",
+                                accum > 1 || world_gpus(j) > 1
+                                    ? fmt::format(" x {} accumulation x {} GPUs = global batch {}", accum, world_gpus(j),
+                                                  std::uint64_t{j.batch} * accum * world_gpus(j))
+                                    : std::string()));
+    if (j.pack) {
+      parts.push_back("packed");
+    }
     parts.push_back(std::string(to_string(j.optimizer)));
     if (j.task != Task::train) {
       parts.push_back(fmt::format("rank {}", j.lora_rank));

@@ -11,6 +11,7 @@
 
 #include "common/rounding.hpp"
 #include "providers/card_run.hpp"
+#include "providers/micro_batch.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 
@@ -294,6 +295,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   EstimateCache estimates(request.shard, estimator);
   CardRuns runs(job);
   JobShapes shapes;
+  std::map<std::tuple<std::string, std::uint32_t, std::uint32_t>, std::pair<std::uint32_t, MemoryEstimate>> micro_batches;
   PlanResult result;
 
   const std::vector<Offer> sold = expand_offers(offers, providers, cards);
@@ -346,9 +348,23 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       opt.node_link_known = link->known();
     }
     opt.usable = c.usable;
-    const JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
+    JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
+    MemoryEstimate memory = estimates.at(run.job, o.gpus, nodes);
+    if (there.micro_batch_chosen) {
+      // Training without --micro-batch: the micro-batch that trains fastest in this card's memory.
+      const auto key = std::tuple(c.id, o.gpus, nodes);
+      auto it = micro_batches.find(key);
+      if (it == micro_batches.end()) {
+        const JobSpec chosen = with_chosen_micro_batch(there, c, shapes.on(c.id, run.job).figures,
+                                                       [&](const JobSpec& j) { return estimator(j).total(); });
+        it = micro_batches.emplace(key, std::pair(chosen.batch, chosen.batch > there.batch ? estimator(chosen) : memory)).first;
+      }
+      there.batch = it->second.first;
+      memory = it->second.second;
+    }
+    opt.micro_batch = is_training(there.task) ? there.batch : 0;
     opt.limit = fit_limit_for(there, c.usable);
-    opt.total = estimates.at(run.job, o.gpus, nodes).total();
+    opt.total = memory.total();
     opt.fits = opt.total <= opt.limit;
     opt.headroom = signed_diff(opt.limit, opt.total);
     opt.price_per_hour = price;
@@ -357,7 +373,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     opt.cost = MicroUsd{one.n * nodes};
     opt.billing = p.billing_label;
     opt.price_origin = o.price_origin;
-    add_speed_and_bill(opt, there, shapes.on(c.id, run.job), c, p, request, estimates.at(run.job, o.gpus, nodes), link);
+    add_speed_and_bill(opt, there, shapes.on(c.id, run.job), c, p, request, memory, link);
     result.options.push_back(std::move(opt));
   };
   const auto priced_ok = [&](const Offer& o) {
@@ -457,6 +473,15 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   result.job = job_for_gpus(*there, gpus, request.shard, nodes);
   result.memory = estimates.at(*there, gpus, nodes);
+  if (result.job.micro_batch_chosen && result.card) {
+    // The micro-batch chosen for that card and shape (the choice's own, when there is one).
+    const JobSpec chosen = with_chosen_micro_batch(result.job, *result.card, shapes.on(result.card->id, *there).figures,
+                                                   [&](const JobSpec& j) { return estimator(j).total(); });
+    if (chosen.batch != result.job.batch) {
+      result.job = chosen;
+      result.memory = estimator(chosen);
+    }
+  }
   result.layout_ok = gpus_feasible(*there, gpus, request.shard, nodes);
   result.card_fits = given_card != nullptr && result.layout_ok &&
                      result.memory.total() <= fit_limit_for(result.job, given_card->usable);

@@ -47,6 +47,15 @@ std::string trl_args(const JobSpec& j, std::string_view id)
   if (j.task == Task::qlora && j.weights == WeightFormat::nf4) {
     s += " --load_in_4bit --bnb_4bit_quant_type nf4 --use_bnb_nested_quant";
   }
+  // TRL loads the model in --dtype float32 unless told (ModelConfig.dtype): LoRA's frozen 16-bit
+  // base is sized in 16 bits, and QLoRA's unquantized parameters too once the embeddings-16bit
+  // lever is on.
+  if ((j.task == Task::lora && j.weights != WeightFormat::fp32) || (j.task == Task::qlora && j.embeddings_16bit)) {
+    s += j.fp16_compute ? " --dtype float16" : " --dtype bfloat16";
+  }
+  if (j.activation_offload) {
+    s += " --activation_offloading";
+  }
   return s;
 }
 
@@ -152,6 +161,9 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
   }
   if (j.optimizer == Optimizer::adamw_8bit) {
     s += " optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
+  }
+  if (j.activation_offload) {
+    s += " enable_activation_offloading=True";
   }
   if (j.offload_optimizer && multi) {
     s += " fsdp_cpu_offload=True";
