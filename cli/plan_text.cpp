@@ -204,6 +204,22 @@ void render_speed(std::string& out, const PlanReport& r, const Style& st)
       out += st.dim(l) + "\n";
     }
   }
+  const JobSpec& j = r.result.job;
+  if (is_training(j.task) && j.micro_batch_chosen && r.result.card && (r.result.choice || r.result.card_fits)) {
+    // cli.md plan v4: the plan chose the micro-batch and says so.
+    const std::string why =
+        j.batch > 1 ? fmt::format("the spare memory of {} as the fastest micro-batch (within 1% of the best that fits)",
+                                  r.result.card->display)
+        : j.pack    ? "larger ones would not fit or not train faster"
+                    : "unpacked, a larger one pads each sequence to the batch's longest and trains slower; with --pack "
+                      "the spare memory becomes a larger micro-batch";
+    const std::string text = fmt::format("Micro-batch: {} sequence{} per GPU per step, chosen: {}; --micro-batch sets "
+                                         "it",
+                                         j.batch, j.batch == 1 ? "" : "s", why);
+    for (const auto& l : wrap_words(text, k_width, "", "  ")) {
+      out += l + "\n";
+    }
+  }
 }
 
 // How the engine runs the job on the card shown: always said unless it is native.

@@ -37,6 +37,7 @@ std::string trl_args(const JobSpec& j, std::string_view id)
     s += fmt::format(" --gradient_accumulation_steps {}", j.grad_accumulation);
   }
   s += fmt::format(" --max_length {} --optim {}", j.context, hf_optim(j.optimizer));
+  s += j.pack ? " --packing" : "";  // SFTConfig.packing: sequences packed to max_length
   // Mixed precision: bf16 where the card has it, fp16 (with loss scaling) where it does not.
   // TRL's parser wants a value for these `bool | None` fields: a bare --bf16 is an argparse error.
   s += j.weights == WeightFormat::fp32 ? "" : (j.fp16_compute ? " --fp16 true" : " --bf16 true");
@@ -164,6 +165,9 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
   }
   if (j.activation_offload) {
     s += " enable_activation_offloading=True";
+  }
+  if (j.pack) {
+    s += " dataset.packed=True";
   }
   if (j.offload_optimizer && multi) {
     s += " fsdp_cpu_offload=True";
