@@ -109,15 +109,12 @@ Json job_json(const JobSpec& j)
               {"engine_version", engine_release_text(j.engine == Engine::vllm && j.engine_version == 0 ? k_vllm_current_release
                                                                                                       : j.engine_version)}};
   if (is_training(j.task)) {
-    // cli.md plan v4: the micro-batch, whether plan chose it, and the batch one optimizer step sees.
+    // cli.md plan v4: the micro-batch and whether plan chose it; the accumulation and packing the
+    // flags gave (global batch = micro_batch x grad_accum x data-parallel GPUs).
     out["micro_batch"] = j.batch;
     out["micro_batch_chosen"] = j.micro_batch_chosen;
     out["grad_accum"] = std::max<std::uint32_t>(j.grad_accumulation, 1);
-    out["global_batch"] = std::uint64_t{std::max<std::uint32_t>(j.batch, 1)} * std::max<std::uint32_t>(j.grad_accumulation, 1) *
-                          world_gpus(j);
     out["pack"] = j.pack;
-    out["embeddings_16bit"] = j.embeddings_16bit;
-    out["activation_offload"] = j.activation_offload;
   }
   return out;
 }

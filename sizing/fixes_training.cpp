@@ -110,12 +110,19 @@ std::optional<Fix> fix_activation_offload(const JobSpec& job, Bytes limit)
   }
   JobSpec m = job;
   m.activation_offload = true;
+  m.grad_checkpointing = true;  // TRL's recipe: the checkpointed layer inputs are what it offloads
   Fix f = make_fix(job, m, limit, "activation-offload",
-                   "activation offloading: the layers' saved activations in CPU RAM until backward needs them "
-                   "(copies overlap the compute)");
-  f.flags["transformers"] = "activation_offloading=True (trl sft --activation_offloading)";
+                   std::string("activation offloading: the layers' saved activations in CPU RAM until backward needs "
+                               "them (copies overlap the compute)") +
+                       (job.grad_checkpointing ? "" : ", with gradient checkpointing"));
+  f.flags["transformers"] = job.grad_checkpointing
+                                ? "activation_offloading=True (trl sft --activation_offloading)"
+                                : "activation_offloading=True gradient_checkpointing=True (trl sft "
+                                  "--activation_offloading --gradient_checkpointing)";
   f.flags["deepspeed"] = f.flags["transformers"];
-  f.flags["torchtune"] = "enable_activation_offloading=True";
+  f.flags["torchtune"] = job.grad_checkpointing
+                             ? "enable_activation_offloading=True"
+                             : "enable_activation_offloading=True enable_activation_checkpointing=True";
   return f;
 }
 

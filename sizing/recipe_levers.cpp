@@ -139,6 +139,9 @@ std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> g
                   continue;  // only QLoRA leaves 16-bit parameters in fp32
                 }
                 for (const auto& [act, ap] : act_offloads) {
+                  if (act && !(gc || (m.points > 0 && m.task == Task::qlora))) {
+                    continue;  // offloading moves the checkpointed layer inputs: with checkpointing only
+                  }
                   for (const std::uint32_t g : counts) {
                     Choice c;
                     c.task = m.task;

@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string> k_order{
     "reduce-batch", "reduce-context", "mixed-precision", "grad-checkpointing", "quantize-weights",
-    "8bit-optimizer", "lora", "qlora", "kv-cache-fp8", "kv-cache-q8_0", "fewer-sequences", "cpu-offload",
+    "8bit-optimizer", "embeddings-16bit", "activation-offload", "lora", "qlora", "kv-cache-fp8", "kv-cache-q8_0", "fewer-sequences", "cpu-offload",
     "moe-expert-offload", "more-gpus"};
 
 JobSpec job_of(std::string_view name, Task task, Engine engine, WeightFormat w = WeightFormat::bf16)
