@@ -164,7 +164,8 @@ TEST_CASE("Fixes: full fine-tuning an 8B model on one 24 GB card", "[sizing][fix
   const auto fixes = suggest_fixes(j, limit);
   check_fixes(j, fixes, limit);
   CHECK(ids(fixes) == std::vector<std::string>{"reduce-batch", "reduce-context", "grad-checkpointing",
-                                               "8bit-optimizer", "lora", "qlora", "cpu-offload", "more-gpus"});
+                                               "8bit-optimizer", "activation-offload", "lora", "qlora", "cpu-offload",
+                                               "more-gpus"});
   const Fix* batch = find_fix(fixes, "reduce-batch");
   CHECK(batch->modified.batch < 8);
   CHECK(batch->flags.at("transformers").find("gradient_accumulation_steps=") != std::string::npos);
