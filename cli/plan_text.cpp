@@ -208,7 +208,8 @@ void render_speed(std::string& out, const PlanReport& r, const Style& st)
   if (is_training(j.task) && j.micro_batch_chosen && r.result.card && (r.result.choice || r.result.card_fits)) {
     // cli.md plan v4: the plan chose the micro-batch and says so.
     const std::string why =
-        j.batch > 1 ? fmt::format("the spare memory of {} as the fastest micro-batch (within 1% of the best that fits)",
+        j.batch > 1 ? fmt::format("{}'s spare memory holds it and it trains fastest (a larger one would gain under "
+                                  "1%)",
                                   r.result.card->display)
         : j.pack    ? "larger ones would not fit or not train faster"
                     : "unpacked, a larger one pads each sequence to the batch's longest and trains slower; with --pack "
