@@ -60,7 +60,13 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
                  "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 nvfp4 or a GGUF type (default: the checkpoint's own)");
   sub.add_option("--kv-cache", args.kv_cache, "auto | fp16 | bf16 | fp8 | q8_0 | q4_0 (default auto)");
   sub.add_option("--context", args.context, "tokens per sequence (default 4096, capped at the model's maximum)");
-  sub.add_option("--batch", args.batch, "sequences per GPU per step, or in flight (default 1)");
+  sub.add_option("--batch", args.batch,
+                 "sequences per GPU per step, or in flight (default 1; training: chosen per card)");
+  sub.add_option("--micro-batch", args.micro_batch,
+                 "training: sequences per GPU per step (--batch's other name; default: the fastest that fits)");
+  sub.add_option("--grad-accum", args.grad_accum,
+                 "training: micro-batches per optimizer step (default 1; global batch = micro-batch x this x GPUs)");
+  sub.add_flag("--pack", args.pack, "training: pack sequences to the full context (TRL --packing), no padding");
   sub.add_option("--optimizer", args.optimizer, "adamw | adamw-8bit | sgd | adafactor (default adamw)");
   sub.add_flag("--grad-checkpointing", args.grad_checkpointing,
                "recompute activations in the backward pass (default: on for lora/qlora)");

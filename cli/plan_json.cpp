@@ -9,6 +9,7 @@
 #include "common/rounding.hpp"
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/engine_release.hpp"
+#include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -110,6 +111,14 @@ Json job_json(const JobSpec& j)
                                                                                                       : j.engine_version)}};
   if (j.offline_batch) {
     out["mode"] = "batch";  // cli.md plan v4: a batching engine's offline run over an input file
+  }
+  if (is_training(j.task)) {
+    // cli.md plan v4: the micro-batch and whether plan chose it; the accumulation and packing the
+    // flags gave (global batch = micro_batch x grad_accum x data-parallel GPUs).
+    out["micro_batch"] = j.batch;
+    out["micro_batch_chosen"] = j.micro_batch_chosen;
+    out["grad_accum"] = std::max<std::uint32_t>(j.grad_accumulation, 1);
+    out["pack"] = j.pack;
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
 #include "sizing/engine_release.hpp"
+#include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
 namespace gpurent {
@@ -135,6 +136,45 @@ Result<void> validate_job_size(const PlanArgs& a, PlanOptions& o)
   return {};
 }
 
+// --micro-batch, --grad-accum and --pack shape a training job's steps (cli.md plan v4): the
+// micro-batch is --batch's other name for training (both given must agree).
+Result<void> read_training_batch(const PlanArgs& a, PlanOptions& o)
+{
+  const bool training = is_training(o.task);
+  const auto training_only = [&](const char* flag) {
+    return fail(Errc::usage, fmt::format("{} shapes a training job's steps, not --task {}; use --batch (sequences "
+                                         "in flight) for inference",
+                                         flag, to_string(o.task)));
+  };
+  if (!a.micro_batch.empty()) {
+    if (!training) {
+      return training_only("--micro-batch");
+    }
+    TRY_ASSIGN(const std::uint32_t m, parse_count(a.micro_batch, "--micro-batch", 1, 4096));
+    if (o.batch_given && m != o.batch) {
+      return fail(Errc::usage, fmt::format("--batch {} and --micro-batch {} disagree: for training they are the same "
+                                           "thing (sequences per GPU per step); give one",
+                                           o.batch, m));
+    }
+    o.batch = m;
+    o.batch_given = true;
+  }
+  if (!a.grad_accum.empty()) {
+    if (!training) {
+      return training_only("--grad-accum");
+    }
+    TRY_ASSIGN(o.grad_accum, parse_count(a.grad_accum, "--grad-accum", 1, 65536));
+    o.grad_accum_given = true;
+  }
+  if (a.pack) {
+    if (!training) {
+      return training_only("--pack");
+    }
+    o.pack = true;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<PlanOptions> validate_plan_args(const PlanArgs& a)
@@ -197,6 +237,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     TRY_ASSIGN(o.batch, parse_count(a.batch, "--batch", 1, 4096));
     o.batch_given = true;
   }
+  TRY(read_training_batch(a, o));
   if (!a.optimizer.empty()) {
     TRY_ASSIGN(o.optimizer, for_flag("--optimizer", parse_optimizer(a.optimizer)));
     o.optimizer_given = true;

@@ -30,6 +30,9 @@ struct PlanArgs {
   std::string kv_cache;
   std::string context;
   std::string batch;
+  std::string micro_batch;  // --micro-batch (training; --batch is its other name)
+  std::string grad_accum;   // --grad-accum
+  bool pack = false;        // --pack
   std::string optimizer;
   bool grad_checkpointing = false;
   bool no_grad_checkpointing = false;
@@ -61,7 +64,7 @@ struct PlanArgs {
 };
 
 // Registers the options that size the job (--task, --engine, --weights, --kv-cache, --context,
-// --batch, --optimizer, --grad-checkpointing, --no-grad-checkpointing, --lora-rank, --shard,
+// --batch, --micro-batch, --grad-accum, --pack, --optimizer, --grad-checkpointing, --no-grad-checkpointing, --lora-rank, --shard,
 // --gpu-util, --engine-version, --offline) on `sub`: `plan`, `fits` and `up --from-plan` share them. Defined in
 // plan_command.cpp (the CLI11 unit).
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args);

@@ -55,7 +55,13 @@ std::string speed_line(const Speed& sp, Task task)
   std::vector<std::string> parts;
   if (task == Task::train || task == Task::lora || task == Task::qlora) {
     if (sp.train_tokens_per_s) {
-      parts.push_back("train " + rate(*sp.train_tokens_per_s) + " over all GPUs");
+      // The micro-step's utilisation and, unpacked, the padding (docs/speed.md "Micro-batch and packing").
+      parts.push_back(fmt::format("train {} over all GPUs (the micro-batch reaches {:.0f}% of peak utilisation{})",
+                                  rate(*sp.train_tokens_per_s), sp.train_utilisation * 100.0,
+                                  sp.train_useful_share < 1.0
+                                      ? fmt::format("; unpacked, {:.0f}% of the tokens are padding: --pack removes it",
+                                                    (1.0 - sp.train_useful_share) * 100.0)
+                                      : std::string()));
     }
   } else {
     if (sp.serve_output_tokens_per_s) {

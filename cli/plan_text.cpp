@@ -67,11 +67,21 @@ std::string summary(const PlanReport& r)
     if (j.offline_batch) {
       const std::uint32_t at_once = j.max_seqs > 0 ? j.max_seqs : j.batch;
       parts.push_back(fmt::format("offline batch, {} request{} at once", at_once, at_once == 1 ? "" : "s"));
-    } else {
+    } else if (!is_training(j.task)) {
       parts.push_back(fmt::format("batch {}", j.batch));
     }
   }
   if (j.task == Task::train || j.task == Task::lora || j.task == Task::qlora) {
+    // Micro-batch x accumulation x data-parallel GPUs = the global batch (cli.md plan v4).
+    const std::uint32_t accum = std::max<std::uint32_t>(j.grad_accumulation, 1);
+    parts.push_back(fmt::format("micro-batch {}{}{}", j.batch, j.micro_batch_chosen ? " (chosen)" : "",
+                                accum > 1 || world_gpus(j) > 1
+                                    ? fmt::format(" x {} accumulation x {} GPUs = global batch {}", accum, world_gpus(j),
+                                                  std::uint64_t{j.batch} * accum * world_gpus(j))
+                                    : std::string()));
+    if (j.pack) {
+      parts.push_back("packed");
+    }
     parts.push_back(std::string(to_string(j.optimizer)));
     if (j.task != Task::train) {
       parts.push_back(fmt::format("rank {}", j.lora_rank));
@@ -196,6 +206,23 @@ void render_speed(std::string& out, const PlanReport& r, const Style& st)
   for (const auto& u : sp.unknown) {
     for (const auto& l : wrap_words("Unknown: " + u, k_width, "", "  ")) {
       out += st.dim(l) + "\n";
+    }
+  }
+  const JobSpec& j = r.result.job;
+  if (is_training(j.task) && j.micro_batch_chosen && r.result.card && (r.result.choice || r.result.card_fits)) {
+    // cli.md plan v4: the plan chose the micro-batch and says so.
+    const std::string why =
+        j.batch > 1 ? fmt::format("{}'s spare memory holds it and it trains fastest (a larger one would gain under "
+                                  "1%)",
+                                  r.result.card->display)
+        : j.pack    ? "larger ones would not fit or not train faster"
+                    : "unpacked, a larger one pads each sequence to the batch's longest and trains slower; with --pack "
+                      "the spare memory becomes a larger micro-batch";
+    const std::string text = fmt::format("Micro-batch: {} sequence{} per GPU per step, chosen: {}; --micro-batch sets "
+                                         "it",
+                                         j.batch, j.batch == 1 ? "" : "s", why);
+    for (const auto& l : wrap_words(text, k_width, "", "  ")) {
+      out += l + "\n";
     }
   }
 }

@@ -77,6 +77,8 @@ std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu, std::spa
   add(fix_grad_checkpointing(job, limit_per_gpu));
   add(fix_quantize_weights(job, limit_per_gpu));
   add(fix_8bit_optimizer(job, limit_per_gpu));
+  add(fix_embeddings_16bit(job, limit_per_gpu));
+  add(fix_activation_offload(job, limit_per_gpu));
   add(fix_lora(job, limit_per_gpu));
   add(fix_qlora(job, limit_per_gpu));
   add(fix_kv_cache(job, limit_per_gpu));

@@ -24,7 +24,8 @@ struct Fix {
 
 // Empty when the job fits `limit_per_gpu`. Otherwise, in this order, the fixes that apply to the
 // task/engine and save memory: reduce-batch, reduce-context, mixed-precision,
-// grad-checkpointing, quantize-weights, 8bit-optimizer, lora, qlora, kv-cache-fp8 /
+// grad-checkpointing, quantize-weights, 8bit-optimizer, embeddings-16bit, activation-offload,
+// lora, qlora, kv-cache-fp8 /
 // kv-cache-q8_0, fewer-sequences, cpu-offload, moe-expert-offload, more-gpus. more-gpus tries
 // only `gpu_counts` (what is sold for the card; empty: 1..8) on layouts the engine can run.
 [[nodiscard]] std::vector<Fix> suggest_fixes(const JobSpec& job, Bytes limit_per_gpu,

@@ -69,7 +69,8 @@ std::optional<Fix> fix_grad_checkpointing(const JobSpec& job, Bytes limit)
 
 std::optional<Fix> fix_8bit_optimizer(const JobSpec& job, Bytes limit)
 {
-  if (job.task != Task::train || job.optimizer == Optimizer::adamw_8bit) {
+  // LoRA too: a 70B model's rank-16 adapters carry 1.5 GiB of fp32 AdamW states, 0.4 GiB in 8 bits.
+  if (!is_training(job.task) || job.optimizer == Optimizer::adamw_8bit) {
     return std::nullopt;
   }
   JobSpec m = job;
@@ -80,6 +81,48 @@ std::optional<Fix> fix_8bit_optimizer(const JobSpec& job, Bytes limit)
   f.flags["transformers"] = "optim=\"paged_adamw_8bit\"";
   f.flags["deepspeed"] = "optim=\"paged_adamw_8bit\"";
   f.flags["torchtune"] = "optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
+  return f;
+}
+
+// TRL loads the parameters bitsandbytes leaves unquantized (embeddings, lm_head, norms) in fp32 by
+// default; --dtype bfloat16 keeps them in 16 bits (docs/sizing.md "QLoRA levers").
+std::optional<Fix> fix_embeddings_16bit(const JobSpec& job, Bytes limit)
+{
+  if (job.task != Task::qlora || job.embeddings_16bit ||
+      (job.engine != Engine::transformers && job.engine != Engine::deepspeed)) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.embeddings_16bit = true;
+  Fix f = make_fix(job, m, limit, "embeddings-16bit",
+                   "embeddings, lm_head and norms kept in 16 bits instead of fp32 (the 4-bit layers are unchanged)");
+  const std::string dtype = job.fp16_compute ? "float16" : "bfloat16";
+  f.flags["transformers"] = fmt::format("dtype=\"{}\" (trl sft --dtype {})", dtype, dtype);
+  f.flags["deepspeed"] = f.flags["transformers"];
+  return f;
+}
+
+// The checkpointed layer inputs kept in CPU RAM during the step, brought back for backward.
+std::optional<Fix> fix_activation_offload(const JobSpec& job, Bytes limit)
+{
+  if (!is_training(job.task) || job.activation_offload) {
+    return std::nullopt;
+  }
+  JobSpec m = job;
+  m.activation_offload = true;
+  m.grad_checkpointing = true;  // TRL's recipe: the checkpointed layer inputs are what it offloads
+  Fix f = make_fix(job, m, limit, "activation-offload",
+                   std::string("activation offloading: the layers' saved activations in CPU RAM until backward needs "
+                               "them (copies overlap the compute)") +
+                       (job.grad_checkpointing ? "" : ", with gradient checkpointing"));
+  f.flags["transformers"] = job.grad_checkpointing
+                                ? "activation_offloading=True (trl sft --activation_offloading)"
+                                : "activation_offloading=True gradient_checkpointing=True (trl sft "
+                                  "--activation_offloading --gradient_checkpointing)";
+  f.flags["deepspeed"] = f.flags["transformers"];
+  f.flags["torchtune"] = job.grad_checkpointing
+                             ? "enable_activation_offloading=True"
+                             : "enable_activation_offloading=True enable_activation_checkpointing=True";
   return f;
 }
 

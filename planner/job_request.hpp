@@ -32,7 +32,10 @@ struct PlanOptions {
   bool kv_cache_given = false;
   std::optional<std::uint32_t> context;  // --context as given
   std::uint32_t batch = 1;
-  bool batch_given = false;
+  bool batch_given = false;  // --batch or --micro-batch
+  std::uint32_t grad_accum = 1;  // --grad-accum: micro-batches per optimizer step (training)
+  bool grad_accum_given = false;
+  bool pack = false;             // --pack: sequences packed to the context (training)
   Optimizer optimizer = Optimizer::adamw;
   bool optimizer_given = false;
   std::optional<bool> grad_checkpointing;  // --grad-checkpointing / --no-grad-checkpointing

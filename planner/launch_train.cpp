@@ -50,6 +50,7 @@ std::string trl_args(const JobSpec& j, std::string_view id)
     s += fmt::format(" --gradient_accumulation_steps {}", j.grad_accumulation);
   }
   s += fmt::format(" --max_length {} --optim {}", j.context, hf_optim(j.optimizer));
+  s += j.pack ? " --packing" : "";  // SFTConfig.packing: sequences packed to max_length
   // Mixed precision: bf16 where the card has it, fp16 (with loss scaling) where it does not.
   // TRL's parser wants a value for these `bool | None` fields: a bare --bf16 is an argparse error.
   s += j.weights == WeightFormat::fp32 ? "" : (j.fp16_compute ? " --fp16 true" : " --bf16 true");
@@ -68,6 +69,15 @@ std::string trl_args(const JobSpec& j, std::string_view id)
       const std::string_view dtype = j.fp16_compute ? "float16" : "bfloat16";
       s += fmt::format(" --dtype {0} --bnb_4bit_quant_storage {0}", dtype);
     }
+  }
+  // TRL loads the model in --dtype float32 unless told (ModelConfig.dtype): LoRA's frozen 16-bit
+  // base is sized in 16 bits, and QLoRA's unquantized parameters too once the embeddings-16bit
+  // lever is on.
+  if ((j.task == Task::lora && j.weights != WeightFormat::fp32) || (j.task == Task::qlora && j.embeddings_16bit)) {
+    s += j.fp16_compute ? " --dtype float16" : " --dtype bfloat16";
+  }
+  if (j.activation_offload) {
+    s += " --activation_offloading";
   }
   return s;
 }
@@ -191,6 +201,12 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
   }
   if (j.optimizer == Optimizer::adamw_8bit) {
     s += " optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
+  }
+  if (j.activation_offload) {
+    s += " enable_activation_offloading=True";
+  }
+  if (j.pack) {
+    s += " dataset.packed=True";
   }
   if (j.offload_optimizer && multi) {
     s += " fsdp_cpu_offload=True";

@@ -170,6 +170,11 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   job.engine = o.engine;
   job.kv_cache = o.kv_cache;
   job.batch = o.batch;
+  job.grad_accumulation = o.grad_accum;
+  job.pack = o.pack;
+  // Training without --micro-batch/--batch: each option takes the micro-batch that trains fastest
+  // in its card's memory (providers/micro_batch.hpp).
+  job.micro_batch_chosen = is_training(o.task) && !o.batch_given;
   job.optimizer = o.optimizer;
   job.lora_rank = o.lora_rank;
   job.gpu_util_permille = o.gpu_util_permille;
@@ -248,9 +253,11 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
                                             : "4096 tokens, capped at the model's maximum (cli.md)",
          JobDefault::Kind::number);
   }
-  if (!o.batch_given && !job.offline_batch && !(o.task == Task::serve && o.request.size.load.concurrency > 0)) {
-    note("batch", "1", training ? "one sequence per GPU per step (cli.md)" : "one sequence in flight (cli.md)",
-         JobDefault::Kind::number);
+  if (!o.batch_given && training) {
+    note("micro_batch", "chosen per card",
+         "the micro-batch that trains fastest in the memory the card leaves (cli.md plan v4); --micro-batch sets it");
+  } else if (!o.batch_given && !job.offline_batch && !(o.task == Task::serve && o.request.size.load.concurrency > 0)) {
+    note("batch", "1", "one sequence in flight (cli.md)", JobDefault::Kind::number);
   }
   if (!training && !o.kv_cache_given && model.layers > 0) {
     note("kv_cache", std::string(to_string(resolve_kv_dtype(job))), "the compute dtype (cli.md `auto`)");

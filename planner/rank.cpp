@@ -12,6 +12,7 @@
 
 #include "common/rounding.hpp"
 #include "planner/card_run.hpp"
+#include "planner/micro_batch.hpp"
 #include "planner/serve_size.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
@@ -346,6 +347,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   EstimateCache estimates(request.shard, estimator);
   CardRuns runs(job);
   JobShapes shapes;
+  std::map<std::tuple<std::string, std::uint32_t, std::uint32_t>, std::pair<std::uint32_t, MemoryEstimate>> micro_batches;
   PlanResult result;
 
   const std::vector<Offer> sold = expand_offers(offers, providers, cards);
@@ -399,8 +401,22 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       opt.node_link_known = link->known();
     }
     opt.usable = c.usable;
-    const JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
+    JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
     const JobShape& shape = shapes.on(c.id, run.job);
+    MemoryEstimate memory = estimates.at(run.job, o.gpus, nodes);
+    if (there.micro_batch_chosen) {
+      // Training without --micro-batch: the micro-batch that trains fastest in this card's memory.
+      const auto key = std::tuple(c.id, o.gpus, nodes);
+      auto it = micro_batches.find(key);
+      if (it == micro_batches.end()) {
+        const JobSpec chosen = with_chosen_micro_batch(there, c, shape.figures,
+                                                       [&](const JobSpec& j) { return estimator(j).total(); });
+        it = micro_batches.emplace(key, std::pair(chosen.batch, chosen.batch > there.batch ? estimator(chosen) : memory)).first;
+      }
+      there.batch = it->second.first;
+      memory = it->second.second;
+    }
+    opt.micro_batch = is_training(there.task) ? there.batch : 0;
     opt.limit = fit_limit_for(there, c.usable);
     std::optional<ServeSizing> serving;
     if (job.task == Task::serve) {
@@ -410,7 +426,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       opt.fits = serving->fits;
       opt.serve = serving->shape;
     } else {
-      opt.total = estimates.at(run.job, o.gpus, nodes).total();
+      opt.total = memory.total();
       opt.fits = opt.total <= opt.limit;
     }
     opt.headroom = signed_diff(opt.limit, opt.total);
@@ -423,7 +439,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     if (serving) {
       add_speed_and_bill(opt, serving->job, shape, c, p, request, serving->memory, link, &serving->speed);
     } else {
-      add_speed_and_bill(opt, there, shape, c, p, request, estimates.at(run.job, o.gpus, nodes), link);
+      add_speed_and_bill(opt, there, shape, c, p, request, memory, link);
     }
     result.options.push_back(std::move(opt));
   };
@@ -531,6 +547,15 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       result.job.max_seqs = result.choice->serve->per_replica;
     }
     result.memory = serving_memory(result.job, serve_lengths(result.job.context, request.size.load).tokens(), estimator);
+  }
+  if (result.job.micro_batch_chosen && result.card) {
+    // The micro-batch chosen for that card and shape (the choice's own, when there is one).
+    const JobSpec chosen = with_chosen_micro_batch(result.job, *result.card, shapes.on(result.card->id, *there).figures,
+                                                   [&](const JobSpec& j) { return estimator(j).total(); });
+    if (chosen.batch != result.job.batch) {
+      result.job = chosen;
+      result.memory = estimator(chosen);
+    }
   }
   result.layout_ok = gpus_feasible(*there, gpus, request.shard, nodes);
   result.card_fits = given_card != nullptr && result.layout_ok &&

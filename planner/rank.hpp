@@ -95,6 +95,7 @@ struct PlanOption {
   std::string price_origin;  // "built-in 2026-11-30", "config", "derived: 4 x 1-GPU price (...)"
   RunVerdict runs;           // whether the engine's kernels run the job on this card (hardware_rules.hpp)
   std::uint32_t pipeline = 1;  // vLLM pipeline stages at this GPU count
+  std::uint32_t micro_batch = 0;  // training: sequences per GPU per step there (chosen or given); 0 otherwise
   Speed speed;               // at this card and GPU count (planner/speed.hpp)
   // Headroom within the memory estimate's own measured error for the job type
   // (memory_error_pct): it may not fit on the real machine.

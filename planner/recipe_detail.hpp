@@ -21,11 +21,14 @@ struct Choice {
   KvDtype kv_cache = KvDtype::auto_;
   std::uint32_t gpus = 1;
   bool offload_optimizer = false;
+  bool embeddings_16bit = false;
+  bool activation_offload = false;
   std::uint32_t points = 0;
 };
 
 // Points (docs/sizing.md "Recipe"): gradient checkpointing 1, batch -> accumulation 1, KV cache
-// in 8 bits 1, fewer sequences 2, 8-bit optimizer 2, 8-bit weights 2, LoRA -> QLoRA 3, 4-bit
+// in 8 bits 1, QLoRA's embeddings in 16 bits 1, fewer sequences 2, 8-bit optimizer 2, activation
+// offload 3, 8-bit weights 2, LoRA -> QLoRA 3, 4-bit
 // weights 3-4, full -> LoRA 4, context kept >= 1/2: 5 (>= 1/4: 7, less: 9), 3-bit weights 5,
 // 2-bit 7-8, offload 8, more GPUs 2 per doubling.
 [[nodiscard]] std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> gpu_counts);

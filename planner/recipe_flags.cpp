@@ -64,6 +64,12 @@ std::vector<std::string> training_flags(const JobSpec& a, const JobSpec& d)
   if (d.optimizer != a.optimizer) {
     f.push_back(tune ? "optimizer._component_=bitsandbytes.optim.PagedAdamW8bit" : "--optim paged_adamw_8bit");
   }
+  if (d.embeddings_16bit && !a.embeddings_16bit) {
+    f.push_back(d.fp16_compute ? "--dtype float16" : "--dtype bfloat16");
+  }
+  if (d.activation_offload && !a.activation_offload) {
+    f.push_back(tune ? "enable_activation_offloading=True" : "--activation_offloading");
+  }
   if (d.batch != a.batch) {
     f.push_back(tune ? fmt::format("batch_size={} gradient_accumulation_steps={}", d.batch, d.grad_accumulation)
                      : fmt::format("--per_device_train_batch_size {} --gradient_accumulation_steps {}", d.batch,

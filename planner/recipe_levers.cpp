@@ -87,19 +87,27 @@ std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> g
   std::vector<std::pair<bool, std::uint32_t>> checkpointing{{job.grad_checkpointing, 0}};
   std::vector<std::pair<Optimizer, std::uint32_t>> optimizers{{job.optimizer, 0}};
   std::vector<std::pair<bool, std::uint32_t>> offloads{{false, 0}};
+  std::vector<std::pair<bool, std::uint32_t>> embeddings{{job.embeddings_16bit, 0}};
+  std::vector<std::pair<bool, std::uint32_t>> act_offloads{{job.activation_offload, 0}};
   const WeightFormat qbase = quantized_base(job.weights) ? job.weights : WeightFormat::nf4;
   if (is_training(job.task)) {
     if (job.task == Task::train) {
       methods.push_back({Task::lora, job.weights, 4});
       methods.push_back({Task::qlora, qbase, 7});
-      if (job.optimizer != Optimizer::adamw_8bit) {
-        optimizers.emplace_back(Optimizer::adamw_8bit, 2);
-      }
     } else if (job.task == Task::lora) {
       methods.push_back({Task::qlora, qbase, 3});
     }
+    if (job.optimizer != Optimizer::adamw_8bit) {
+      optimizers.emplace_back(Optimizer::adamw_8bit, 2);
+    }
     if (!job.grad_checkpointing) {
       checkpointing.emplace_back(true, 1);
+    }
+    if (!job.embeddings_16bit && (job.engine == Engine::transformers || job.engine == Engine::deepspeed)) {
+      embeddings.emplace_back(true, 1);
+    }
+    if (!job.activation_offload) {
+      act_offloads.emplace_back(true, 3);
     }
     offloads.emplace_back(true, 8);
   } else {
@@ -125,21 +133,30 @@ std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> g
       for (const auto& [kv, kp] : kvs) {
         for (const auto& [gc, gp] : checkpointing) {
           for (const auto& [opt, op] : optimizers) {
-            if (opt != job.optimizer && m.task != Task::train) {
-              continue;  // LoRA's optimizer states are too small for 8 bits to matter
-            }
             for (const auto& [off, fp] : offloads) {
-              for (const std::uint32_t g : counts) {
-                Choice c;
-                c.task = m.task;
-                c.weights = is_training(job.task) ? m.weights : w;
-                c.grad_checkpointing = gc || (m.points > 0 && m.task == Task::qlora);
-                c.optimizer = opt;
-                c.kv_cache = kv;
-                c.gpus = g;
-                c.offload_optimizer = off;
-                c.points = m.points + wp + kp + gp + op + fp + gpu_points(job.gpus, g);
-                out.push_back(c);
+              for (const auto& [emb, ep] : embeddings) {
+                if (ep > 0 && m.task != Task::qlora) {
+                  continue;  // only QLoRA leaves 16-bit parameters in fp32
+                }
+                for (const auto& [act, ap] : act_offloads) {
+                  if (act && !(gc || (m.points > 0 && m.task == Task::qlora))) {
+                    continue;  // offloading moves the checkpointed layer inputs: with checkpointing only
+                  }
+                  for (const std::uint32_t g : counts) {
+                    Choice c;
+                    c.task = m.task;
+                    c.weights = is_training(job.task) ? m.weights : w;
+                    c.grad_checkpointing = gc || (m.points > 0 && m.task == Task::qlora);
+                    c.optimizer = opt;
+                    c.kv_cache = kv;
+                    c.gpus = g;
+                    c.offload_optimizer = off;
+                    c.embeddings_16bit = emb;
+                    c.activation_offload = act;
+                    c.points = m.points + wp + kp + gp + op + fp + ep + ap + gpu_points(job.gpus, g);
+                    out.push_back(c);
+                  }
+                }
               }
             }
           }
@@ -162,6 +179,8 @@ JobSpec apply(const JobSpec& job, const Choice& c)
     j.flash_attention = true;  // a quantized V cache needs flash attention
   }
   j.offload_optimizer = c.offload_optimizer;
+  j.embeddings_16bit = c.embeddings_16bit;
+  j.activation_offload = c.activation_offload;
   if (c.gpus != job.gpus) {
     j.gpus = c.gpus;
     j.shard = fixes_detail::multi_gpu_shard(job);
@@ -196,6 +215,12 @@ std::vector<RecipeChange> describe(const JobSpec& asked, const JobSpec& done)
   if (done.optimizer != asked.optimizer) {
     step("8bit-optimizer", std::string(to_string(asked.optimizer)), std::string(to_string(done.optimizer)),
          [&](JobSpec& j) { j.optimizer = done.optimizer; });
+  }
+  if (done.embeddings_16bit != asked.embeddings_16bit) {
+    step("embeddings-16bit", "fp32", "bf16 embeddings, lm_head and norms", [](JobSpec& j) { j.embeddings_16bit = true; });
+  }
+  if (done.activation_offload != asked.activation_offload) {
+    step("activation-offload", "on the GPU", "saved activations in CPU RAM", [](JobSpec& j) { j.activation_offload = true; });
   }
   if (done.kv_cache != asked.kv_cache) {
     step(done.kv_cache == KvDtype::fp8 ? "kv-cache-fp8" : "kv-cache-q8_0", std::string(to_string(resolve_kv_dtype(asked))),

@@ -356,8 +356,17 @@ void training_speed(const Inputs& in, Speed& s)
   if (job.grad_checkpointing) {
     per_token += 2.0 * f.train_params + attn / 3.0;
   }
-  const double tokens_per_gpu_step = std::max<std::uint32_t>(job.batch, 1) * seq;
-  const double compute = tokens_per_gpu_step * per_token / *in.flops;
+  // A micro-step computes micro-batch x context tokens (memory is sized for them). The GPU's
+  // utilisation rises with them until compute-bound (train_half_tokens); unpacked, a batch of
+  // several sequences pads each to its longest, so only k_unpacked_useful_share of them is data.
+  const double micro = std::max<std::uint32_t>(job.batch, 1);
+  const double tokens_per_gpu_step = micro * seq;
+  const double utilisation =
+      in.k.train_half_tokens > 0 ? tokens_per_gpu_step / (tokens_per_gpu_step + in.k.train_half_tokens) : 1.0;
+  const double useful = job.pack || micro <= 1 ? 1.0 : k_unpacked_useful_share;
+  const double compute = tokens_per_gpu_step * per_token / (*in.flops * utilisation);
+  s.train_utilisation = utilisation;
+  s.train_useful_share = useful;
   // Communication per micro-step per GPU: FSDP / ZeRO-3 gather the 16-bit weights for the forward
   // and the backward and scatter the gradients (3 x, 2 x when only adapters train); DDP / ZeRO-1/2
   // all-reduce the gradients once per optimizer step (2 x the trainable 16-bit bytes).
@@ -399,10 +408,20 @@ void training_speed(const Inputs& in, Speed& s)
     offload = (adapters ? 0.0 : 2.0 * w16 / std::max(1.0, gpus)) / *in.host /
               std::max<std::uint32_t>(job.grad_accumulation, 1);
   }
-  const double step = std::max(compute, comm) + offload;
+  // Activation offloading: each checkpointed layer input (hidden x 16 bits per token) goes to CPU
+  // RAM in forward and comes back in backward, on streams that overlap the compute.
+  double activations = 0;
+  if (job.activation_offload && in.host) {
+    activations = 2.0 * tokens_per_gpu_step * f.layers * f.hidden * 2.0 / *in.host;
+  }
+  const double busy = std::max({compute, comm, activations});
+  const double step = busy + offload;
   s.compute_step_s = compute;
-  s.train_tokens_per_s = gpus * tokens_per_gpu_step / step;
-  s.bound = offload > std::max(compute, comm) ? "offload" : comm > compute ? "interconnect" : "compute";
+  s.train_tokens_per_s = gpus * tokens_per_gpu_step * useful / step;
+  s.bound = offload > busy                                      ? "offload"
+            : activations > std::max(compute, comm)             ? "offload"
+            : comm > compute                                    ? "interconnect"
+                                                                : "compute";
 }
 
 }  // namespace

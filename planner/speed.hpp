@@ -29,7 +29,13 @@ struct SpeedConstants {
   double allreduce_s = 10e-6;  // latency of one tensor-parallel all-reduce, seconds
   double mfu = 0.4;          // training: FLOPs utilisation in 16-bit mixed precision
   double mfu_fp8 = 0.3;      // training in FP8 mixed precision (Transformer Engine), of the FP8 TFLOPS
+  // Training: the tokens per GPU step at which the step reaches half its peak utilisation; a step
+  // of T tokens runs at mfu x T / (T + train_half_tokens) (docs/speed.md "Micro-batch and packing").
+  double train_half_tokens = 0;
 };
+// Unpacked training: the share of the tokens a step computes that are data, not padding, when a
+// micro-batch holds more than one sequence (docs/speed.md "Micro-batch and packing").
+inline constexpr double k_unpacked_useful_share = 1.0 / 1.4;
 [[nodiscard]] const SpeedConstants& speed_constants(SpeedEngine e) noexcept;
 
 enum class SpeedKind { decode, prefill, serve, train };
@@ -66,6 +72,10 @@ struct Speed {
   std::optional<double> decode_tokens_per_s;
   std::optional<double> serve_output_tokens_per_s;
   std::optional<double> train_tokens_per_s;
+  // Training: the utilisation the micro-step's tokens reach (of the peak mfu) and the share of its
+  // tokens that are data (1 packed or one sequence per step; k_unpacked_useful_share otherwise).
+  double train_utilisation = 1;
+  double train_useful_share = 1;
   std::string bound;           // memory | compute | interconnect | offload: what limits the headline figure
   std::uint32_t range_pct = 0; // the measured spread of the headline figure's kind
   std::string basis;           // one line: the formula's inputs

@@ -60,6 +60,10 @@ U moe_layer_elems(const Widths& w) noexcept
   return 4 * w.h + w.q + 2 * w.kv + w.o + 4 * w.moe_i + w.topk * w.h + 2 * w.experts;
 }
 
+// TRL's get_act_offloading_ctx_manager(max_fwd_stash_size=5): the offloaded activations forward
+// keeps alive on the GPU while their copies to CPU RAM run.
+constexpr U k_offload_stash = 5;
+
 }  // namespace
 
 U training_activations(const Ctx& c) noexcept
@@ -71,9 +75,18 @@ U training_activations(const Ctx& c) noexcept
   const U dense = dense_layer_elems(w);
   const U moe = moe_layer_elems(w);
   U per_token = 0;
-  if (j.grad_checkpointing) {
+  const U widest = w.moe_layers > 0 ? std::max(dense, moe) : dense;
+  if (j.activation_offload) {
+    // Activation offloading (TRL's OffloadActivations, from torchtune): every saved tensor goes to
+    // CPU RAM as forward produces it; at most max_fwd_stash_size = 5 of them stay alive on the GPU,
+    // and backward brings back one layer's while it computes the next. With checkpointing the
+    // saved tensors are the layer inputs: the GPU holds the stash and one layer's recomputation;
+    // without, one layer's saved tensors and the one being brought back.
+    const U kept = std::min<U>(k_offload_stash, j.model.layers);
+    per_token = j.grad_checkpointing ? sat_add(sat_mul(kept, w.h), widest) : sat_mul(2, widest);
+  } else if (j.grad_checkpointing) {
     // Each layer keeps only its input; backward recomputes one layer at a time.
-    per_token = sat_add(sat_mul(U{j.model.layers}, w.h), w.moe_layers > 0 ? std::max(dense, moe) : dense);
+    per_token = sat_add(sat_mul(U{j.model.layers}, w.h), widest);
   } else {
     per_token = sat_add(sat_mul(w.dense_layers, dense), sat_mul(w.moe_layers, moe));
   }

@@ -49,8 +49,23 @@ Training training_states(const Ctx& c) noexcept
     t.adapters = sat_mul(a, w);
     t.gradients = sat_mul(a, w);
     t.optimizer = optimizer_bytes(j.optimizer, a, w, c.pb, true);
-    if (j.shard == Shard::fsdp || j.shard == Shard::zero3) {
+    // The adapters are parameters like the rest: FSDP FULL_SHARD and ZeRO-3 shard them, their
+    // gradients and their optimizer states over every GPU of the job (gpus x nodes); ZeRO-1
+    // shards the states, ZeRO-2 the states and the gradients (docs/sizing.md §4).
+    switch (j.shard) {
+    case Shard::fsdp:
+    case Shard::zero3:
       t.weights = sat_add(ceil_div(t.weights, n), 2 * ceil_div(t.weights, j.model.layers > 0 ? j.model.layers : 1));
+      t.adapters = ceil_div(t.adapters, n);
+      t.gradients = ceil_div(t.gradients, n);
+      t.optimizer = ceil_div(t.optimizer, n);
+      break;
+    case Shard::zero2:
+      t.gradients = ceil_div(t.gradients, n);
+      t.optimizer = ceil_div(t.optimizer, n);
+      break;
+    case Shard::zero1: t.optimizer = ceil_div(t.optimizer, n); break;
+    default: break;
     }
     return t;
   }

@@ -62,10 +62,13 @@ WeightBits bits_for(const Ctx& c) noexcept
     b.linear = b.experts = 41270;
   }
   if (j.task == Task::qlora && (j.engine == Engine::transformers || j.engine == Engine::deepspeed) && !b.whole_file) {
-    // peft prepare_model_for_kbit_training casts every non-quantized fp16/bf16 parameter
-    // (embeddings, lm_head, norms) to fp32.
-    b.embedding = 320000;
-    b.other = 320000;
+    // TRL (v1.9.0 ModelConfig.dtype, default "float32") loads the model in fp32, so every parameter
+    // bitsandbytes leaves unquantized (embeddings, lm_head, norms) is fp32; older TRL ran peft's
+    // prepare_model_for_kbit_training, which casts them to fp32 too. `--dtype bfloat16` (the
+    // embeddings-16bit lever) keeps them in 16 bits (docs/sizing.md "QLoRA levers").
+    const std::uint32_t kept = j.embeddings_16bit ? 160000 : 320000;
+    b.embedding = kept;
+    b.other = kept;
     if (b.linear >= 160000) {
       b.linear = 320000;
     }

@@ -33,12 +33,19 @@ struct JobSpec {
   WeightFormat weights = WeightFormat::bf16;
   KvDtype kv_cache = KvDtype::auto_;
   std::uint32_t context = 4096;  // tokens per sequence
-  std::uint32_t batch = 1;       // sequences per GPU per step, or sequences in flight
+  // Sequences per GPU per step (training: the micro-batch, --micro-batch or --batch), or sequences
+  // in flight.
+  std::uint32_t batch = 1;
   // --task infer --requests N on a batching engine (vLLM, SGLang): an offline batch run over an
   // input file that keeps as many requests in flight as the KV pool holds (cli.md plan v4
   // `"mode": "batch"`); speed, job time and the launch line read it.
   bool offline_batch = false;
   std::uint32_t grad_accumulation = 1;  // training micro-batches per optimizer step (no memory effect)
+  // Training: sequences packed to the full context (TRL --packing), so no step computes padding;
+  // unpacked, each batch pads to its longest sequence (docs/speed.md "Micro-batch and packing").
+  bool pack = false;
+  // Training: the plan chose the micro-batch (the user gave neither --micro-batch nor --batch).
+  bool micro_batch_chosen = false;
   Optimizer optimizer = Optimizer::adamw;
   bool grad_checkpointing = false;
   std::uint32_t lora_rank = 16;
@@ -76,6 +83,12 @@ struct JobSpec {
   // outside DeepSpeed, gradients) in CPU RAM.
   std::uint64_t offload_bytes = 0;
   bool offload_optimizer = false;
+  // QLoRA levers (docs/sizing.md "QLoRA levers"): the parameters bitsandbytes leaves unquantized
+  // (embeddings, lm_head, norms) loaded in 16 bits (TRL --dtype bfloat16) instead of the fp32 TRL
+  // loads them in by default; the checkpointed layer inputs kept in CPU RAM during the step
+  // (TRL --activation_offloading, torchtune enable_activation_offloading).
+  bool embeddings_16bit = false;
+  bool activation_offload = false;
   // Set by the hardware rules for the card the job runs on (sizing/hardware_rules.hpp).
   bool fp16_compute = false;  // the card has no bf16: training runs fp16 mixed precision (--fp16)
   bool moe_marlin = false;    // vLLM: FP8 experts through Marlin (--moe-backend marlin), below CC 8.9

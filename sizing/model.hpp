@@ -35,7 +35,9 @@ struct ModelArch {
   std::uint32_t experts_active = 0;
   std::uint32_t moe_intermediate = 0;  // per-expert MLP width
   std::uint32_t shared_experts = 0;
-  std::uint32_t dense_layers = 0;      // leading layers with a dense MLP (DeepSeek first_k_dense_replace)
+  // Layers with a dense MLP among MoE ones: DeepSeek's leading first_k_dense_replace, Llama 4's
+  // interleaved ones (interleave_moe_layer_step); the count is what sizing reads.
+  std::uint32_t dense_layers = 0;
   // Sliding-window attention: window size and how many layers attend globally.
   std::uint32_t sliding_window = 0;
   std::uint32_t global_layers = 0;     // layers with full attention (== layers when no SWA)

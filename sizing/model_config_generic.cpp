@@ -116,6 +116,36 @@ Result<void> read_layout(const Reader& r, ModelArch& m, std::vector<std::string>
   return {};
 }
 
+// Llama 4 (transformers Llama4TextConfig): MoE layers alternate with dense ones. `moe_layers`
+// lists them; without it every interleave_moe_layer_step-th layer is one (range(step - 1, L,
+// step): 24 of Maverick's 48 layers, all 48 of Scout's at step 1). The dense layers' MLP is
+// intermediate_size_mlp wide, the experts' intermediate_size; each MoE layer adds one shared
+// expert of the experts' width (Llama4TextMoe.shared_expert).
+Result<void> read_interleaved_moe(const Reader& r, const std::string& type, ModelArch& m, std::vector<std::string>& assumed)
+{
+  const auto listed = r.raw().find("moe_layers");
+  TRY_ASSIGN(const auto step, r.opt_u32("interleave_moe_layer_step", 1, k_max_layers));
+  std::uint32_t moe = m.layers;
+  if (listed != r.raw().end() && listed->is_array()) {
+    moe = static_cast<std::uint32_t>(std::min<std::size_t>(listed->size(), m.layers));
+  } else if (step) {
+    moe = m.layers / *step;  // the size of range(step - 1, layers, step)
+  } else {
+    return {};
+  }
+  m.dense_layers = m.layers - moe;
+  TRY_ASSIGN(const auto dense_width, r.opt_u32("intermediate_size_mlp", 1, k_max_width));
+  if (dense_width) {
+    m.intermediate = *dense_width;
+  }
+  if (type.starts_with("llama4") && m.shared_experts == 0) {
+    m.shared_experts = 1;
+  }
+  assumed.push_back(std::to_string(moe) + " of " + std::to_string(m.layers) + " layers are MoE (" +
+                    (step ? "interleave_moe_layer_step " + std::to_string(*step) : std::string("moe_layers")) + ")");
+  return {};
+}
+
 }  // namespace
 
 Result<ModelArch> read_generic_config(const json& root, const json& text, const std::string& type, std::string_view source)
@@ -200,6 +230,7 @@ Result<ModelArch> read_generic_config(const json& root, const json& text, const 
     m.shared_experts = shared ? shared->value : (shared_width + m.moe_intermediate - 1) / m.moe_intermediate;
     TRY_ASSIGN(const auto dense, first_of(r, {"first_k_dense_replace", "first_k_dense", "n_dense_layers"}, 0, m.layers));
     m.dense_layers = dense ? dense->value : 0;
+    TRY(read_interleaved_moe(r, type, m, assumed));
   }
   read_quantization(root, m);
   TRY(read_mla(r, m));

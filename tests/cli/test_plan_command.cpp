@@ -35,8 +35,10 @@ const std::set<std::string> k_model = {"name", "source", "params", "layers", "hi
 const std::set<std::string> k_job = {"task", "engine", "weights", "kv_cache", "context", "batch",
                                      "optimizer", "grad_checkpointing", "lora_rank", "gpus", "nodes", "shard", "defaults",
                                      "rank_by", "hours", "job_cost", "engine_version"};
-// Present only when given: the job's size, the deadline, the choice's start-up.
-const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup", "mode"};
+// Present only when given: the job's size, the deadline, the choice's start-up; for training the
+// micro-batch, whether plan chose it (plan v4), the accumulation and packing.
+const std::set<std::string> k_job_sized = {"tokens", "epochs", "requests", "deadline_hours", "startup", "mode",
+                                           "micro_batch", "micro_batch_chosen", "grad_accum", "pack"};
 // plan v4: the start-up downloads the checkpoint as stored, and says where that figure comes from.
 const std::set<std::string> k_startup = {"hours", "basis", "download_bytes", "download_source", "download_bytes_per_s"};
 const std::set<std::string> k_recipe = {"fits", "card", "gpus", "changes", "memory", "limit_gib", "job",
@@ -467,5 +469,50 @@ TEST_CASE("plan --nodes: 0, 65 and abc are usage errors (exit 2), one JSON error
     const Json e = parse_one(j.out);
     CHECK(e["error"]["code"] == "usage");
     CHECK(e["error"]["exit"] == 2);
+  }
+}
+
+TEST_CASE("plan command: training chooses its micro-batch per card and says so (plan v4)", "[cli][plan]")
+{
+  CliHarness h;
+  // Packed, a B200's spare memory becomes a larger micro-batch; the launch line carries it.
+  const auto big = h.run({"plan", "llama-3.1-8b", "--task", "lora", "--card", "b200", "--gpus", "1", "--pack", "--json"});
+  REQUIRE(big.code == 0);
+  const Json b = parse_one(big.out);
+  check_contract(b);
+  CHECK(b["job"]["micro_batch_chosen"] == true);
+  CHECK(b["job"]["pack"] == true);
+  const auto m = b["job"]["micro_batch"].get<std::uint32_t>();
+  CHECK(m >= 8);
+  const std::string launch = b["launch"]["transformers"].get<std::string>();
+  CHECK(launch.find("--per_device_train_batch_size " + std::to_string(m) + " ") != std::string::npos);
+  CHECK(launch.find("--packing") != std::string::npos);
+  // On a 24 GB card, less.
+  const auto small = h.run({"plan", "llama-3.1-8b", "--task", "lora", "--card", "rtx-4090", "--gpus", "1", "--pack",
+                            "--json"});
+  REQUIRE(small.code == 0);
+  CHECK(parse_one(small.out)["job"]["micro_batch"].get<std::uint32_t>() < m);
+  // Given, it is kept, with the accumulation, in memory, speed and launch alike.
+  const auto given = h.run({"plan", "llama-3.1-8b", "--task", "lora", "--card", "b200", "--gpus", "1",
+                            "--micro-batch", "2", "--grad-accum", "16", "--json"});
+  REQUIRE(given.code == 0);
+  const Json g = parse_one(given.out);
+  CHECK(g["job"]["micro_batch"] == 2);
+  CHECK(g["job"]["micro_batch_chosen"] == false);
+  CHECK(g["job"]["grad_accum"] == 16);
+  const std::string gl = g["launch"]["transformers"].get<std::string>();
+  CHECK(gl.find("--per_device_train_batch_size 2 --gradient_accumulation_steps 16") != std::string::npos);
+  // Activations grow with the micro-batch: two sequences hold 2/m of the chosen m's.
+  CHECK(g["memory"]["activations_gib"].get<double>() ==
+        Approx(b["memory"]["activations_gib"].get<double>() * 2.0 / m).margin(0.05));
+  // Bad values: usage errors, nothing on stdout.
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--task", "lora", "--micro-batch", "0"},
+                                              {"--task", "lora", "--grad-accum", "abc"},
+                                              {"--task", "serve", "--pack"}}) {
+    std::vector<std::string> args{"plan", "llama-3.1-8b", "--offline"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = h.run(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
   }
 }

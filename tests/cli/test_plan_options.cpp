@@ -407,3 +407,63 @@ TEST_CASE("validate_plan_args: QLoRA trains on GPTQ and AWQ bases, GGUF engines 
   a.weights = "mxfp4";
   CHECK(validate_plan_args(a));
 }
+
+TEST_CASE("validate_plan_args: --micro-batch, --grad-accum and --pack shape training only", "[cli][plan_options]")
+{
+  PlanArgs a;
+  a.model = "llama-3.1-8b";
+  a.task = "lora";
+  // Random valid values round-trip; --micro-batch is --batch for training.
+  std::mt19937 rng(40);
+  for (int i = 0; i < 200; ++i) {
+    const std::uint32_t m = 1 + rng() % 4096;
+    const std::uint32_t g = 1 + rng() % 65536;
+    a.micro_batch = std::to_string(m);
+    a.grad_accum = std::to_string(g);
+    const auto o = validate_plan_args(a);
+    REQUIRE(o);
+    CHECK(o->batch == m);
+    CHECK(o->batch_given);
+    CHECK(o->grad_accum == g);
+  }
+  for (const char* bad : {"0", "-1", "abc", "2.5", " ", "4097", "1e3", "99999999999999999999"}) {
+    INFO(bad);
+    a.micro_batch = bad;
+    a.grad_accum.clear();
+    const auto m = validate_plan_args(a);
+    REQUIRE_FALSE(m);
+    CHECK(m.error().code == Errc::usage);
+    CHECK(m.error().message.find("--micro-batch") != std::string::npos);
+    a.micro_batch.clear();
+    a.grad_accum = bad;
+    if (std::string(bad) != "4097") {  // 4097 accumulation steps are fine
+      const auto g = validate_plan_args(a);
+      REQUIRE_FALSE(g);
+      CHECK(g.error().code == Errc::usage);
+      CHECK(g.error().message.find("--grad-accum") != std::string::npos);
+    }
+  }
+  a.grad_accum.clear();
+  a.pack = true;
+  CHECK(validate_plan_args(a)->pack);
+  // --batch and --micro-batch agree or are refused.
+  a.batch = "4";
+  a.micro_batch = "4";
+  CHECK(validate_plan_args(a)->batch == 4);
+  a.micro_batch = "8";
+  CHECK(validate_plan_args(a).error().code == Errc::usage);
+  // Not for inference or serving.
+  a.batch.clear();
+  for (const char* task : {"infer", "serve"}) {
+    a.task = task;
+    a.micro_batch = "2";
+    a.pack = false;
+    CHECK(validate_plan_args(a).error().code == Errc::usage);
+    a.micro_batch.clear();
+    a.grad_accum = "2";
+    CHECK(validate_plan_args(a).error().code == Errc::usage);
+    a.grad_accum.clear();
+    a.pack = true;
+    CHECK(validate_plan_args(a).error().code == Errc::usage);
+  }
+}

@@ -153,6 +153,9 @@ std::optional<SpeedCase> case_of(const nlohmann::json& row, std::string* why)
     j.task = recipe == "lora" ? Task::lora : recipe == "qlora" ? Task::qlora : Task::train;
     j.context = u32(row, "context", 2048);
     j.batch = u32(row, "micro_batch", 1);
+    // Pretraining corpora and the packed SFT benchmarks fill every sequence; a row says
+    // "packed": false where its batches were padded.
+    j.pack = !row.contains("packed") || !row["packed"].is_boolean() || row["packed"].get<bool>();
     j.grad_checkpointing = row.value("grad_checkpointing", nlohmann::json()).is_boolean() &&
                            row["grad_checkpointing"].get<bool>();
     const std::string shard = str(row, "shard");

@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string> k_order{
     "reduce-batch", "reduce-context", "mixed-precision", "grad-checkpointing", "quantize-weights",
-    "8bit-optimizer", "lora", "qlora", "kv-cache-fp8", "kv-cache-q8_0", "fewer-sequences", "cpu-offload",
+    "8bit-optimizer", "embeddings-16bit", "activation-offload", "lora", "qlora", "kv-cache-fp8", "kv-cache-q8_0", "fewer-sequences", "cpu-offload",
     "moe-expert-offload", "more-gpus"};
 
 JobSpec job_of(std::string_view name, Task task, Engine engine, WeightFormat w = WeightFormat::bf16)
@@ -164,7 +164,8 @@ TEST_CASE("Fixes: full fine-tuning an 8B model on one 24 GB card", "[sizing][fix
   const auto fixes = suggest_fixes(j, limit);
   check_fixes(j, fixes, limit);
   CHECK(ids(fixes) == std::vector<std::string>{"reduce-batch", "reduce-context", "grad-checkpointing",
-                                               "8bit-optimizer", "lora", "qlora", "cpu-offload", "more-gpus"});
+                                               "8bit-optimizer", "activation-offload", "lora", "qlora", "cpu-offload",
+                                               "more-gpus"});
   const Fix* batch = find_fix(fixes, "reduce-batch");
   CHECK(batch->modified.batch < 8);
   CHECK(batch->flags.at("transformers").find("gradient_accumulation_steps=") != std::string::npos);

@@ -376,6 +376,13 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
                 ran.offload_optimizer = true;
                 ran.grad_accumulation = 4;
               }
+              if (is_training(c.task) && gpus == 4) {
+                // The QLoRA levers and the batch's shape (packing) the recipe and the flags add.
+                ran.embeddings_16bit = true;
+                ran.activation_offload = true;
+                ran.pack = true;
+                ran.batch = 3;
+              }
               ++jobs;
               for (const auto& [engine, line] : launch_commands(ran, m.hf_ids.front(), Bytes{24ULL << 30})) {
                 engines_seen.insert(engine);

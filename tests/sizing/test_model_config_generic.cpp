@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "sizing/estimate.hpp"
 #include "sizing/gguf_model.hpp"
+#include "sizing/param_count.hpp"
 #include "sizing/model_config.hpp"
 #include "tests/fakes/checkpoint_builder.hpp"
 
@@ -146,4 +148,35 @@ TEST_CASE("GGUF architectures: unknown ones are read from llama.cpp's keys, labe
   // Without sizes nor tensors there is nothing to read.
   const auto empty = t::gguf_header({{"general.architecture", t::gv_str("x")}}, {});
   CHECK_FALSE(gpurent::arch_from_gguf(empty, {}, "e.gguf"));
+}
+
+TEST_CASE("Llama 4 Maverick: MoE layers interleave with dense ones (about 400B, 17B active)")
+{
+  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/sizing/llama4_maverick_config.json");
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto maverick = parse_model_config(text.str(), "llama4_maverick_config.json");
+  REQUIRE(maverick);
+  CHECK(maverick->layers == 48);
+  CHECK(maverick->dense_layers == 24);  // range(1, 48, 2): 24 MoE layers
+  CHECK(maverick->intermediate == 16384);  // the dense layers' intermediate_size_mlp
+  CHECK(maverick->moe_intermediate == 8192);
+  CHECK(maverick->shared_experts == 1);
+  const auto b = gpurent::count_params(*maverick);
+  // Meta's model card: "17B active parameters", 400B total (the vision tower not counted here).
+  CHECK(std::abs(static_cast<double>(b.total) / 400e9 - 1.0) < 0.01);
+  CHECK(std::abs(static_cast<double>(b.active) / 17e9 - 1.0) < 0.03);
+  // Every layer MoE (the step ignored) is what a reader without it counted: about 778B.
+  auto every = nlohmann::json::parse(text.str());
+  every["text_config"].erase("interleave_moe_layer_step");
+  const auto all_moe = parse_model_config(every.dump(), "every-layer.json");
+  REQUIRE(all_moe);
+  CHECK(gpurent::count_params(*all_moe).total > 770'000'000'000ULL);
+  // An explicit moe_layers list wins over the step.
+  auto listed = nlohmann::json::parse(text.str());
+  listed["text_config"]["moe_layers"] = {3, 7, 11, 15};
+  const auto four = parse_model_config(listed.dump(), "listed.json");
+  REQUIRE(four);
+  CHECK(four->dense_layers == 44);
 }
