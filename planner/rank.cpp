@@ -45,7 +45,11 @@ public:
   EstimateCache(std::optional<Shard> shard, const Estimator& estimator) : m_shard(shard), m_estimator(estimator) {}
   const MemoryEstimate& at(const JobSpec& job, std::uint32_t gpus, std::uint32_t nodes = 1)
   {
-    const auto key = std::tuple(job.weights, gpus, nodes);
+    // Every field the card sets on the job (the hardware rules, card_run) is part of the key: two
+    // cards of the same count can give one job different memory (vLLM's large-card defaults,
+    // NCCL's NVLS buffers, fp16 compute, Marlin experts, an e5m2 KV cache, flash attention).
+    const auto key = std::tuple(job.weights, gpus, nodes, job.large_card_defaults, job.nccl_nvls, job.fp16_compute,
+                                job.moe_marlin, job.kv_fp8_e5m2, job.flash_attention);
     auto it = m_cache.find(key);
     if (it == m_cache.end()) {
       it = m_cache.emplace(key, m_estimator(job_for_gpus(job, gpus, m_shard, nodes))).first;
@@ -56,7 +60,8 @@ public:
 private:
   std::optional<Shard> m_shard;
   const Estimator& m_estimator;
-  std::map<std::tuple<WeightFormat, std::uint32_t, std::uint32_t>, MemoryEstimate> m_cache;
+  std::map<std::tuple<WeightFormat, std::uint32_t, std::uint32_t, bool, bool, bool, bool, bool, bool>, MemoryEstimate>
+      m_cache;
 };
 
 // The job as the engine runs it on each card, computed once per card.
@@ -148,11 +153,11 @@ void choose(std::vector<PlanOption>& options, const OptionOrder& order)
     const PlanOption& p = options[pick];
     if (by_bill) {
       // A sized job ranked by its bill (cli.md plan v4 "Ranking with a size"): within 5% of the
-      // lowest bill the shortest job wins, then fewer GPUs; a comfortable option still goes before
-      // a tight one, which may not fit on the real machine.
+      // lowest bill the shortest job wins, then fewer GPUs (every server's), then a comfortable
+      // option before a tight one.
       const auto h = [](const PlanOption& x) { return x.hours ? x.hours->count() : std::numeric_limits<std::int64_t>::max(); };
-      if (std::tuple(o.tight, h(o), o.gpus * o.nodes, o.pipeline > 1) <
-          std::tuple(p.tight, h(p), p.gpus * p.nodes, p.pipeline > 1)) {
+      if (std::tuple(h(o), o.gpus * o.servers(), o.tight, o.pipeline > 1) <
+          std::tuple(h(p), p.gpus * p.servers(), p.tight, p.pipeline > 1)) {
         pick = i;
       }
     } else if (std::tuple(o.tight, o.gpus * o.nodes, o.pipeline > 1) <

@@ -54,7 +54,7 @@ struct Folder {
 
 }  // namespace
 
-TEST_CASE("Plan launch: a job that does not fit has no launch line; its recipe's when the recipe fits", "[cli][plan][launch]")
+TEST_CASE("Plan launch: a job that does not fit has no launch line, its recipe's when the recipe fits", "[cli][plan][launch]")
 {
   const Run r = plan({"llama-3.1-70b", "--task", "serve", "--card", "rtx-4090", "--gpus", "1", "--offline"});
   REQUIRE(r.code == 3);
@@ -137,7 +137,7 @@ TEST_CASE("Plan launch: a local checkpoint folder is named as the server will ha
   std::filesystem::remove_all(outside.dir.parent_path());
 }
 
-TEST_CASE("Plan launch: FP8 on a T4 computes in float16; llama.cpp splits by layer", "[cli][plan][launch]")
+TEST_CASE("Plan launch: FP8 on a T4 computes in float16, llama.cpp splits by layer", "[cli][plan][launch]")
 {
   const Run t4 = plan({"llama-3.1-8b", "--task", "serve", "--card", "t4", "--weights", "fp8", "--offline"});
   REQUIRE(t4.code == 0);
