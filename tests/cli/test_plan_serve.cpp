@@ -305,3 +305,28 @@ TEST_CASE("plan serve: a --context above the requests caps one sequence, it does
   const Json& sv = wide.j["choice"]["serve"];
   CHECK(u64(sv["kv_pool_tokens"]) >= u64(sv["concurrency_per_replica"]) * 2400);
 }
+
+TEST_CASE("plan: the memory shown for the choice is that card's, as --card shows it", "[cli][plan][memory]")
+{
+  // Options on other cards with the same GPU count and weights must not lend their estimate to the
+  // choice: vLLM profiles 8192 tokens on a card of 70 GiB or more (not the A100), 2048 elsewhere.
+  for (const std::vector<std::string>& job : {std::vector<std::string>{"llama-3.1-70b", "--task", "serve"},
+                                              std::vector<std::string>{"llama-3.1-8b", "--task", "serve"},
+                                              std::vector<std::string>{"llama-3.1-8b", "--task", "lora"}}) {
+    auto args = job;
+    args.push_back("--offline");
+    const auto chosen = run_plan(args);
+    REQUIRE(chosen.code == 0);
+    const Json& c = chosen.j["choice"];
+    auto on_card = args;
+    for (const std::string s : {"--card", c["card"].get<std::string>().c_str()}) {
+      on_card.push_back(s);
+    }
+    on_card.push_back("--gpus");
+    on_card.push_back(std::to_string(c["gpus"].get<int>()));
+    const auto given = run_plan(on_card);
+    INFO(job.front() << " " << job.back() << " on " << c["card"].get<std::string>());
+    CHECK(chosen.j["memory"]["activations_gib"] == given.j["memory"]["activations_gib"]);
+    CHECK(chosen.j["memory"]["total_gib"] == given.j["memory"]["total_gib"]);
+  }
+}
