@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 
+#include "planner/largest.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/layout.hpp"
 #include "sizing/precision.hpp"
@@ -22,24 +23,6 @@ constexpr std::uint32_t k_context_step = 256;
 Bytes total(const JobSpec& j) { return estimate(j).total(); }
 
 bool fits(const JobSpec& j, Bytes usable) { return total(j) <= fit_limit_for(j, usable); }
-
-// The largest v in [lo, hi] with ok(v) (ok monotone: true up to some point); nullopt if none.
-template <class F>
-std::optional<std::uint32_t> largest(std::uint32_t lo, std::uint32_t hi, F ok)
-{
-  if (lo > hi || !ok(lo)) {
-    return std::nullopt;
-  }
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
-    if (ok(mid)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
 
 // Points for keeping `kept` of `asked` context tokens.
 std::uint32_t context_points(std::uint32_t kept, std::uint32_t asked)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "planner/largest.hpp"
 #include "sizing/estimate.hpp"
 
 namespace gpurent {
@@ -61,24 +62,6 @@ struct Sizer {
     t.misses = target_misses(t.speed, targets);
   }
 };
-
-// The largest n in [lo, hi] for which `ok` holds, `ok` true up to some n and false after it;
-// nullopt when it fails at lo.
-std::optional<std::uint32_t> largest(std::uint32_t lo, std::uint32_t hi, const std::function<bool(std::uint32_t)>& ok)
-{
-  if (hi < lo || !ok(lo)) {
-    return std::nullopt;
-  }
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
-    if (ok(mid)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
