@@ -112,4 +112,23 @@ inline void check_golden(const std::string& name, const std::string& actual)
   CHECK(actual == expected.str());
 }
 
+// Whitespace (the text view's line wrapping) does not count.
+inline std::string squeezed(const std::string& s)
+{
+  std::string out;
+  for (const char c : s) {
+    if (c == ' ' || c == '\n') {
+      if (!out.empty() && out.back() != ' ') {
+        out += ' ';
+      }
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// `needle` appears in `hay` however the text view wrapped it.
+inline bool has(const std::string& hay, const std::string& needle) { return squeezed(hay).find(needle) != std::string::npos; }
+
 }  // namespace gpurent::test

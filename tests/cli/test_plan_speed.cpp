@@ -10,28 +10,13 @@
 
 #include "cli_harness.hpp"
 
+using gpurent::test::has;
 using gpurent::test::run_plan;
+using gpurent::test::squeezed;
 using Json = nlohmann::json;
 
 namespace {
 
-// Whitespace (the text view's line wrapping) does not count.
-std::string squeezed(const std::string& s)
-{
-  std::string out;
-  for (const char c : s) {
-    if (c == ' ' || c == '\n') {
-      if (!out.empty() && out.back() != ' ') {
-        out += ' ';
-      }
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-bool has(const std::string& hay, const std::string& needle) { return squeezed(hay).find(needle) != std::string::npos; }
 
 }  // namespace
 
