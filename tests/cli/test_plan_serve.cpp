@@ -305,9 +305,8 @@ TEST_CASE("plan: the memory shown for the choice is that card's, as --card shows
     REQUIRE(chosen.code == 0);
     const Json& c = chosen.j["choice"];
     auto on_card = args;
-    for (const std::string s : {"--card", c["card"].get<std::string>().c_str()}) {
-      on_card.push_back(s);
-    }
+    on_card.push_back("--card");
+    on_card.push_back(c["card"].get<std::string>());
     on_card.push_back("--gpus");
     on_card.push_back(std::to_string(c["gpus"].get<int>()));
     const auto given = run_plan(on_card);
