@@ -324,10 +324,6 @@ std::string nothing_fits_text(const PlanReport& report)
   return fmt::format("nothing fits on {} servers of any provider that joins that many", *report.nodes_asked);
 }
 
-}  // namespace gpurent
-
-namespace gpurent {
-
 std::string missed_targets_text(const PlanReport& report)
 {
   // The option closest to the targets: the fastest per user, then the quickest first token.

@@ -173,7 +173,7 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   job.grad_accumulation = o.grad_accum;
   job.pack = o.pack;
   // Training without --micro-batch/--batch: each option takes the micro-batch that trains fastest
-  // in its card's memory (providers/micro_batch.hpp).
+  // in its card's memory (planner/micro_batch.hpp).
   job.micro_batch_chosen = is_training(o.task) && !o.batch_given;
   job.optimizer = o.optimizer;
   job.lora_rank = o.lora_rank;

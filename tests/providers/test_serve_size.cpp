@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// size_serving (providers/serve_size.hpp): a serving workload of C sequences of I + O tokens on
+// size_serving (planner/serve_size.hpp): a serving workload of C sequences of I + O tokens on
 // servers of one shape. Properties over random workloads: the replicas hold C, each replica's KV
 // pool holds its share, one replica fewer would not do, and the per-user speed and the time to
 // first token move the way the load moves them.
