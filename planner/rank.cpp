@@ -516,6 +516,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   // closest to fitting (largest headroom), else one GPU and no card.
   std::uint32_t gpus = count.value_or(smallest_fit);
   std::uint32_t nodes = asked_nodes;
+  const PlanOption* shown = result.choice ? &*result.choice : nullptr;  // the option the memory is for
   if (result.choice) {
     gpus = result.choice->gpus;
     nodes = result.choice->nodes;
@@ -536,6 +537,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     gpus = closest->gpus;
     nodes = closest->nodes;
     result.card = *card_with_id(cards, closest->card);
+    shown = &*closest;
   }
   const JobSpec* there = &job;
   if (result.card) {
@@ -545,11 +547,12 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   result.job = job_for_gpus(*there, gpus, request.shard, nodes);
   result.memory = estimates.at(*there, gpus, nodes);
-  if (result.choice && result.choice->serve && request.size.load.concurrency > 0) {
-    // One replica as the choice runs it: its sequences in memory and in the launch line.
-    result.job.batch = result.choice->serve->per_replica;
+  if (shown != nullptr && shown->serve && request.size.load.concurrency > 0) {
+    // One replica as that option runs it (the choice, or the closest when none is chosen): its
+    // sequences in memory and in the launch line.
+    result.job.batch = shown->serve->per_replica;
     if (result.job.engine == Engine::vllm || result.job.engine == Engine::sglang) {
-      result.job.max_seqs = result.choice->serve->per_replica;
+      result.job.max_seqs = shown->serve->per_replica;
     }
     result.memory = serving_memory(result.job, serve_lengths(result.job.context, request.size.load).tokens(), estimator);
   }

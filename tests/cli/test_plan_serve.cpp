@@ -315,3 +315,17 @@ TEST_CASE("plan: the memory shown for the choice is that card's, as --card shows
     CHECK(chosen.j["memory"]["total_gib"] == given.j["memory"]["total_gib"]);
   }
 }
+
+TEST_CASE("plan serve: with no option meeting the targets, the memory shown still holds the workload",
+          "[cli][plan][serve]")
+{
+  const auto r = run_plan({"qwen3-32b", "--task", "serve", "--concurrency", "200", "--input-len", "2000",
+                           "--output-len", "400", "--min-user-speed", "500", "--offline"});
+  REQUIRE(r.code == 3);
+  CHECK(r.j["choice"].is_null());
+  // The breakdown is the closest option's replica: its share of the 200 sequences, not one.
+  CHECK(r.j["job"]["batch"].get<int>() > 1);
+  const auto on_one = run_plan({"qwen3-32b", "--task", "serve", "--input-len", "2000", "--output-len", "400",
+                                "--min-user-speed", "500", "--offline"});
+  CHECK(r.j["memory"]["kv_cache_gib"].get<double>() > on_one.j["memory"]["kv_cache_gib"].get<double>());
+}
