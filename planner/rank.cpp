@@ -526,6 +526,12 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     if (asked_nodes > 1 && !result.options.empty()) {
       gpus = result.options.front().gpus;  // the shape joined across servers, not one server's count
     }
+    for (const auto& o : result.options) {
+      if (o.gpus == gpus && o.nodes == nodes) {
+        shown = &o;  // that card at the count shown
+        break;
+      }
+    }
   } else if (!result.options.empty()) {
     const auto closest = std::max_element(result.options.begin(), result.options.end(),
                                           [](const PlanOption& a, const PlanOption& b) {
