@@ -25,6 +25,14 @@ struct Offer {
   std::optional<MicroUsd> spot_price_per_hour;
   std::string region;
   std::string price_origin;    // "built-in 2026-11-30", "config", "fetched 2026-11-30T10:00:00Z"
+  // The whole market (cli.md plan v4 "The whole market"): where the price comes from, how old it
+  // is, and what the row says about itself.
+  std::string price_source;    // "config", "live", "catalogue", "snapshot"; "" for a hand-kept built-in price
+  std::string price_date;      // "YYYY-MM-DD" (snapshot: its date; catalogue: the fetch day; live: today)
+  std::string instance_type;   // the cloud's instance type, "" when it has none (GCP accelerator rows)
+  std::string upstream;        // aggregator/marketplace rows: the cloud or host the row resells, "" otherwise
+  bool gpu_only = false;       // the price covers the GPUs only (GCP accelerator rows): the host VM is extra
+  bool spot_above_on_demand = false;  // the source's spot price is above on demand: kept, flagged
 };
 
 struct ProviderInfo {
