@@ -79,7 +79,8 @@ else
   extra=()
   [ $libfuzzer -eq 1 ] && extra=(-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link)
   cmake -S . -B "$dir" -G Ninja -DGPURENT_FUZZ=ON -DGPURENT_TESTS=OFF -DGPURENT_SANITIZE=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" >/dev/null
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" "${extra[@]}" >/dev/null
 fi
 ninja -C "$dir" -j "$jobs" "${targets[@]}" >&2
 echo "fuzz: build took $(( $(date +%s) - start_build )) s" >&2
