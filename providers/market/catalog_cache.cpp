@@ -11,6 +11,8 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <sstream>
 #include <system_error>
 
@@ -180,8 +182,15 @@ std::string catalog_cache_to_text(const CatalogCache& cache)
     out.append("\t").append(std::to_string(to_unix(c.checked_at))).append("\t").append(clean(c.made_by));
     out.append("\t").append(header_value(c.validators.etag)).append("\t").append(header_value(c.validators.last_modified));
     out.append("\t").append(std::to_string(c.count)).append("\n");
+    std::vector<const Offer*> sorted;
     for (std::size_t i = c.first; i < c.first + c.count && i < cache.offers.size(); ++i) {
-      const Offer& o = cache.offers[i];
+      sorted.push_back(&cache.offers[i]);
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Offer* a, const Offer* b) {
+      return std::tie(a->card, a->gpus, a->price_per_hour) < std::tie(b->card, b->gpus, b->price_per_hour);
+    });
+    for (const Offer* op : sorted) {
+      const Offer& o = *op;
       out.append("o\t").append(clean(o.card)).append("\t").append(std::to_string(o.gpus));
       out.append("\t").append(std::to_string(o.price_per_hour.n)).append("\t");
       if (o.spot_price_per_hour) {
@@ -202,9 +211,11 @@ std::string catalog_cache_to_text(const CatalogCache& cache)
   return out;
 }
 
-Result<CatalogCache> catalog_cache_from_text(std::string_view text)
+Result<CatalogCache> catalog_cache_from_text(std::string_view text, CatalogLoad load)
 {
   CatalogCache cache;
+  const bool cheapest = load == CatalogLoad::cheapest_per_shape;
+  std::map<std::pair<std::string_view, std::int64_t>, std::size_t> shapes;  // (card, GPUs) -> index, cheapest mode
   std::size_t line_no = 0;
   auto next_line = [&]() -> std::optional<std::string_view> {
     if (text.empty()) {
@@ -243,7 +254,7 @@ Result<CatalogCache> catalog_cache_from_text(std::string_view text)
     }
     std::array<std::string_view, 8> f{};
     if (!split_fields(*line, f) || f[0] != "cloud") {
-      return std::unexpected(damaged(line_no, "expected `cloud` with 7 fields or `end`"));
+      return std::unexpected(damaged(line_no, "expected `cloud` and 7 fields, or `end`"));
     }
     CachedCloud c;
     const auto fetched = whole(f[2], 0, k_max_unix);
@@ -262,22 +273,63 @@ Result<CatalogCache> catalog_cache_from_text(std::string_view text)
     c.validators.etag = std::string(f[5]);
     c.validators.last_modified = std::string(f[6]);
     c.first = cache.offers.size();
-    c.count = static_cast<std::size_t>(*count);
+    const auto lines = static_cast<std::size_t>(*count);
+    if (!cheapest) {
+      cache.offers.reserve(cache.offers.size() + lines);
+    }
+    shapes.clear();
+    std::pair<std::string_view, std::int64_t> previous;
+    std::size_t previous_index = 0;
+    bool have_previous = false;
     const std::string day = day_of(c.checked_at);
-    for (std::size_t i = 0; i < c.count; ++i) {
+    for (std::size_t i = 0; i < lines && load == CatalogLoad::clouds_only; ++i) {
+      if (!next_line()) {
+        return std::unexpected(damaged(line_no + 1, "the file ends early (offers of " + c.cloud + " missing)"));
+      }
+    }
+    for (std::size_t i = 0; i < lines && load != CatalogLoad::clouds_only; ++i) {
       line = next_line();
-      std::array<std::string_view, 10> o{};
+      std::array<std::string_view, 9> o{};
       if (!line || !split_fields(*line, o) || o[0] != "o") {
-        return std::unexpected(damaged(line_no + (line ? 0 : 1), "expected an offer line (`o` with 9 fields) of " + c.cloud));
+        return std::unexpected(damaged(line_no + (line ? 0 : 1), "expected an offer line (`o` and 8 fields) of " + c.cloud));
       }
       const auto gpus = whole(o[2], 1, k_max_gpus);
       const auto price = whole(o[3], 1, k_max_micro);
       const auto spot = o[4].empty() ? std::optional<std::int64_t>(0) : whole(o[4], 1, k_max_micro);
-      const bool flags_ok = o[9].empty() || o[9] == "g" || o[9] == "s" || o[9] == "gs";
+      const bool flags_ok = o[8].empty() || o[8] == "g" || o[8] == "s" || o[8] == "gs";
       if (o[1].empty() || !gpus || !price || !spot || !flags_ok) {
         return std::unexpected(damaged(line_no, "an offer of " + c.cloud + " with a bad card, GPU count, price or flag"));
       }
-      Offer& off = cache.offers.emplace_back();
+      // Cheapest mode: the writer lists a shape's offers together, cheapest first, so a line is
+      // mostly the previous line's shape (skipped unless cheaper); a shape met again later (a file
+      // not written that way) is found in `shapes` and its kept offer replaced in place when cheaper.
+      std::size_t at = cache.offers.size();
+      if (cheapest) {
+        const auto key = std::make_pair(o[1], *gpus);
+        bool seen = have_previous && key == previous;
+        std::size_t index = previous_index;
+        if (!seen) {
+          if (const auto it = shapes.find(key); it != shapes.end()) {
+            seen = true;
+            index = it->second;
+          }
+        }
+        if (seen && cache.offers[index].price_per_hour.n <= *price) {
+          continue;  // checked, not kept: a dearer region of a shape already kept
+        }
+        if (seen) {
+          at = index;
+        } else {
+          shapes.emplace(key, at);
+        }
+        previous = key;
+        previous_index = at;
+        have_previous = true;
+      }
+      if (at < cache.offers.size()) {
+        cache.offers[at] = Offer{};  // a cheaper region of a kept shape replaces it
+      }
+      Offer& off = at < cache.offers.size() ? cache.offers[at] : cache.offers.emplace_back();
       off.provider = c.cloud;
       off.card = std::string(o[1]);
       off.gpus = static_cast<std::uint32_t>(*gpus);
@@ -288,12 +340,13 @@ Result<CatalogCache> catalog_cache_from_text(std::string_view text)
       off.region = std::string(o[5]);
       off.instance_type = std::string(o[6]);
       off.upstream = std::string(o[7]);
-      off.gpu_only = o[9].find('g') != std::string_view::npos;
-      off.spot_above_on_demand = o[9].find('s') != std::string_view::npos;
+      off.gpu_only = o[8].find('g') != std::string_view::npos;
+      off.spot_above_on_demand = o[8].find('s') != std::string_view::npos;
       off.price_origin = "catalogue";
       off.price_source = "catalogue";
       off.price_date = day;
     }
+    c.count = cache.offers.size() - c.first;
     cache.clouds.push_back(std::move(c));
   }
   if (!text.empty()) {
@@ -302,14 +355,14 @@ Result<CatalogCache> catalog_cache_from_text(std::string_view text)
   return cache;
 }
 
-Result<std::optional<CatalogCache>> load_catalog_cache(const std::filesystem::path& dir)
+Result<std::optional<CatalogCache>> load_catalog_cache(const std::filesystem::path& dir, CatalogLoad load)
 {
   const auto path = catalog_offers_path(dir);
   TRY_ASSIGN(const std::optional<std::string> text, read_whole(path));
   if (!text) {
     return std::optional<CatalogCache>{};
   }
-  auto parsed = catalog_cache_from_text(*text);
+  auto parsed = catalog_cache_from_text(*text, load);
   if (!parsed) {
     return fail(Errc::invalid_input, "catalogue cache " + path.string() + " " + parsed.error().message +
                                          "; run `gpurent offers --refresh` to rebuild it");

@@ -54,14 +54,24 @@ struct CatalogCache {
 [[nodiscard]] std::filesystem::path catalog_offers_path(const std::filesystem::path& dir);
 [[nodiscard]] std::filesystem::path catalog_raw_path(const std::filesystem::path& dir, std::string_view cloud);
 
+// What a reader keeps: every offer (a refresh, which writes the cache back), or per cloud only
+// the cheapest on-demand offer of each (card, GPUs) (start-up: plan ranks one region per shape
+// unless asked for a region; the others are checked but never built). A cache read this way must
+// not be written back.
+// `clouds_only`: the cloud lines (times, validators) without any offer: the offer lines are
+// counted, not read (what deciding whether a refresh is due needs).
+enum class CatalogLoad { all, cheapest_per_shape, clouds_only };
+
 // Pure: offers.tsv text <-> CatalogCache. Writing drops control characters from text fields
-// (and an ETag or Last-Modified holding one: it could not be sent back). Reading checks every
-// field and the `end` line (a truncated file is an error, never fewer offers).
+// (and an ETag or Last-Modified holding one: it could not be sent back) and lists each cloud's
+// offers by card, GPUs and price. Reading checks every field of every line and the `end` line (a
+// truncated file is an error, never fewer offers), whatever it keeps.
 [[nodiscard]] std::string catalog_cache_to_text(const CatalogCache& cache);
-[[nodiscard]] Result<CatalogCache> catalog_cache_from_text(std::string_view text);
+[[nodiscard]] Result<CatalogCache> catalog_cache_from_text(std::string_view text, CatalogLoad load = CatalogLoad::all);
 
 // The cache as stored: nullopt when there is none; a damaged file is an error naming it.
-[[nodiscard]] Result<std::optional<CatalogCache>> load_catalog_cache(const std::filesystem::path& dir);
+[[nodiscard]] Result<std::optional<CatalogCache>> load_catalog_cache(const std::filesystem::path& dir,
+                                                                     CatalogLoad load = CatalogLoad::all);
 [[nodiscard]] Result<void> save_catalog_cache(const std::filesystem::path& dir, const CatalogCache& cache);
 // One cloud's stored file (nullopt when there is none) and replacing it.
 [[nodiscard]] Result<std::optional<std::string>> read_cached_catalog(const std::filesystem::path& dir, std::string_view cloud);

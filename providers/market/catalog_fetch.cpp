@@ -42,14 +42,14 @@ Error status_error(const CatalogFetchRequest& r, const HttpResponse& resp, const
   const std::string head = r.cloud + ": HTTP " + std::to_string(resp.status) + " from " + url;
   if (resp.status == 429) {
     return Error{Errc::quota, head + (after_429 ? " after HTTP 429 from " + host_of(r.base_url) : std::string()) +
-                                  " (rate limited); try again later"};
+                                  " (rate limited, try again later)"};
   }
   if (resp.status == 404) {
     return Error{Errc::not_found, head + " (no such file: is `" + r.cloud + "` a cloud of the catalogue's " +
                                       std::string(k_catalog_schema) + " schema?)"};
   }
   if (resp.status >= 500) {
-    return Error{Errc::unavailable, head + " (the server failed); try again later"};
+    return Error{Errc::unavailable, head + " (the server failed, try again later)"};
   }
   return Error{Errc::invalid_input, head + " (not a catalogue answer)"};
 }

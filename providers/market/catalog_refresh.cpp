@@ -20,10 +20,10 @@ std::string host_of(std::string_view url)
 }
 
 // The reader's offers as the cache keeps them: this cloud's, priced, one per (card, GPUs,
-// region, instance type, upstream) (AWS repeats a row per availability zone): the cheapest.
+// region, instance type, upstream, GPU only) (AWS repeats a row per availability zone): the cheapest.
 std::vector<Offer> cache_form(std::string_view cloud, std::vector<Offer> offers, std::vector<std::string>& warnings)
 {
-  std::map<std::tuple<std::string, std::uint32_t, std::string, std::string, std::string>, Offer> best;
+  std::map<std::tuple<std::string, std::uint32_t, std::string, std::string, std::string, bool>, Offer> best;
   std::size_t dropped = 0;
   for (auto& o : offers) {
     if (o.card.empty() || o.gpus < 1 || o.gpus > k_max_gpus || o.price_per_hour.n <= 0 ||
@@ -32,7 +32,7 @@ std::vector<Offer> cache_form(std::string_view cloud, std::vector<Offer> offers,
       continue;
     }
     o.provider = std::string(cloud);
-    auto key = std::make_tuple(o.card, o.gpus, o.region, o.instance_type, o.upstream);
+    auto key = std::make_tuple(o.card, o.gpus, o.region, o.instance_type, o.upstream, o.gpu_only);
     auto it = best.find(key);
     if (it == best.end()) {
       best.emplace(std::move(key), std::move(o));
@@ -140,8 +140,12 @@ Result<CatalogRefreshReport> refresh_catalogs(HttpClient& http, const CatalogRea
         auto offers = cache_form(cloud, std::move(reading->offers), r.warnings);
         r.offers = offers.size();
         put_cloud(cache, std::move(entry), std::move(offers));
-      } else {
-        find_mutable(cache, cloud)->checked_at = now;
+      } else if (CachedCloud* entry = find_mutable(cache, cloud); entry != nullptr) {
+        entry->checked_at = now;
+        const std::string day = utc_iso8601(now).substr(0, 10);
+        for (std::size_t i = entry->first; i < entry->first + entry->count && i < cache.offers.size(); ++i) {
+          cache.offers[i].price_date = day;
+        }
       }
       r.outcome = CloudRefreshOutcome::not_modified;
       report.clouds.push_back(std::move(r));

@@ -206,3 +206,74 @@ TEST_CASE("catalogue cache: put_cloud replaces one cloud and keeps the others' o
   CHECK(c.offers[c.clouds[2].first].card == "l4");
   CHECK(c.clouds[2].count == 1);
 }
+
+TEST_CASE("catalogue cache: start-up keeps the cheapest offer per card and GPU count, still checking every line",
+          "[providers][market][cache]")
+{
+  CatalogCache c;
+  Offer us = offer("runpod", "h100-sxm", 1, 2'500'000, "US");
+  Offer ca = offer("runpod", "h100-sxm", 1, 2'345'000, "CA");
+  Offer eight = offer("runpod", "h100-sxm", 8, 18'760'000, "CA");
+  Offer l4 = offer("runpod", "l4", 1, 440'000, "US");
+  put_cloud(c, CachedCloud{"runpod", k_t0, k_t0, "b", {}, 0, 0}, {us, l4, ca, eight});
+  put_cloud(c, CachedCloud{"lambda", k_t0, k_t0, "b", {}, 0, 0}, {offer("lambda", "h100-sxm", 1, 2'990'000, "us-east-1")});
+  const std::string text = catalog_cache_to_text(c);
+  CHECK(text.find("2345000") < text.find("2500000"));  // written cheapest first within a shape
+
+  auto all = catalog_cache_from_text(text, CatalogLoad::all);
+  REQUIRE(all);
+  CHECK(all->offers.size() == 5);
+  auto cheap = catalog_cache_from_text(text, CatalogLoad::cheapest_per_shape);
+  REQUIRE(cheap);
+  REQUIRE(cheap->offers.size() == 4);
+  const CachedCloud* rp = cheap->find("runpod");
+  REQUIRE(rp->count == 3);
+  CHECK(cheap->offers[rp->first].region == "CA");
+  CHECK(cheap->offers[rp->first].price_per_hour == MicroUsd{2'345'000});
+  CHECK(cheap->find("lambda")->count == 1);  // another cloud's shape is its own
+
+  SECTION("a file listing a dearer region first still gives the cheapest")
+  {
+    std::string swapped = text;
+    const auto a = swapped.find("o\th100-sxm\t1\t2345000");
+    const auto a_end = swapped.find('\n', a) + 1;
+    const std::string line = swapped.substr(a, a_end - a);
+    swapped.erase(a, a_end - a);
+    const auto after = swapped.find('\n', swapped.find("o\th100-sxm\t1\t2500000")) + 1;
+    swapped.insert(after, line);
+    REQUIRE(swapped.find("2345000") > swapped.find("2500000"));
+    auto got = catalog_cache_from_text(swapped, CatalogLoad::cheapest_per_shape);
+    REQUIRE(got);
+    REQUIRE(got->find("runpod")->count == 3);
+    bool found = false;
+    for (std::size_t i = got->find("runpod")->first; i < got->find("runpod")->first + 3; ++i) {
+      if (got->offers[i].card == "h100-sxm" && got->offers[i].gpus == 1) {
+        found = true;
+        CHECK(got->offers[i].region == "CA");
+      }
+    }
+    CHECK(found);
+  }
+  SECTION("a damaged line that would not be kept is still an error")
+  {
+    std::string bad = text;
+    bad.replace(bad.find("\t2500000\t"), 9, "\t25x0000\t");
+    CHECK_FALSE(catalog_cache_from_text(bad, CatalogLoad::cheapest_per_shape));
+  }
+}
+
+TEST_CASE("catalogue cache: the clouds alone, for deciding a refresh, without reading the offers", "[providers][market][cache]")
+{
+  const std::string text = catalog_cache_to_text(sample());
+  auto clouds = catalog_cache_from_text(text, CatalogLoad::clouds_only);
+  REQUIRE(clouds);
+  CHECK(clouds->offers.empty());
+  REQUIRE(clouds->clouds.size() == 2);
+  CHECK(clouds->find("runpod")->checked_at == k_t0);
+  CHECK(clouds->find("runpod")->count == 0);
+  CHECK(clouds->tried_at == k_t0);
+  for (std::size_t n = 0; n < text.size(); ++n) {
+    INFO("cut at " << n);
+    CHECK_FALSE(catalog_cache_from_text(std::string_view(text).substr(0, n), CatalogLoad::clouds_only));
+  }
+}

@@ -85,10 +85,10 @@ TEST_CASE("catalogue refresh: files are fetched, read, stored with their validat
 TEST_CASE("catalogue refresh: the next refresh asks conditionally; 304 confirms the copy", "[providers][market][refresh]")
 {
   test::TempDir tmp;
-  test::FakeHttpClient http;
+  test::FakeHttpClient http;  // answers in order, then repeats the last
   http.on(get("runpod"), 200, k_runpod, {{"etag", "\"rp1\""}});
-  REQUIRE(refresh_catalogs(http, test::fake_catalog_reader, tmp.path(), settings({"runpod"}), k_t0));
   http.on(get("runpod"), 304, "");
+  REQUIRE(refresh_catalogs(http, test::fake_catalog_reader, tmp.path(), settings({"runpod"}), k_t0));
   auto report = refresh_catalogs(http, test::fake_catalog_reader, tmp.path(), settings({"runpod"}), k_t0 + 30h);
   REQUIRE(report);
   CHECK(report->clouds.at(0).outcome == CloudRefreshOutcome::not_modified);
@@ -106,7 +106,6 @@ TEST_CASE("catalogue refresh: the next refresh asks conditionally; 304 confirms 
 
   SECTION("a cached file read by another build is read again on 304")
   {
-    http.on(get("runpod"), 304, "");
     auto s = settings({"runpod"});
     s.made_by = "build-2";
     int reads = 0;
@@ -123,19 +122,24 @@ TEST_CASE("catalogue refresh: the next refresh asks conditionally; 304 confirms 
   SECTION("the raw copy gone: asked without validators")
   {
     std::filesystem::remove(catalog_raw_path(tmp.path(), "runpod"));
-    http.on(get("runpod"), 200, k_runpod, {{"etag", "\"rp2\""}});
-    REQUIRE(refresh_catalogs(http, test::fake_catalog_reader, tmp.path(), settings({"runpod"}), k_t0 + 32h));
-    CHECK_FALSE(sent(http.requests().back(), "If-None-Match"));
+    test::FakeHttpClient fresh;
+    fresh.on(get("runpod"), 200, k_runpod, {{"etag", "\"rp2\""}});
+    auto again = refresh_catalogs(fresh, test::fake_catalog_reader, tmp.path(), settings({"runpod"}), k_t0 + 32h);
+    REQUIRE(again);
+    CHECK(again->clouds.at(0).outcome == CloudRefreshOutcome::fetched);
+    CHECK_FALSE(sent(fresh.requests().back(), "If-None-Match"));
+    CHECK((*load_catalog_cache(tmp.path()))->find("runpod")->validators.etag == "\"rp2\"");
   }
 }
 
 TEST_CASE("catalogue refresh: a bad download never replaces the cached copy", "[providers][market][refresh]")
 {
   test::TempDir tmp;
+  test::FakeHttpClient first;
+  first.on(get("runpod"), 200, k_runpod, {{"etag", "\"rp1\""}});
+  first.on(get("lambda"), 200, k_lambda);
+  REQUIRE(refresh_catalogs(first, test::fake_catalog_reader, tmp.path(), settings({"runpod", "lambda"}), k_t0));
   test::FakeHttpClient http;
-  http.on(get("runpod"), 200, k_runpod, {{"etag", "\"rp1\""}});
-  http.on(get("lambda"), 200, k_lambda);
-  REQUIRE(refresh_catalogs(http, test::fake_catalog_reader, tmp.path(), settings({"runpod", "lambda"}), k_t0));
   const std::string offers_before = catalog_cache_to_text(**load_catalog_cache(tmp.path()));
 
   struct Bad {
