@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "cli/config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <sstream>
@@ -8,17 +9,26 @@
 #include "cli/config_detail.hpp"
 #include "common/rounding.hpp"
 #include "common/text.hpp"
+#include "providers/market/catalog_fetch.hpp"
 
 namespace gpurent {
 namespace {
 
-constexpr std::array<ConfigKeyInfo, 16> k_keys{{
+constexpr std::array<ConfigKeyInfo, 20> k_keys{{
     {"budget_usd", ConfigType::number, "", "GPURENT_BUDGET_USD", "",
      "spend guard: `up` refuses when accrued plus projected spend would pass it (USD)", false},
     {"default_provider", ConfigType::provider, "", "GPURENT_DEFAULT_PROVIDER", "",
      "provider used when --provider is not given", false},
     {"offers_max_age_hours", ConfigType::number, "24", "GPURENT_OFFERS_MAX_AGE_HOURS", "",
      "fetched offers older than this fall back to built-in prices", false},
+    {"catalog_url", ConfigType::url, "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs",
+     "GPURENT_CATALOG_URL", "", "the price catalogue's `catalogs` folder (SkyPilot's; files <url>/v8/<cloud>/vms.csv)", false},
+    {"catalog_fallback_url", ConfigType::url, "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs",
+     "GPURENT_CATALOG_FALLBACK_URL", "", "where the catalogue is fetched when catalog_url answers HTTP 429", false},
+    {"catalog_clouds", ConfigType::text, "", "GPURENT_CATALOG_CLOUDS", "",
+     "the clouds whose catalogue files are fetched, comma-separated (default: every cloud with GPU rows)", false},
+    {"catalog_max_age_hours", ConfigType::number, "24", "GPURENT_CATALOG_MAX_AGE_HOURS", "",
+     "plan, up and offers refresh a catalogue cache older than this (not with --offline)", false},
     {"backup_dir", ConfigType::path, "", "GPURENT_BACKUP_DIR", "",
      "where `backup`, `down --destroy` and `run --then backup` write, a directory per server (default ~/.local/share/gpurent/backups/NAME)", false},
     {"ssh_identity", ConfigType::path, "", "GPURENT_SSH_IDENTITY", "",
@@ -58,7 +68,38 @@ auto string_field(C& c, std::string_view key) -> decltype(&c.default_provider)
   if (key == "lambda_api_url") { return &c.lambda_api_url; }
   if (key == "runpod_api_url") { return &c.runpod_api_url; }
   if (key == "vast_api_url") { return &c.vast_api_url; }
+  if (key == "catalog_url") { return &c.catalog_url; }
+  if (key == "catalog_fallback_url") { return &c.catalog_fallback_url; }
+  if (key == "catalog_clouds") { return &c.catalog_clouds; }
   return nullptr;
+}
+
+// "aws, gcp,runpod" -> "aws,gcp,runpod": known catalogue clouds, each once.
+Result<std::string> normalise_catalog_clouds(std::string_view text)
+{
+  std::string out;
+  std::vector<std::string> seen;
+  for (const auto part : split(text, ',')) {
+    const std::string cloud = to_lower(trim(part));
+    if (cloud.empty()) {
+      continue;
+    }
+    if (!market::is_catalog_cloud(cloud)) {
+      std::string known;
+      for (const auto k : market::catalog_clouds()) {
+        known += (known.empty() ? "" : ", ") + std::string(k);
+      }
+      return fail(Errc::invalid_input, "catalog_clouds: `" + cloud.substr(0, 40) + "` is not a cloud of the catalogue; known: " + known);
+    }
+    if (std::find(seen.begin(), seen.end(), cloud) == seen.end()) {
+      seen.push_back(cloud);
+      out += (out.empty() ? "" : ",") + cloud;
+    }
+  }
+  if (out.empty()) {
+    return fail(Errc::invalid_input, "catalog_clouds: no cloud named; remove the key for every cloud");
+  }
+  return out;
 }
 
 }  // namespace
@@ -98,6 +139,11 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
         return fail(Errc::invalid_input, what + ": must be between 0 and 1e9 USD");
       }
       c.budget = MicroUsd{round_to_i64(*number * 1e6)};
+    } else if (k.name == "catalog_max_age_hours") {
+      if (!(*number > 0) || *number > 8760) {
+        return fail(Errc::invalid_input, what + ": must be > 0 and <= 8760 hours");
+      }
+      c.catalog_max_age_hours = *number;
     } else {
       if (!(*number > 0) || *number > 8760) {
         return fail(Errc::invalid_input, what + ": must be > 0 and <= 8760 hours");
@@ -116,6 +162,9 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
   std::string value = text;
   if (k.type == ConfigType::url && !value.starts_with("http://") && !value.starts_with("https://")) {
     return fail(Errc::invalid_input, what + ": `" + value.substr(0, 60) + "` is not an http(s) URL");
+  }
+  if (k.name == "catalog_clouds") {
+    TRY_ASSIGN(value, normalise_catalog_clouds(value));
   }
   if (k.type == ConfigType::provider) {
     TRY_ASSIGN(const ProviderInfo p, find_provider(value));
@@ -178,9 +227,9 @@ std::optional<std::string> Config::text(std::string_view key) const
   if (key == "budget_usd") {
     return budget ? std::optional<std::string>(format_usd(*budget).substr(1)) : std::nullopt;
   }
-  if (key == "offers_max_age_hours") {
+  if (key == "offers_max_age_hours" || key == "catalog_max_age_hours") {
     std::ostringstream os;
-    os << offers_max_age_hours;
+    os << (key == "offers_max_age_hours" ? offers_max_age_hours : catalog_max_age_hours);
     return os.str();
   }
   if (key == "allow_insecure_http") {

@@ -50,6 +50,11 @@ struct Config {
   std::optional<std::string> lambda_api_url;
   std::optional<std::string> runpod_api_url;
   std::optional<std::string> vast_api_url;
+  // The price catalogue (docs/market.md): where it is fetched, which clouds, when it is refreshed.
+  std::optional<std::string> catalog_url;
+  std::optional<std::string> catalog_fallback_url;
+  std::optional<std::string> catalog_clouds;  // "aws,gcp" (validated); unset: every catalogue cloud
+  double catalog_max_age_hours = 24;
   bool allow_insecure_http = false;  // credentials may go over plain HTTP to another machine (with a warning)
   std::vector<Offer> price_overrides;  // [prices.<provider>], price_origin "config"
   std::vector<Card> cards;             // [cards.<id>]: cards added or overridden (origin "config")

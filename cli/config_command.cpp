@@ -34,6 +34,8 @@ nlohmann::json key_json(const Config& c, const ConfigKeyInfo& k)
     j["value"] = to_units(*c.budget, 2);
   } else if (k.name == "offers_max_age_hours") {
     j["value"] = c.offers_max_age_hours;
+  } else if (k.name == "catalog_max_age_hours") {
+    j["value"] = c.catalog_max_age_hours;
   } else if (k.type == ConfigType::boolean) {
     j["value"] = *v == "true";
   } else {

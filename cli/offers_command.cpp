@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/catalog_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/errors.hpp"
@@ -26,6 +27,7 @@ struct OffersOptions {
   std::string min_vram;
   bool spot = false;
   bool refresh = false;
+  bool offline = false;
 };
 
 // One row: a priced offer, or a card the provider lists without a price.
@@ -108,6 +110,7 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
       s.out << (&r == &rows.front() ? "" : "\n") << head << '\n';
       // Where this provider's prices in the table come from: fetched, built-in, or both.
       std::string fetched;
+      std::string catalogue_date;
       bool builtin = false;
       for (const auto& other : rows) {
         if (other.provider == r.provider && other.offer != nullptr) {
@@ -115,8 +118,14 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
           if (origin.find("fetched") != std::string::npos && fetched.empty()) {
             fetched = origin.substr(origin.find("fetched"));
           }
+          if (other.offer->price_source == "catalogue" && other.offer->price_date > catalogue_date) {
+            catalogue_date = other.offer->price_date;
+          }
           builtin = builtin || origin.find("built-in") != std::string::npos;
         }
+      }
+      if (!catalogue_date.empty()) {
+        s.out << "  " << wrap_text("prices from SkyPilot's price catalogue, checked " + catalogue_date, 78, "    ") << '\n';
       }
       if (!fetched.empty()) {
         s.out << "  " << wrap_text("prices " + fetched.substr(0, fetched.find(')')) + " from " + r.provider->display + "'s API",
@@ -162,14 +171,18 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
   }
 }
 
-// `--refresh`: fetches from every provider with an API and a key (or only `only`). Returns the
+// `--refresh`: fetches the price catalogue of every listed cloud (or `only`) and the offers of every
+// provider with an API and a key (or only `only`). Returns the
 // error to report: nothing could be asked (no key, no API), everything failed (network), or
 // some providers failed (partial, exit 4).
 std::optional<Error> refresh(Services& s, const Config& cfg, const std::string& only)
 {
-  if (!only.empty() && find_driver(only) == nullptr) {
-    return Error{Errc::unsupported, "offers --refresh: " + only + " has no API to fetch offers from; its prices are "
-                                    "built-in, or set them with `gpurent config set prices." + only + ".<card> USD`"};
+  // The price catalogue (every listed cloud, or `only` when it is one), then the live APIs.
+  const CatalogRefreshSummary catalogue = refresh_catalogue(s, cfg, only, catalog_reader());
+  if (!only.empty() && find_driver(only) == nullptr && !catalogue.asked) {
+    return Error{Errc::unsupported, "offers --refresh: " + only + " has no API to fetch offers from and no file in the "
+                                    "price catalogue; its prices are built-in, or set them with `gpurent config set "
+                                    "prices." + only + ".<card> USD`"};
   }
   std::vector<std::string> asked;
   std::string keys;
@@ -181,17 +194,25 @@ std::optional<Error> refresh(Services& s, const Config& cfg, const std::string& 
       }
     }
   }
-  if (asked.empty()) {
+  if (asked.empty() && !catalogue.asked) {
     return Error{Errc::unauthorized, "offers --refresh: no API key" + std::string(only.empty() ? " for any provider" : " for " + only) +
                                          ", nothing was fetched; set " + keys + " (or `gpurent config set " +
                                          (only.empty() ? std::string("runpod") : only) + "_api_key KEY`)"};
+  }
+  std::vector<std::string> fetched_from;
+  std::vector<std::string> failed = catalogue.failed;
+  for (const auto& f : catalogue.failed) {
+    report_warning(s, f);
+  }
+  if (catalogue.clouds_ok > 0) {
+    s.err << "the price catalogue of " << catalogue.clouds_ok << (catalogue.clouds_ok == 1 ? " cloud" : " clouds")
+          << " is current: " << catalogue.offers << " offers\n";
+    fetched_from.emplace_back("the price catalogue");
   }
   auto path = offer_cache_path([&](const std::string& k) { return s.getenv(k); });
   if (!path) {
     return path.error();
   }
-  std::vector<std::string> fetched_from;
-  std::vector<std::string> failed;
   std::size_t count = 0;
   for (const auto& name : asked) {
     auto h = open_provider(s, cfg, name);
@@ -207,9 +228,11 @@ std::optional<Error> refresh(Services& s, const Config& cfg, const std::string& 
   }
   std::string from;
   for (const auto& f : fetched_from) {
-    from += (from.empty() ? "" : ", ") + f;
+    if (f != "the price catalogue") {
+      from += (from.empty() ? "" : ", ") + f;
+    }
   }
-  if (!fetched_from.empty()) {
+  if (!from.empty()) {
     s.err << "fetched " << count << " offers from " << from << " into the offer cache\n";
   }
   std::string what;
@@ -246,8 +269,14 @@ Result<void> run_offers(Services& s, OffersOptions o)
     o.provider = p->name;
     only = *p;
   }
+  if (o.refresh && o.offline) {
+    return fail(Errc::usage, "--refresh fetches and --offline forbids it: give one of them");
+  }
   TRY_ASSIGN(const Config cfg, load_config(s));
   std::optional<Error> refresh_error;
+  if (!o.refresh && !o.offline) {
+    refresh_stale_catalogue(s, cfg, catalog_reader());
+  }
   if (o.refresh) {
     refresh_error = refresh(s, cfg, o.provider);
     if (refresh_error && refresh_error->code != Errc::partial && refresh_error->code != Errc::unavailable) {
@@ -292,7 +321,9 @@ void add_offers_command(CLI::App& app, Services& s)
   sub->add_option("--provider", opts->provider, "only this provider");
   sub->add_option("--min-vram", opts->min_vram, "only cards with at least this usable memory per GPU (GiB)");
   sub->add_flag("--spot", opts->spot, "only offers with a spot price");
-  sub->add_flag("--refresh", opts->refresh, "fetch current offers from the providers' APIs (those with an API key) first");
+  sub->add_flag("--refresh", opts->refresh,
+                "fetch the price catalogue and the offers of the providers' APIs (those with an API key) first");
+  sub->add_flag("--offline", opts->offline, "never fetch: no refresh of a stale price catalogue");
   sub->callback([&s, opts] {
     auto r = run_offers(s, *opts);
     if (!r) {

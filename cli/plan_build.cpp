@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/plan_build.hpp"
 
+#include "cli/catalog_support.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -228,6 +230,9 @@ std::optional<std::string> shortest_within_note(const PlanResult& res)
 Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
 {
   TRY_ASSIGN(Config cfg, load_config(s));
+  if (!o.offline) {
+    refresh_stale_catalogue(s, cfg, catalog_reader());  // a stale catalogue cache only; never the first fetch
+  }
   TRY_ASSIGN(ResolvedPlanModel model, resolve_plan_model(s, cfg, o));
   PlanInputs in{std::move(cfg),
                 PlanModel{std::move(model.arch), std::move(model.source), std::move(model.hf_id), std::move(model.launch_note)},

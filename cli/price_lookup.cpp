@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "cli/price_lookup.hpp"
 
+#include "cli/catalog_support.hpp"
 #include "cli/lifecycle_support.hpp"
 #include "cli/services.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "common/text.hpp"
 #include "providers/offers.hpp"
@@ -16,14 +19,43 @@ std::vector<Offer> current_offers(const Config& cfg)
   return merge_offers(builtin_offers(), cfg.price_overrides, {});
 }
 
+namespace {
+
+// The built-in offers with the catalogue cache's over them (cli.md plan v4: config > live >
+// catalogue > snapshot). merge_offers keeps one offer per (provider, card, GPUs), so the
+// catalogue's regions are reduced to the cheapest here; only providers this build knows.
+std::vector<Offer> builtin_and_catalogue(Services& s, const Config& cfg)
+{
+  std::vector<Offer> out(builtin_offers().begin(), builtin_offers().end());
+  std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, const Offer*> cheapest;
+  const auto catalogue = catalogue_offers(s, cfg);
+  for (const auto& o : catalogue) {
+    const auto key = std::make_tuple(std::string_view(o.provider), std::string_view(o.card), o.gpus);
+    auto [it, added] = cheapest.emplace(key, &o);
+    if (!added && o.price_per_hour < it->second->price_per_hour) {
+      it->second = &o;
+    }
+  }
+  const auto providers = provider_catalog();
+  for (const auto& [key, o] : cheapest) {
+    if (std::any_of(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == o->provider; })) {
+      out.push_back(*o);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Offer> current_offers(Services& s, const Config& cfg)
 {
+  const auto base = builtin_and_catalogue(s, cfg);
   auto fetched = cached_offers(s, cfg);
   if (!fetched) {
     report_warning(s, "the offer cache was not used: " + fetched.error().message);
-    return current_offers(cfg);
+    return merge_offers(base, cfg.price_overrides, {});
   }
-  return merge_offers(builtin_offers(), cfg.price_overrides, *fetched);
+  return merge_offers(base, cfg.price_overrides, *fetched);
 }
 
 std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg)
@@ -33,6 +65,10 @@ std::string describe_origin(const Offer& offer, const ProviderInfo& provider, co
   }
   if (offer.price_origin == "--price") {
     return "from --price";
+  }
+  if (offer.price_source == "catalogue") {
+    return "SkyPilot's price catalogue (catalogs/v8/" + offer.provider + "/vms.csv), fetched " + offer.price_date +
+           "; `gpurent offers --refresh` updates it";
   }
   if (offer.price_origin.starts_with("built-in ")) {
     return "built-in price from " + offer.price_origin.substr(9) + " (" + provider.price_source + "); set [prices." +
@@ -72,7 +108,13 @@ Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, 
     if (!micro) {
       return fail(Errc::usage, "--price: " + micro.error().message);
     }
-    po.offer = Offer{po.provider.name, po.card.id, gpus, *micro, std::nullopt, po.provider.default_region, "--price"};
+    po.offer = Offer{};
+    po.offer.provider = po.provider.name;
+    po.offer.card = po.card.id;
+    po.offer.gpus = gpus;
+    po.offer.price_per_hour = *micro;
+    po.offer.region = po.provider.default_region;
+    po.offer.price_origin = "--price";
     if (spot) {
       po.offer.spot_price_per_hour = *micro;
     }

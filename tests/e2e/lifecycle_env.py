@@ -48,6 +48,9 @@ class Env:
                     "GPURENT_LAMBDA_API_URL": base + "/lambda", "GPURENT_RUNPOD_API_URL": base + "/runpod/v1",
                     "GPURENT_RUNPOD_GRAPHQL_URL": base + "/runpod/graphql", "GPURENT_VAST_API_URL": base + "/vast/api/v0",
                     "GPURENT_POLL_MS": "100", "GPURENT_HTTP_BACKOFF_MS": "50", "GPURENT_HTTP_TIMEOUT_S": "15",
+                    # The price catalogue is not what these tests are about: `offers --refresh --provider
+                    # lambda|runpod|vast` asks no catalogue file, and any other ask stays on this machine.
+                    "GPURENT_CATALOG_CLOUDS": "aws", "GPURENT_CATALOG_URL": "http://127.0.0.1:9/catalogs",
                     "GPURENT_WAIT_TIMEOUT_S": "20"}
 
     def run(self, *args, extra=None, stdin=subprocess.DEVNULL):

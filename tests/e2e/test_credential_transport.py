@@ -75,7 +75,9 @@ def main():
         base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "NO_COLOR": "1",
                 "XDG_CONFIG_HOME": os.path.join(tmp, "config"), "XDG_CACHE_HOME": os.path.join(tmp, "cache"),
                 "XDG_STATE_HOME": os.path.join(tmp, "xstate"), "GPURENT_STATE_DIR": os.path.join(tmp, "state"),
-                "GPURENT_HTTP_BACKOFF_MS": "10", "GPURENT_HTTP_TIMEOUT_S": "10"}
+                "GPURENT_HTTP_BACKOFF_MS": "10", "GPURENT_HTTP_TIMEOUT_S": "10",
+                # No catalogue file for the providers these tests refresh (docs/catalogue_fetch.md).
+                "GPURENT_CATALOG_CLOUDS": "aws", "GPURENT_CATALOG_URL": "http://127.0.0.1:9/catalogs"}
         if "GPURENT_IO_MODULE" in os.environ:
             base["GPURENT_IO_MODULE"] = os.environ["GPURENT_IO_MODULE"]
 
