@@ -72,7 +72,13 @@ Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, 
     if (!micro) {
       return fail(Errc::usage, "--price: " + micro.error().message);
     }
-    po.offer = Offer{po.provider.name, po.card.id, gpus, *micro, std::nullopt, po.provider.default_region, "--price"};
+    po.offer = Offer{};
+    po.offer.provider = po.provider.name;
+    po.offer.card = po.card.id;
+    po.offer.gpus = gpus;
+    po.offer.price_per_hour = *micro;
+    po.offer.region = po.provider.default_region;
+    po.offer.price_origin = "--price";
     if (spot) {
       po.offer.spot_price_per_hour = *micro;
     }
