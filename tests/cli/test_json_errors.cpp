@@ -120,7 +120,7 @@ TEST_CASE("JSON errors: every command's bad input is one error document on stdou
       {{"fits", "nosuch-card"}, 2, "usage"},
       {{"models", "extra"}, 2, "usage"},
       {{"cards", "extra"}, 2, "usage"},
-      {{"offers", "--provider", "aws"}, 2, "usage"},
+      {{"offers", "--provider", "acme"}, 2, "usage"},
       {{"offers", "--refresh"}, 1, "auth"},
       {{"cost", "--provider", "runpod", "--card", "l4"}, 2, "usage"},
       {{"cost", "--provider", "lambda", "--card", "h100-pcie", "--hours", "1", "--spot"}, 3, "refused"},
