@@ -502,7 +502,7 @@ void add_up_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<UpOptions>();
   auto* sub = app.add_subcommand("up", "rent a server from a provider with an API (recorded before the create call)");
-  sub->add_option("--provider", opts->provider, "lambda, runpod or vast (with --from-plan: only this provider)");
+  sub->add_option("--provider", opts->provider, "lambda, runpod or vast (with --from-plan: these clouds, a comma list)");
   sub->add_option("--card", opts->card, "card, e.g. rtx-4090, a100-80gb (with --from-plan: only this card)");
   sub->add_option("--gpus", opts->gpus, "GPUs in the server, 1-8 (default 1; with --from-plan the cheapest count that fits)");
   sub->add_option("--from-plan", opts->from_plan, "MODEL: let `plan` choose provider, card and GPUs for this job");

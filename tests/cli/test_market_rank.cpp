@@ -12,6 +12,7 @@
 #include "cli_harness.hpp"
 #include "fakes/memory_transport.hpp"
 #include "fakes/temp_dir.hpp"
+#include "providers/state_store.hpp"
 
 using gpurent::test::CliHarness;
 using gpurent::test::CliRun;
@@ -31,16 +32,27 @@ public:
     h.env["XDG_STATE_HOME"] = (dir / "state").string();
     const auto file = m_tmp.write("config/gpurent/config.toml", prices);
     fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
-    h.setup = [](gpurent::Services& s) {
+    h.env["GPURENT_STATE_DIR"] = (dir / "state").string();
+    fs::create_directories(dir / "state");
+    const fs::path db = dir / "state" / "state.db";
+    gpurent::Result<std::unique_ptr<gpurent::StateStore>> opened = std::unexpected(gpurent::Error{});
+    gpurent_open_state_store(&db, &opened);
+    REQUIRE(opened);
+    m_store = std::move(*opened);
+    h.setup = [this](gpurent::Services& s) {
+      s.state = [this]() -> gpurent::Result<gpurent::StateStore*> { return m_store.get(); };
       s.ssh_connect = [](const gpurent::SshTarget&, const gpurent::SshOptions&)
           -> gpurent::Result<std::unique_ptr<gpurent::SshSession>> {
         return std::make_unique<gpurent::testing::MemoryTransport>();
       };
     };
   }
+  Market(const Market&) = delete;
+  Market& operator=(const Market&) = delete;
 
 private:
   gpurent::test::TempDir m_tmp{"gpurent-market-rank"};  // first: the harness below points into it
+  std::unique_ptr<gpurent::StateStore> m_store;
 
 public:
   CliHarness h;
@@ -136,7 +148,7 @@ TEST_CASE("plan --rentable and --region narrow the market; an unknown cloud is a
     CHECK(o["rentable"] == true);
   }
   // A region no offer names: nothing to rank (exit 3, as when no offer matches).
-  const CliRun none = m.h.run(with({"plan"}, with(k_job, {"--region", "mars-north-1", "--json"})));
+  const CliRun none = m.h.run({"plan", "llama-3.1-8b", "--offline", "--region", "mars-north-1", "--json"});
   CHECK(none.code == 3);
   CHECK(Json::parse(none.out)["choice"].is_null());
   const CliRun bad = m.h.run(with({"plan"}, with(k_job, {"--provider", "runpod,acme"})));
