@@ -154,12 +154,15 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   }
   TRY_ASSIGN(const PlanInputs inputs, gather_plan_inputs(s, opts));
   TRY_ASSIGN(const PlanReport report, plan_from(inputs, opts, rentable));
-  if (!opts.request.filter.rentable_only) {
-    // cli.md plan v4: a choice gpurent cannot rent is refused, naming the cheapest rentable option.
-    const auto everywhere = plan(opts, Catalogues{inputs.offers, everywhere_providers, card_catalog()}, inputs.model);
-    if (everywhere && everywhere->result.choice && !everywhere->result.choice->rentable) {
-      return fail(Errc::refused, not_rentable_refusal(*everywhere->result.choice, report.result, o.from_plan));
-    }
+  // The same plan over every cloud: cli.md plan v4 refuses a choice gpurent cannot rent, naming
+  // the cheapest rentable option; with --rentable, a cheaper cloud elsewhere is worth knowing of.
+  PlanOptions all_clouds = opts;
+  all_clouds.request.filter.rentable_only = false;
+  const auto everywhere = plan(all_clouds, Catalogues{inputs.offers, everywhere_providers, card_catalog()}, inputs.model);
+  const PlanOption* elsewhere =
+      everywhere && everywhere->result.choice && !everywhere->result.choice->rentable ? &*everywhere->result.choice : nullptr;
+  if (elsewhere != nullptr && !opts.request.filter.rentable_only) {
+    return fail(Errc::refused, not_rentable_refusal(*elsewhere, report.result, o.from_plan));
   }
   const PlanResult& res = report.result;
   if (!res.choice) {
@@ -241,6 +244,11 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
         << " per GPU of " << gib_text(usable) << " usable (limit " << gib_text(limit) << ", headroom "
         << gib_text(headroom) << "), " << per_hour(pick.price_per_hour) << ", " << format_usd(pick.cost) << " for "
         << hours_label(report.runtime) << "; " << reason << '\n';
+  if (elsewhere != nullptr && elsewhere->cost < pick.cost) {
+    s.err << "gpurent: cheaper without an API: " << elsewhere->provider << " " << elsewhere->card_display << " x"
+          << elsewhere->gpus << " at " << per_hour(elsewhere->price_per_hour)
+          << "; rent it there and track it with `gpurent attach --provider " << elsewhere->provider << "`\n";
+  }
   c.plan = {{"model", job.model.name},
             {"task", std::string(to_string(job.task))},
             {"engine", std::string(to_string(job.engine))},
