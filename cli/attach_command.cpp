@@ -107,7 +107,7 @@ void add_attach_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<AttachOptions>();
   auto* sub = app.add_subcommand("attach", "track a server rented elsewhere (checks SSH, records the host key)");
-  sub->add_option("--provider", opts->provider, "who bills it (gpucloud, cloudgpu, lambda, runpod, vast)")->required();
+  sub->add_option("--provider", opts->provider, "who bills it: any cloud key (lambda, runpod, vast, aws, nebius, ...: gpurent offers lists them)")->required();
   sub->add_option("--card", opts->card, "its card")->required();
   sub->add_option("--gpus", opts->gpus, "GPUs in it")->check(CLI::Range(1, 8));
   sub->add_option("--name", opts->name, "name to track it by")->required();

@@ -124,7 +124,7 @@ void add_cost_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<CostOptions>();
   auto* sub = app.add_subcommand("cost", "the bill a run would get under a provider's billing rules");
-  sub->add_option("--provider", opts->provider, "provider (gpucloud, cloudgpu, lambda, runpod, vast)")->required();
+  sub->add_option("--provider", opts->provider, "cloud (lambda, runpod, vast, aws, nebius, ...: gpurent offers lists them)")->required();
   sub->add_option("--card", opts->card, "card, e.g. rtx-4090, a100-80gb, rtx-pro-6000")->required();
   sub->add_option("--gpus", opts->gpus, "GPUs in the server (default 1)");
   sub->add_option("--hours", opts->hours, "hours running (decimals allowed, e.g. 1.5)")->required();

@@ -16,14 +16,20 @@
 #include "cli/services.hpp"
 #include "common/text.hpp"
 #include "providers/card.hpp"
+#include "providers/cloud_rules.hpp"
 #include "providers/offer_cache.hpp"
+#include "providers/offer_select.hpp"
+#include "providers/offers.hpp"
 #include "providers/registry.hpp"
 
 namespace gpurent {
 namespace {
 
 struct OffersOptions {
-  std::string provider;
+  std::string provider;  // --provider A,B
+  bool rentable = false; // --rentable
+  std::string region;    // --region R
+  OfferFilter filter;    // the three, validated
   std::string min_vram;
   bool spot = false;
   bool refresh = false;
@@ -38,11 +44,14 @@ struct Row {
   const Offer* offer = nullptr;  // null: listed, no price known
 };
 
+// Per (cloud, card, GPUs) the cheapest region (or the --region asked for): the market lists
+// hundreds of region rows (select_offers).
 std::vector<Row> collect(const std::vector<Offer>& offers, const OffersOptions& o, double min_gib)
 {
+  const std::vector<Offer> picked = select_offers(offers, provider_catalog(), o.filter, o.spot);
   std::vector<Row> rows;
   for (const auto& p : provider_catalog()) {
-    if (!o.provider.empty() && p.name != o.provider) {
+    if (!o.filter.names(p.name) || (o.filter.rentable_only && !p.rentable())) {
       continue;
     }
     std::vector<std::string> priced;
@@ -50,16 +59,20 @@ std::vector<Row> collect(const std::vector<Offer>& offers, const OffersOptions& 
       if (off.provider != p.name) {
         continue;
       }
+      priced.push_back(off.card);  // a card priced in another region is not "listed without a price"
+      const auto it = std::find_if(picked.begin(), picked.end(), [&](const Offer& x) {
+        return same_shape(x, off) && x.region == off.region;
+      });
       auto c = find_card(off.card);
-      if (!c || to_gib(c->usable) < min_gib || (o.spot && !off.spot_price_per_hour)) {
+      if (it == picked.end() || !c || to_gib(c->usable) < min_gib || (o.spot && !off.spot_price_per_hour)) {
         continue;
       }
       rows.push_back(Row{&p, *c, off.gpus, &off});
-      priced.push_back(off.card);
     }
     for (const auto& id : p.listed_cards) {
       auto c = find_card(id);
-      if (!c || std::find(priced.begin(), priced.end(), id) != priced.end() || to_gib(c->usable) < min_gib || o.spot) {
+      if (!c || std::find(priced.begin(), priced.end(), id) != priced.end() || to_gib(c->usable) < min_gib || o.spot ||
+          o.filter.region) {
         continue;
       }
       rows.push_back(Row{&p, *c, 0, nullptr});
@@ -81,14 +94,42 @@ nlohmann::json row_json(const Row& r, const Config& cfg)
   j["spot_price_per_hour"] = r.offer != nullptr && r.offer->spot_price_per_hour
                                  ? nlohmann::json(to_units(*r.offer->spot_price_per_hour, 6))
                                  : nlohmann::json(nullptr);
-  j["billing"] = r.provider->billing_label;
+  j["cloud"] = r.provider->name;
+  j["rentable"] = r.provider->rentable();
+  // cli.md plan v4: the cloud's billing rule and its source ("unknown": per hour assumed).
+  j["billing"] = {{"increment_s", r.provider->billing.increment.count()},
+                  {"minimum_s", r.provider->billing.minimum.count()},
+                  {"source", r.provider->billing_source}};
+  j["billing_label"] = r.provider->billing_label;
   j["billing_increment_s"] = r.provider->billing.increment.count();
   j["region"] = r.offer != nullptr && !r.offer->region.empty() ? r.offer->region : r.provider->default_region;
+  j["price_source"] = r.offer != nullptr ? nlohmann::json(price_source_of(*r.offer)) : nlohmann::json(nullptr);
+  const std::string date = r.offer != nullptr ? price_date_of(*r.offer) : std::string();
+  j["price_date"] = date.empty() ? nlohmann::json(nullptr) : nlohmann::json(date);
+  if (r.offer != nullptr && !r.offer->instance_type.empty()) {
+    j["instance_type"] = r.offer->instance_type;
+  }
+  if (r.offer != nullptr && !r.offer->upstream.empty()) {
+    j["upstream"] = r.offer->upstream;
+  }
+  if (r.offer != nullptr && r.offer->gpu_only) {
+    j["gpu_only"] = true;
+  }
+  if (r.offer != nullptr && r.offer->spot_above_on_demand) {
+    j["spot_above_on_demand"] = true;
+  }
   j["price_origin"] = r.offer != nullptr ? nlohmann::json(r.offer->price_origin) : nlohmann::json(nullptr);
   j["price_note"] = r.offer != nullptr ? describe_origin(*r.offer, *r.provider, cfg)
                                        : "no published price; set [prices." + r.provider->name + "] \"" + r.card.id +
                                              "\" in the config file or pass --price to `cost`";
   return j;
+}
+
+// Whether any of the provider's rows names a region (the market's do; built-in prices do not).
+bool with_region(const std::vector<Row>& rows, const ProviderInfo* p)
+{
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const Row& r) { return r.provider == p && r.offer != nullptr && !r.offer->region.empty(); });
 }
 
 void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, const ProviderInfo* only)
@@ -107,7 +148,16 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
       if (!r.provider->default_region.empty()) {
         head += ", region " + r.provider->default_region;
       }
+      if (!billing_known(*r.provider)) {
+        head = r.provider->name + ": billing unknown: per hour assumed";
+      }
       s.out << (&r == &rows.front() ? "" : "\n") << head << '\n';
+      if (!r.provider->rentable()) {
+        s.out << "  " << wrap_text("gpurent does not rent " + r.provider->name + " servers: rent one there, then `gpurent attach --provider " +
+                                       r.provider->name + " --card CARD --gpus N --host USER@HOST --name NAME`",
+                                   78, "    ")
+              << '\n';
+      }
       // Where this provider's prices in the table come from: fetched, built-in, or both.
       std::string fetched;
       std::string catalogue_date;
@@ -135,7 +185,8 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
       if (builtin && !r.provider->price_source.empty()) {
         s.out << "  " << wrap_text("built-in prices: " + r.provider->price_source, 78, "    ") << '\n';
       }
-      s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", "CARD", "VRAM GiB/label", "GPUS", "$/H", "SPOT $/H");
+      s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}{}\n", "CARD", "VRAM GiB/label", "GPUS", "$/H", "SPOT $/H",
+                           with_region(rows, r.provider) ? "  REGION" : "");
     }
     const std::string vram = fmt::format("{:.2f}/{}", to_gib(r.card.usable), r.card.label_gb);
     if (r.offer == nullptr) {
@@ -144,9 +195,13 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
     }
     const bool from_config = r.offer->price_origin == "config";
     any_config = any_config || from_config;
-    s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}\n", r.card.id, vram, r.gpus,
+    std::string region = with_region(rows, r.provider) ? "  " + (r.offer->region.empty() ? "-" : r.offer->region) : "";
+    if (r.offer->gpu_only) {
+      region += " (GPU only)";
+    }
+    s.out << fmt::format("  {:<18} {:>15} {:>4} {:>10} {:>10}{}\n", r.card.id, vram, r.gpus,
                          format_usd(r.offer->price_per_hour) + (from_config ? "*" : ""),
-                         r.offer->spot_price_per_hour ? format_usd(*r.offer->spot_price_per_hour) : "-");
+                         r.offer->spot_price_per_hour ? format_usd(*r.offer->spot_price_per_hour) : "-", region);
   }
   if (rows.empty()) {
     s.out << "no offers match\n";
@@ -262,12 +317,21 @@ Result<void> run_offers(Services& s, OffersOptions o)
   }
   std::optional<ProviderInfo> only;
   if (!o.provider.empty()) {
-    auto p = find_provider(o.provider);
-    if (!p) {
-      return fail(Errc::usage, "--provider: " + p.error().message);
+    TRY_ASSIGN(o.filter.clouds, parse_cloud_list(o.provider));
+    if (o.filter.clouds.size() == 1) {
+      TRY_ASSIGN(only, find_provider(o.filter.clouds.front()));
+      o.provider = only->name;  // --refresh asks that one provider
+    } else {
+      o.provider.clear();  // --refresh asks every provider with a key; the table keeps the list
     }
-    o.provider = p->name;
-    only = *p;
+  }
+  o.filter.rentable_only = o.rentable;
+  if (!o.region.empty()) {
+    const std::string_view region = trim(o.region);
+    if (region.empty() || !printable_ascii(region)) {
+      return fail(Errc::usage, "--region `" + o.region + "`: give a region as `gpurent offers` lists it, e.g. us-east-1");
+    }
+    o.filter.region = std::string(region);
   }
   if (o.refresh && o.offline) {
     return fail(Errc::usage, "--refresh fetches and --offline forbids it: give one of them");
@@ -318,7 +382,9 @@ void add_offers_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<OffersOptions>();
   auto* sub = app.add_subcommand("offers", "every provider's card offers, prices and billing increments");
-  sub->add_option("--provider", opts->provider, "only this provider");
+  sub->add_option("--provider", opts->provider, "only these clouds, a comma list (runpod,nebius)");
+  sub->add_flag("--rentable", opts->rentable, "only clouds gpurent rents itself (lambda, runpod, vast)");
+  sub->add_option("--region", opts->region, "only offers in this region (default: each offer's cheapest region)");
   sub->add_option("--min-vram", opts->min_vram, "only cards with at least this usable memory per GPU (GiB)");
   sub->add_flag("--spot", opts->spot, "only offers with a spot price");
   sub->add_flag("--refresh", opts->refresh,

@@ -17,6 +17,7 @@
 #include "cli/services.hpp"
 #include "providers/card.hpp"
 #include "providers/hf_hub.hpp"
+#include "providers/cloud_rules.hpp"
 #include "providers/offers.hpp"
 #include "common/text.hpp"
 #include "sizing/checkpoint_format.hpp"
@@ -166,7 +167,11 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, con
   }
   std::vector<std::string> unpriced;
   for (const auto& p : providers) {
-    if (o.request.provider && *o.request.provider != p.name) {
+    // A market cloud's prices come from the catalogue (`gpurent offers --unmapped` says what it
+    // lists that gpurent cannot price); the note is for the providers priced by hand or config.
+    const bool market = std::any_of(market_cloud_rules().begin(), market_cloud_rules().end(),
+                                    [&](const ProviderInfo& m) { return m.name == p.name; });
+    if (market || !o.request.filter.names(p.name) || (o.request.filter.rentable_only && !p.rentable())) {
       continue;
     }
     if (std::none_of(offers.begin(), offers.end(), [&](const Offer& of) { return of.provider == p.name; })) {

@@ -110,7 +110,9 @@ void add_plan_command(CLI::App& app, Services& s)
   sub->add_option("--nodes", args->nodes,
                   "servers the job spans, 1-64 (default 1, or the fewest that fit when one server does not)");
   sub->add_option("--card", args->card, "check the job against this card (\"RTX 4090\", A100-80GB, ...)");
-  sub->add_option("--provider", args->provider, "only this provider");
+  sub->add_option("--provider", args->provider, "only these clouds, a comma list (runpod,nebius)");
+  sub->add_flag("--rentable", args->rentable, "only clouds gpurent rents itself (lambda, runpod, vast)");
+  sub->add_option("--region", args->region, "only offers in this region (gpurent offers lists them)");
   sub->add_option("--hours", args->hours, "expected run time in hours (default 1)");
   sub->add_flag("--spot", args->spot, "use spot/interruptible prices where offered");
   sub->add_option("--max-price", args->max_price, "highest USD per hour for the whole server");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/plan_json.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <ostream>
 #include <string>
@@ -219,19 +221,56 @@ void add_speed_fields(Json& j, const PlanOption& o)
   }
 }
 
+// cli.md plan v4 "The whole market": where the option is, whether gpurent rents it, the cloud's
+// billing rule and where the price comes from.
+Json billing_rule_json(const PlanOption& o)
+{
+  Json j(nlohmann::detail::value_t::object);
+  j.emplace("increment_s", static_cast<std::int64_t>(o.billing_rule.increment.count()));
+  j.emplace("minimum_s", static_cast<std::int64_t>(o.billing_rule.minimum.count()));
+  j.emplace("source", o.billing_source);
+  return j;
+}
+
+void add_market_fields(Json& j, const PlanOption& o)
+{
+  j.emplace("cloud", o.provider);
+  j.emplace("region", o.region.empty() ? Json(nullptr) : Json(o.region));
+  j.emplace("rentable", o.rentable);
+  j.emplace("price_source", o.price_source);
+  j.emplace("price_date", o.price_date.empty() ? Json(nullptr) : Json(o.price_date));
+  if (!o.instance_type.empty()) {
+    j.emplace("instance_type", o.instance_type);
+  }
+  if (!o.upstream.empty()) {
+    j.emplace("upstream", o.upstream);
+  }
+  if (o.gpu_only) {
+    j.emplace("gpu_only", true);
+  }
+  if (!o.rentable) {
+    j.emplace("attach", fmt::format("gpurent attach --provider {} --card {} --gpus {} --host USER@HOST --name NAME",
+                                    o.provider, o.card, o.gpus));
+  }
+}
+
 Json choice_json(const PlanOption& c)
 {
-  return Json{{"provider", c.provider},
-              {"card", c.card},
-              {"vram_gib", gib(c.usable)},
-              {"gpus", c.gpus},
-              {"nodes", c.nodes},
-              {"headroom_gib", gib_signed(c.headroom)},
-              {"price_per_hour", usd(c.price_per_hour)},
-              {"currency", "USD"},
-              {"billing", c.billing},
-              {"cost", usd(c.cost)},
-              {"runs", runs_json(c.runs)}};
+  Json j{{"provider", c.provider},
+         {"card", c.card},
+         {"vram_gib", gib(c.usable)},
+         {"gpus", c.gpus},
+         {"nodes", c.nodes},
+         {"headroom_gib", gib_signed(c.headroom)},
+         {"price_per_hour", usd(c.price_per_hour)},
+         {"currency", "USD"},
+         {"billing", c.billing},
+         {"cost", usd(c.cost)},
+         {"runs", runs_json(c.runs)}};
+  // `billing` stays the label the contract names for the choice; the rule is billing_rule.
+  j.emplace("billing_rule", billing_rule_json(c));
+  add_market_fields(j, c);
+  return j;
 }
 
 Json choice_with_speed(const PlanOption& c)
@@ -254,6 +293,8 @@ Json option_json(const PlanOption& o)
   j.emplace("headroom_gib", gib_signed(o.headroom));
   j.emplace("price_per_hour", usd(o.price_per_hour));
   j.emplace("cost", usd(o.cost));
+  j.emplace("billing", billing_rule_json(o));
+  add_market_fields(j, o);
   j.emplace("runs", runs_json(o.runs));
   // cli.md plan v4: a row that does not fit or is refused shows no speed, hours or bill.
   if (o.fits && o.runs.status != RunStatus::refused) {

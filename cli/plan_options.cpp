@@ -6,6 +6,7 @@
 #include "common/text.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/offer_select.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
@@ -279,15 +280,28 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     o.card_display = card->display;
   }
   if (!a.provider.empty()) {
-    auto provider = find_provider(a.provider);
-    if (!provider) {
-      return fail(Errc::usage, "--provider: " + provider.error().message);
+    TRY_ASSIGN(o.request.filter.clouds, parse_cloud_list(a.provider));
+    if (a.spot) {  // as `cost` does: never on-demand prices in place of spot where no cloud asked for has spot
+      std::vector<ProviderInfo> without;
+      for (const auto& name : o.request.filter.clouds) {
+        TRY_ASSIGN(const ProviderInfo p, find_provider(name));
+        if (!p.spot_available) {
+          without.push_back(p);
+        }
+      }
+      if (without.size() == o.request.filter.clouds.size()) {
+        return fail(Errc::unsupported, "--spot with --provider " + without.front().name + ": " + without.front().spot_note +
+                                           "; drop --spot, or pick a provider with spot servers");
+      }
     }
-    o.request.provider = provider->name;
-    if (a.spot && !provider->spot_available) {  // as `cost` does: never on-demand prices in place of spot
-      return fail(Errc::unsupported, "--spot with --provider " + provider->name + ": " + provider->spot_note +
-                                         "; drop --spot, or pick a provider with spot servers");
+  }
+  o.request.filter.rentable_only = a.rentable;
+  if (!a.region.empty()) {
+    const std::string_view region = trim(a.region);
+    if (region.empty() || !printable_ascii(region)) {
+      return fail(Errc::usage, "--region `" + a.region + "`: give a region as the offers list it (gpurent offers), e.g. us-east-1");
     }
+    o.request.filter.region = std::string(region);
   }
   if (!a.hours.empty()) {
     TRY_ASSIGN(o.request.runtime, for_flag("--hours", parse_hours(a.hours)));

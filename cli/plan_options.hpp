@@ -42,7 +42,9 @@ struct PlanArgs {
   std::string shard;
   std::string gpu_util;
   std::string card;
-  std::string provider;
+  std::string provider;  // --provider A,B: a comma list of clouds
+  bool rentable = false; // --rentable: only clouds gpurent rents itself
+  std::string region;    // --region R
   std::string hours;
   bool spot = false;
   std::string max_price;

@@ -11,6 +11,7 @@
 #include "cli/plan_shell.hpp"
 #include "cli/plan_speed_text.hpp"
 #include "common/text.hpp"
+#include "providers/cloud_rules.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
@@ -261,6 +262,31 @@ void render_runs(std::string& out, const PlanReport& r, const Style& st)
   }
 }
 
+// "nebius (eu-north1)": the cloud and, where the offer names one, its region.
+std::string cloud_where(const PlanOption& o)
+{
+  return o.region.empty() ? o.provider : fmt::format("{} ({})", o.provider, o.region);
+}
+
+// What the choice's row says of itself (cli.md plan v4): how to rent a cloud gpurent does not,
+// a price of the GPUs only, what an aggregator's row resells.
+std::string market_note(const PlanOption& c)
+{
+  std::string note;
+  if (!c.rentable) {
+    note = fmt::format("gpurent does not rent {} servers: rent it there, then `gpurent attach --provider {} --card {} "
+                       "--gpus {} --host USER@HOST --name NAME`",
+                       c.provider, c.provider, c.card, c.gpus);
+  }
+  if (c.gpu_only) {
+    note += std::string(note.empty() ? "" : "; ") + "GPU only: the price covers the GPUs, the host VM is billed on top";
+  }
+  if (!c.upstream.empty()) {
+    note += std::string(note.empty() ? "" : "; ") + "resold from " + c.upstream;
+  }
+  return note;
+}
+
 void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
 {
   const auto& res = r.result;
@@ -268,14 +294,14 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     const PlanOption& c = *res.choice;
     if (c.servers() > 1) {
       const std::string head =
-          st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}", c.provider,
+          st.bold("Choice") + fmt::format(": {}, {} servers x {} x {} at {}/h each ({}/h in all){}", cloud_where(c),
                                           c.servers(), c.gpus, c.card_display, format_usd(c.price_per_hour),
                                           format_usd(MicroUsd{c.price_per_hour.n * c.servers()}), c.spot ? " (spot)" : "");
       for (const auto& line : wrap_words(head, k_width, "", "  ")) {
         out += line + "\n";
       }
     } else {
-      out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", c.provider, c.gpus, c.card_display,
+      out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", cloud_where(c), c.gpus, c.card_display,
                                              format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
     }
     if (const std::string served = serve_line(c); !served.empty()) {
@@ -292,6 +318,9 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     if (detail.empty()) {
       detail = fmt::format("{} for {} under {} billing", format_usd(c.cost), hours_label(r.runtime), c.billing);
     }
+    if (c.billing_source == k_billing_unknown) {
+      detail += fmt::format(" ({} publishes no billing rule gpurent found: billing unknown, per hour assumed)", c.provider);
+    }
     detail += fmt::format("; {} spare per GPU; price {}", gib_signed(c.headroom), c.price_origin);
     if (c.tokens_per_dollar) {
       detail += fmt::format("; {} tokens per dollar", grouped(*c.tokens_per_dollar));
@@ -304,6 +333,11 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
     }
     if (const std::string net = network_note(c); !net.empty()) {
       for (const auto& line : wrap_words(net, k_width, "  ", "  ")) {
+        out += st.warn(line) + "\n";
+      }
+    }
+    if (const std::string note = market_note(c); !note.empty()) {
+      for (const auto& line : wrap_words(note, k_width, "  ", "    ")) {
         out += st.warn(line) + "\n";
       }
     }
@@ -392,7 +426,26 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   // output tokens (what it is ranked by) in place of the hourly price.
   const bool serving = r.result.job.task == Task::serve;
   const bool per_million = serving && !sized;
-  out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad("provider", 9), pad("card", 17), pad("GPUs", 4, true),
+  // The cloud column fits the longest name shown (a market cloud's key is up to 14 letters, "+"
+  // marks one gpurent does not rent); a region column only when an offer names its region.
+  const std::size_t shown = std::min(opts.size(), k_max_rows);
+  std::size_t cloud_w = 9;
+  std::size_t region_w = 0;
+  for (std::size_t i = 0; i < shown; ++i) {
+    cloud_w = std::max(cloud_w, opts[i].provider.size() + (opts[i].rentable ? 0 : 1));
+    region_w = std::max(region_w, std::min<std::size_t>(opts[i].region.size(), 18));
+  }
+  const auto cloud_cell = [&](const PlanOption& o) {
+    std::string cell = pad(o.provider + (o.rentable ? "" : "+"), cloud_w);
+    if (region_w > 0) {
+      const std::string region = o.region.size() > 18 ? o.region.substr(0, 17) + "~" : o.region;
+      cell += " " + pad(region.empty() ? "-" : region, std::max<std::size_t>(region_w, 6));
+    }
+    return cell;
+  };
+  const std::string cloud_head =
+      pad("provider", cloud_w) + (region_w > 0 ? " " + pad("region", std::max<std::size_t>(region_w, 6)) : std::string());
+  out += fmt::format("  {} {} {} {} {} {} {} {}\n", cloud_head, pad("card", 17), pad("GPUs", 4, true),
                      pad("fits", 4), pad("runs", 8),
                      serving ? pad("tok/s", 5, true) + " " + pad("TTFT", 5, true) : pad("headroom", 11, true),
                      per_million ? pad("$/Mtok", 8, true) : pad("$/h", 8, true),
@@ -429,11 +482,19 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
                   ? fmt::format("${:.2f}", 1e6 / static_cast<double>(*o.tokens_per_dollar)) + (o.spot ? "*" : "")
                   : "?";
     }
-    out += fmt::format("  {} {} {} {} {} {} {} {}\n", pad(o.provider, 9), pad(o.card_display, 17),
+    out += fmt::format("  {} {} {} {} {} {} {} {}\n", cloud_cell(o), pad(o.card_display, 17),
                        pad(shape_cell(o), 4, true), fits, runs, middle, pad(price, 8, true), bill);
   }
   if (opts.size() > k_max_rows) {
     out += st.dim(fmt::format("  ... and {} more (--json lists them all)", opts.size() - k_max_rows)) + "\n";
+  }
+  if (std::any_of(opts.begin(), opts.begin() + static_cast<std::ptrdiff_t>(shown),
+                  [](const PlanOption& o) { return !o.rentable; })) {
+    out += st.dim("  + gpurent does not rent it: rent it there, then `gpurent attach --provider <cloud> ...`") + "\n";
+  }
+  if (std::any_of(opts.begin(), opts.begin() + static_cast<std::ptrdiff_t>(shown),
+                  [](const PlanOption& o) { return o.billing_source == k_billing_unknown; })) {
+    out += st.dim("  billing unknown for some clouds: per hour assumed (docs/providers.md)") + "\n";
   }
   if (std::any_of(opts.begin(), opts.end(), [](const PlanOption& o) { return o.tight; })) {
     out += st.dim("  yes! tight: the headroom is inside the memory estimate's measured error") + "\n";

@@ -2,6 +2,8 @@
 #include "cli/server_warnings.hpp"
 
 #include "cli/lifecycle_support.hpp"
+#include "providers/catalog.hpp"
+#include "providers/cloud_rules.hpp"
 
 namespace gpurent {
 
@@ -58,6 +60,11 @@ std::vector<std::string> lifecycle_warnings(const ServerRecord& r, MicroUsd rate
               destroy_cmd + ")";
     }
     w.push_back(r.trouble + ": " + what);
+  }
+  if (const auto p = find_provider(r.provider); p && !billing_known(*p)) {
+    // cli.md plan v4: a cloud with no published billing rule is billed per started hour, said so.
+    w.push_back("billing unknown: " + r.provider + " publishes no billing rule gpurent found; its cost assumes per-hour "
+                "billing");
   }
   return w;
 }

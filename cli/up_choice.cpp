@@ -66,13 +66,14 @@ Result<UpChoice> choose_given(Services& s, const Config& cfg, const UpOptions& o
     // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
     TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));
     TRY_ASSIGN(Card card, find_card(o.card));
-    Offer reported;
+    Offer reported{};
     reported.provider = pi.name;
     reported.card = card.id;
     reported.gpus = c.gpus;
     reported.region = o.region;
     reported.price_origin = "provider";
-    PricedOffer po{pi, card, reported, "price as the provider reports it once the server exists"};
+    PricedOffer po{pi, card, reported,
+                   "price as the provider reports it once the server exists"};
     if (auto cached = cached_offers(s, cfg)) {
       if (const Offer* f = find_offer(*cached, pi.name, card.id, c.gpus)) {
         po.offer = *f;
@@ -84,6 +85,32 @@ Result<UpChoice> choose_given(Services& s, const Config& cfg, const UpOptions& o
   TRY_ASSIGN(c.priced, std::move(resolved));
   return c;
 }
+
+namespace {
+
+// up --from-plan on a choice gpurent does not rent (cli.md plan v4): what to attach, and the
+// cheapest option it does rent.
+std::string not_rentable_refusal(const PlanOption& choice, const PlanResult& rentable, const std::string& model)
+{
+  const std::string where = choice.region.empty() ? choice.provider : choice.provider + " (" + choice.region + ")";
+  std::string text = fmt::format("up --from-plan: plan chose {} x {} on {} at {}/h, which gpurent does not rent: rent "
+                                 "it there, then `gpurent attach --provider {} --card {} --gpus {} --host USER@HOST "
+                                 "--name NAME`",
+                                 choice.gpus, choice.card_display, where, format_usd(choice.price_per_hour),
+                                 choice.provider, choice.card, choice.gpus);
+  if (rentable.choice) {
+    const PlanOption& r = *rentable.choice;
+    text += fmt::format("; the cheapest option gpurent rents: {} x {} on {}{} at {}/h (add --rentable to `gpurent up "
+                        "--from-plan {} ...` to rent it)",
+                        r.gpus, r.card_display, r.provider, r.region.empty() ? "" : " (" + r.region + ")",
+                        format_usd(r.price_per_hour), model);
+  } else {
+    text += "; no cloud gpurent rents offers a server that fits";
+  }
+  return text + "; nothing was rented";
+}
+
+}  // namespace
 
 Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOptions& o)
 {
@@ -98,22 +125,45 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   args.hours = o.hours;
   args.spot = o.spot;
   args.max_price = o.max_price;
+  if (args.region.empty()) {
+    args.region = o.region;  // --region: plan ranks that region's offers
+  }
   TRY_ASSIGN(const PlanOptions opts, validate_plan_args(args));
-  if (opts.request.provider) {
-    TRY_ASSIGN(const ProviderInfo pi, find_provider(*opts.request.provider));
-    if (!pi.has_api) {
-      return fail(Errc::refused, pi.name + " has no public API: `gpurent plan " + o.from_plan + " --provider " + pi.name +
-                                     "` sizes the job; rent the server in its console, then `gpurent attach` it");
+  if (!opts.request.filter.clouds.empty()) {
+    bool any_rentable = false;
+    for (const auto& name : opts.request.filter.clouds) {
+      TRY_ASSIGN(const ProviderInfo pi, find_provider(name));
+      any_rentable = any_rentable || pi.rentable();
+    }
+    if (!any_rentable) {
+      const std::string& name = opts.request.filter.clouds.front();
+      return fail(Errc::refused, "gpurent does not rent servers on " + args.provider + ": `gpurent plan " + o.from_plan +
+                                     " --provider " + args.provider + "` sizes the job; rent the server there, then `gpurent attach --provider " +
+                                     name + "` it");
     }
   }
   std::vector<ProviderInfo> rentable;
+  std::vector<ProviderInfo> everywhere_providers;
   for (const auto& p : provider_catalog()) {
-    if (p.has_api && (!o.spot || p.spot_available)) {
-      rentable.push_back(p);
+    if (!o.spot || p.spot_available) {
+      everywhere_providers.push_back(p);
+      if (p.rentable()) {
+        rentable.push_back(p);
+      }
     }
   }
   TRY_ASSIGN(const PlanInputs inputs, gather_plan_inputs(s, opts));
   TRY_ASSIGN(const PlanReport report, plan_from(inputs, opts, rentable));
+  // The same plan over every cloud: cli.md plan v4 refuses a choice gpurent cannot rent, naming
+  // the cheapest rentable option; with --rentable, a cheaper cloud elsewhere is worth knowing of.
+  PlanOptions all_clouds = opts;
+  all_clouds.request.filter.rentable_only = false;
+  const auto everywhere = plan(all_clouds, Catalogues{inputs.offers, everywhere_providers, card_catalog()}, inputs.model);
+  const PlanOption* elsewhere =
+      everywhere && everywhere->result.choice && !everywhere->result.choice->rentable ? &*everywhere->result.choice : nullptr;
+  if (elsewhere != nullptr && !opts.request.filter.rentable_only) {
+    return fail(Errc::refused, not_rentable_refusal(*elsewhere, report.result, o.from_plan));
+  }
   const PlanResult& res = report.result;
   if (!res.choice) {
     if (s.global.json) {
@@ -163,12 +213,12 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   UpChoice c;
   c.gpus = pick.gpus;
   c.nodes = pick.nodes;
-  Offer offer;
+  Offer offer{};
   offer.provider = pi.name;
   offer.card = card.id;
   offer.gpus = pick.gpus;
   offer.price_per_hour = pick.price_per_hour;
-  offer.region = o.region;
+  offer.region = pick.region.empty() ? o.region : pick.region;
   offer.price_origin = pick.price_origin;
   if (pick.spot) {
     offer.spot_price_per_hour = pick.price_per_hour;
@@ -194,13 +244,10 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
         << " per GPU of " << gib_text(usable) << " usable (limit " << gib_text(limit) << ", headroom "
         << gib_text(headroom) << "), " << per_hour(pick.price_per_hour) << ", " << format_usd(pick.cost) << " for "
         << hours_label(report.runtime) << "; " << reason << '\n';
-  // A cheaper fit at a provider without an API is worth knowing about.
-  const auto everywhere = plan(opts, Catalogues{inputs.offers, provider_catalog(), card_catalog()}, inputs.model);
-  const auto& all = everywhere ? everywhere->result : res;
-  if (everywhere && all.choice && all.choice->cost < pick.cost) {
-    s.err << "gpurent: cheaper without an API: " << all.choice->provider << " " << all.choice->card_display << " x"
-          << all.choice->gpus << " at " << per_hour(all.choice->price_per_hour)
-          << "; rent it in its console and track it with `gpurent attach`\n";
+  if (elsewhere != nullptr && elsewhere->cost < pick.cost) {
+    s.err << "gpurent: cheaper without an API: " << elsewhere->provider << " " << elsewhere->card_display << " x"
+          << elsewhere->gpus << " at " << per_hour(elsewhere->price_per_hour)
+          << "; rent it there and track it with `gpurent attach --provider " << elsewhere->provider << "`\n";
   }
   c.plan = {{"model", job.model.name},
             {"task", std::string(to_string(job.task))},

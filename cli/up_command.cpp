@@ -502,10 +502,13 @@ void add_up_command(CLI::App& app, Services& s)
 {
   auto opts = std::make_shared<UpOptions>();
   auto* sub = app.add_subcommand("up", "rent a server from a provider with an API (recorded before the create call)");
-  sub->add_option("--provider", opts->provider, "lambda, runpod or vast (with --from-plan: only this provider)");
+  sub->add_option("--provider", opts->provider, "lambda, runpod or vast (with --from-plan: these clouds, a comma list)");
   sub->add_option("--card", opts->card, "card, e.g. rtx-4090, a100-80gb (with --from-plan: only this card)");
   sub->add_option("--gpus", opts->gpus, "GPUs in the server, 1-8 (default 1; with --from-plan the cheapest count that fits)");
   sub->add_option("--from-plan", opts->from_plan, "MODEL: let `plan` choose provider, card and GPUs for this job");
+  sub->add_flag("--rentable", opts->sizing.rentable,
+                "with --from-plan: choose among the clouds gpurent rents itself (without it, a cheaper cloud "
+                "gpurent does not rent refuses, exit 3)");
   add_plan_sizing_options(*sub, opts->sizing);
   add_plan_job_options(*sub, opts->sizing);
   sub->add_flag("--spot", opts->spot, "an interruptible/spot server");

@@ -12,6 +12,7 @@
 
 #include "common/rounding.hpp"
 #include "planner/card_run.hpp"
+#include "providers/offers.hpp"
 #include "planner/micro_batch.hpp"
 #include "planner/serve_size.hpp"
 #include "sizing/engine_release.hpp"
@@ -355,10 +356,11 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   std::map<std::tuple<std::string, std::uint32_t, std::uint32_t>, std::pair<std::uint32_t, MemoryEstimate>> micro_batches;
   PlanResult result;
 
-  const std::vector<Offer> sold = expand_offers(offers, providers, cards);
+  // --provider, --rentable, --region, and per (cloud, card, GPUs) the cheapest region.
+  const std::vector<Offer> sold = expand_offers(select_offers(offers, providers, request.filter, request.spot), providers, cards);
   result.options.reserve(sold.size());  // one per offer on one server: never moved while growing
   const auto wanted = [&](const Offer& o) {
-    return (!request.provider || o.provider == *request.provider) && (!request.card || o.card == *request.card);
+    return !request.card || o.card == *request.card;
   };
   // --card: the smallest feasible GPU count sold for that card (1..8 when nobody sells it) that
   // fits (1 when none does).
@@ -397,6 +399,15 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     PlanOption opt;
     opt.runs = run.runs;
     opt.provider = o.provider;
+    opt.region = o.region;
+    opt.rentable = p.rentable();
+    opt.billing_rule = spot ? p.spot_billing : p.billing;
+    opt.billing_source = p.billing_source;
+    opt.price_source = price_source_of(o);
+    opt.price_date = price_date_of(o);
+    opt.instance_type = o.instance_type;
+    opt.upstream = o.upstream;
+    opt.gpu_only = o.gpu_only;
     opt.card = c.id;
     opt.card_display = c.display;
     opt.gpus = o.gpus;

@@ -15,6 +15,7 @@
 #include "common/units.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/offer_select.hpp"
 #include "planner/job_time.hpp"
 #include "planner/speed.hpp"
 #include "sizing/hardware_rules.hpp"
@@ -41,7 +42,9 @@ struct PlanRequest {
   std::optional<std::uint32_t> nodes;
   std::optional<Shard> shard;           // --shard; nullopt: default_shard() per count
   std::chrono::seconds runtime{3600};   // --hours, in whole seconds
-  std::optional<std::string> provider;  // --provider (registry key)
+  // --provider A,B (registry keys), --rentable, --region: the offers ranked (select_offers; per
+  // cloud, card and GPU count the cheapest region).
+  OfferFilter filter;
   bool spot = false;                    // --spot: use the spot price where an offer has one
   std::optional<MicroUsd> max_price;    // --max-price, whole server per hour
   std::optional<std::string> card;      // --card, as a Card::id
@@ -76,7 +79,16 @@ struct ServeShape {
 
 // One way to run the job: a provider's server with `gpus` cards of one kind.
 struct PlanOption {
-  std::string provider;
+  std::string provider;      // the cloud key (cli.md plan v4 `cloud`)
+  std::string region;        // the offer's region ("" when the offer names none)
+  bool rentable = false;     // gpurent creates the server itself; else rent it there and `gpurent attach`
+  BillingPolicy billing_rule;  // the cloud's billing (spot billing for a spot price)
+  std::string billing_source;  // its source, or "unknown" (per hour assumed)
+  std::string price_source;  // price_source_of(offer): config, live, catalogue, snapshot, built-in
+  std::string price_date;    // price_date_of(offer), "" when unknown
+  std::string instance_type; // the cloud's instance type, when the offer names one
+  std::string upstream;      // aggregator/marketplace rows: what the row resells
+  bool gpu_only = false;     // the price covers the GPUs only (GCP accelerator rows): the host VM is extra
   std::string card;          // Card::id
   std::string card_display;  // e.g. "RTX 4090 24GB"
   std::uint32_t gpus = 1;    // per server

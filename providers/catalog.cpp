@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/text.hpp"
+#include "providers/cloud_rules.hpp"
 #include "providers/offer_data.hpp"
 
 namespace gpurent {
@@ -163,15 +164,23 @@ ProviderInfo vast()
 
 const std::vector<ProviderInfo>& rules()
 {
-  static const std::vector<ProviderInfo> k_rules = {gpucloud(), cloudgpu(), lambda(), runpod(), vast()};
+  static const std::vector<ProviderInfo> k_rules = [] {
+    std::vector<ProviderInfo> out = {gpucloud(), cloudgpu(), lambda(), runpod(), vast()};
+    for (auto& p : out) {
+      p.billing_source = p.facts_source;  // their billing facts and sources are one line
+    }
+    return out;
+  }();
   return k_rules;
 }
 
-// The rules with data/offers.json's listings (cards, price source) added.
+// The rules with data/offers.json's listings (cards, price source) added, then the market clouds.
 const std::vector<ProviderInfo>& providers()
 {
   static const std::vector<ProviderInfo> k_providers = [] {
     std::vector<ProviderInfo> out = rules();
+    const auto clouds = market_cloud_rules();
+    out.insert(out.end(), clouds.begin(), clouds.end());
     for (const auto& l : builtin_offer_data().providers) {
       const auto it = std::find_if(out.begin(), out.end(), [&](const ProviderInfo& p) { return p.name == l.provider; });
       if (it != out.end()) {

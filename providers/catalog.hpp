@@ -53,6 +53,9 @@ struct ProviderInfo {
   bool has_api = false;        // false: use `gpurent attach`
   std::string billing_label;   // "hourly", "per-minute", "per-second"
   std::string facts_source;    // where the billing facts come from, dated
+  // The billing rule's source for plan/offers JSON (`billing.source`): a URL with the words it
+  // says and the day it was read, or "unknown" (no published rule: per hour assumed, said in text).
+  std::string billing_source;
   std::string currency = "USD";
   std::string default_region;              // e.g. "canada-montreal"; empty when the provider has many
   bool spot_available = false;             // interruptible/spot servers exist
@@ -61,11 +64,17 @@ struct ProviderInfo {
   std::vector<std::string> listed_cards;   // Card::id the provider's own material lists (priced or not)
   std::string price_source;                // where the built-in prices come from ("" = none)
   std::vector<NodeLink> node_links;        // how its servers reach each other (plan --nodes)
+  // gpurent creates its servers itself (an adapter with an API); otherwise rent it there and
+  // `gpurent attach --provider <name>`.
+  [[nodiscard]] bool rentable() const noexcept { return has_api; }
 };
 
+// Every provider and market cloud: the rules below with data/offers.json's listings, then the
+// market clouds gpurent does not rent (providers/cloud_rules.hpp).
 [[nodiscard]] std::span<const ProviderInfo> provider_catalog() noexcept;
-// The facts kept in C++ alone (billing and state rules, limits), without data/offers.json's
-// listings: what that file is checked against.
+// The facts kept in C++ alone (billing and state rules, limits) of the providers data/offers.json
+// lists (gpucloud, cloudgpu, lambda, runpod, vast), without its listings: what that file is
+// checked against.
 [[nodiscard]] std::span<const ProviderInfo> provider_rules() noexcept;
 [[nodiscard]] Result<ProviderInfo> find_provider(std::string_view name);
 // Built-in offers (dated prices, data/offers.json). Config overrides and fetched offers are merged

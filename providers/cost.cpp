@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "providers/cost.hpp"
 
+#include "providers/cloud_rules.hpp"
+
 namespace gpurent {
 namespace {
 
@@ -44,6 +46,9 @@ Result<void> check_state(const ProviderInfo& p, const StateRule& rule, const cha
 void add_notes(CostBreakdown& b, const ProviderInfo& p, seconds stopped)
 {
   const auto& pol = b.billing;
+  if (!billing_known(p)) {
+    b.notes.push_back("billing unknown: " + p.name + " publishes no billing rule gpurent found; per hour assumed");
+  }
   std::string how = "billed in " + increment_label(pol.increment) + " increments, rounded up";
   if (pol.minimum.count() > 0) {
     how += ", " + increment_label(pol.minimum) + " minimum";

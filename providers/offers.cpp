@@ -12,41 +12,105 @@
 namespace gpurent {
 namespace {
 
-bool same_slot(const Offer& a, const Offer& b)
+// Precedence (cli.md plan v4 "The whole market"): config > live > catalogue cache > snapshot (and
+// the hand-kept built-in prices, which the snapshot replaces where it has the shape).
+int tier(const Offer& o, int floor)
 {
-  return a.provider == b.provider && a.card == b.card && a.gpus == b.gpus;
-}
-
-void upsert(std::vector<Offer>& out, const Offer& o)
-{
-  const auto it = std::find_if(out.begin(), out.end(), [&](const Offer& x) { return same_slot(x, o); });
-  if (it == out.end()) {
-    out.push_back(o);
-  } else {
-    *it = o;
-  }
+  const std::string source = price_source_of(o);
+  const int by_source = source == "config" ? 3 : source == "live" ? 2 : source == "catalogue" ? 1 : 0;
+  return std::max(floor, by_source);
 }
 
 }  // namespace
 
+std::string price_source_of(const Offer& o)
+{
+  if (!o.price_source.empty()) {
+    return o.price_source;
+  }
+  if (o.price_origin == "config") {
+    return "config";
+  }
+  if (o.price_origin.starts_with("fetched")) {
+    return "live";
+  }
+  if (o.price_origin == "--price") {
+    return "flag";
+  }
+  return "built-in";
+}
+
+std::string price_date_of(const Offer& o)
+{
+  if (!o.price_date.empty()) {
+    return o.price_date;
+  }
+  for (const std::string_view head : {"built-in ", "fetched "}) {
+    if (o.price_origin.starts_with(head) && o.price_origin.size() >= head.size() + 10) {
+      return o.price_origin.substr(head.size(), 10);
+    }
+  }
+  return "";
+}
+
 std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const Offer> overrides,
                                 std::span<const Offer> fetched)
 {
-  std::vector<Offer> out;
-  out.reserve(builtin.size() + overrides.size() + fetched.size());  // grown once (plan's start-up)
+  struct Entry {
+    const Offer* offer;
+    int tier;
+    std::size_t order;  // given later wins within a tier and region
+  };
+  std::vector<Entry> all;
+  all.reserve(builtin.size() + overrides.size() + fetched.size());  // grown once (plan's start-up)
   for (const auto& o : builtin) {
-    upsert(out, o);
+    all.push_back({&o, tier(o, 0), all.size()});
   }
   for (const auto& o : fetched) {
-    upsert(out, o);
+    all.push_back({&o, tier(o, 0), all.size()});
   }
   for (const auto& o : overrides) {
-    upsert(out, o);
+    all.push_back({&o, tier(o, 3), all.size()});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Offer& a, const Offer& b) {
-    return std::tie(a.provider, a.card, a.gpus) < std::tie(b.provider, b.card, b.gpus);
+  // Keyed by (provider, card, gpus, region): regions of one shape never collide.
+  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.offer->provider, a.offer->card, a.offer->gpus, a.offer->region, a.order) <
+           std::tie(b.offer->provider, b.offer->card, b.offer->gpus, b.offer->region, b.order);
   });
+  std::vector<Offer> out;
+  out.reserve(all.size());
+  for (std::size_t i = 0; i < all.size();) {
+    // One shape: its entries all regions; only the highest tier present is kept.
+    std::size_t end = i;
+    int top = 0;
+    while (end < all.size() && same_shape(*all[end].offer, *all[i].offer)) {
+      top = std::max(top, all[end].tier);
+      ++end;
+    }
+    for (std::size_t k = i; k < end; ++k) {
+      if (all[k].tier != top) {
+        continue;
+      }
+      // The last entry of this tier in a region wins (the later origin, or the later line).
+      std::size_t last = k;
+      for (std::size_t m = k + 1; m < end && all[m].offer->region == all[k].offer->region; ++m) {
+        if (all[m].tier == top) {
+          last = m;
+        }
+      }
+      if (!out.empty() && same_shape(out.back(), *all[last].offer) && out.back().region == all[last].offer->region) {
+        continue;  // this region already taken
+      }
+      out.push_back(*all[last].offer);
+    }
+    i = end;
+  }
   return out;
+}
+
+bool same_shape(const Offer& a, const Offer& b) noexcept
+{
+  return a.provider == b.provider && a.card == b.card && a.gpus == b.gpus;
 }
 
 Result<MicroUsd> usd_to_micro(double usd)
@@ -96,18 +160,20 @@ Result<Offer> make_price_override(std::string_view provider, std::string_view ke
   o.price_per_hour = price;
   o.region = p.default_region;
   o.price_origin = "config";
+  o.price_source = "config";
   return o;
 }
 
 const Offer* find_offer(std::span<const Offer> offers, std::string_view provider, std::string_view card,
                         std::uint32_t gpus)
 {
+  const Offer* best = nullptr;
   for (const auto& o : offers) {
-    if (o.provider == provider && o.card == card && o.gpus == gpus) {
-      return &o;
+    if (o.provider == provider && o.card == card && o.gpus == gpus && (best == nullptr || o.price_per_hour < best->price_per_hour)) {
+      best = &o;
     }
   }
-  return nullptr;
+  return best;
 }
 
 }  // namespace gpurent

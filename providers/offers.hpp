@@ -11,8 +11,11 @@
 
 namespace gpurent {
 
-// One list keyed by (provider, card, gpus): fetched offers replace built-in ones, config
-// overrides replace both. Each offer keeps its own price_origin. Sorted by provider, card, gpus.
+// One list keyed by (provider, card, gpus, region). For each (provider, card, gpus) only the
+// offers of the highest precedence present are kept (cli.md plan v4: config > live > catalogue >
+// snapshot and hand-kept built-in prices; price_source_of), all their regions; within one region
+// the one given later wins (fetched after built-in, config last). Each offer keeps its own
+// price_origin. Sorted by provider, card, gpus, region.
 [[nodiscard]] std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const Offer> overrides,
                                               std::span<const Offer> fetched);
 
@@ -24,7 +27,18 @@ namespace gpurent {
 // USD (a finite, non-negative double from user input) to micro-USD, rounded to the nearest micro.
 [[nodiscard]] Result<MicroUsd> usd_to_micro(double usd);
 
-// The offer for (provider, card, gpus) in `offers`, if any.
+// Same provider, card and GPU count (any region).
+[[nodiscard]] bool same_shape(const Offer& a, const Offer& b) noexcept;
+
+// What the JSON says of an offer's price (cli.md plan v4 `price_source`): the offer's own
+// price_source, else "config" for a config price, "live" for one fetched from a provider's API,
+// "flag" for --price, "built-in" for a hand-kept built-in price.
+[[nodiscard]] std::string price_source_of(const Offer& o);
+// The day of the price, "YYYY-MM-DD" (price_date, else the built-in or fetch date in
+// price_origin); "" when unknown (a config price).
+[[nodiscard]] std::string price_date_of(const Offer& o);
+
+// The cheapest offer for (provider, card, gpus) in `offers` (any region), if any.
 [[nodiscard]] const Offer* find_offer(std::span<const Offer> offers, std::string_view provider, std::string_view card,
                                       std::uint32_t gpus);
 

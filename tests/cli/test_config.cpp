@@ -91,7 +91,7 @@ TEST_CASE("Config: unknown keys, sections and bad values are errors with the lin
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"budget_usd = 1\nbudget = 5", "config.toml:2: unknown key `budget`"},
       {"[providers]\n", "config.toml:1: unknown section [providers]"},
-      {"[prices.aws]\n", "unknown; known providers"},
+      {"[prices.acme]\n", "unknown; known providers"},
       {"[prices]\nx = 1\n", "put prices under [prices.<provider>]"},
       {"[prices.gpucloud]\n\"rtx-4090\" = 1.0\n", "config.toml:2: price `rtx-4090` for gpucloud"},
       {"[prices.runpod]\nl4 = \"cheap\"\n", "must be a number"},
@@ -99,7 +99,7 @@ TEST_CASE("Config: unknown keys, sections and bad values are errors with the lin
       {"budget_usd = \"100\"\n", "must be a number, not a string"},
       {"budget_usd = -1\n", "between 0 and 1e9"},
       {"offers_max_age_hours = 0\n", "> 0"},
-      {"default_provider = \"aws\"\n", "unknown; known providers"},
+      {"default_provider = \"acme\"\n", "unknown; known providers"},
       {"lambda_api_url = \"ftp://x\"\n", "not an http(s) URL"},
       {"backup_dir = true\n", "does not take true/false"},
       {"hf_token = \"\"\n", "empty value"},

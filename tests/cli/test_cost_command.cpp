@@ -184,6 +184,6 @@ TEST_CASE("OffersCommand: lists offers with origin, filters, JSON", "[cli][offer
   for (std::string line; std::getline(lines, line);) {
     CHECK(line.size() <= 80);
   }
-  const auto bad = test::run_cli({"offers", "--provider", "aws"});
+  const auto bad = test::run_cli({"offers", "--provider", "acme"});
   CHECK(bad.code == 2);
 }

@@ -120,7 +120,7 @@ TEST_CASE("JSON errors: every command's bad input is one error document on stdou
       {{"fits", "nosuch-card"}, 2, "usage"},
       {{"models", "extra"}, 2, "usage"},
       {{"cards", "extra"}, 2, "usage"},
-      {{"offers", "--provider", "aws"}, 2, "usage"},
+      {{"offers", "--provider", "acme"}, 2, "usage"},
       // No API key, and the price catalogue's hosts answer nothing here: the built-in table, partial.
       {{"offers", "--refresh"}, 4, "partial"},
       {{"cost", "--provider", "runpod", "--card", "l4"}, 2, "usage"},

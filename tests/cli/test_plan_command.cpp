@@ -51,17 +51,25 @@ const std::set<std::string> k_memory = {"weights_gib", "kv_cache_gib", "activati
 // start-up and the bill, a deadline `late`.
 // multi-node: `nodes` on the choice and every option (1 for one server), the link between servers
 // when there are several.
+// plan v4 "The whole market": cloud, region, rentable, billing {increment_s, minimum_s, source},
+// price_source, price_date on the choice (its rule as billing_rule: `billing` is the contract's
+// label there) and on every option; what a row says of itself and how to attach one gpurent
+// does not rent, where they apply.
 const std::set<std::string> k_choice = {"provider", "card", "vram_gib", "gpus", "nodes", "headroom_gib",
-                                        "price_per_hour", "currency", "billing", "cost", "runs", "speed", "risk"};
+                                        "price_per_hour", "currency", "billing", "cost", "runs", "speed", "risk",
+                                        "cloud", "region", "rentable", "billing_rule", "price_source", "price_date"};
 const std::set<std::string> k_option = {"provider", "card",  "gpus", "nodes", "fits", "headroom_gib",
-                                        "price_per_hour", "cost", "runs", "speed", "risk"};
+                                        "price_per_hour", "cost", "runs", "speed", "risk", "cloud", "region",
+                                        "rentable", "billing", "price_source", "price_date"};
 // plan v4: `serve` on every option of a serving job (checked in check_serve).
-const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late", "node_link", "serve"};
+const std::set<std::string> k_option_sized = {"hours", "startup_hours", "job_cost", "late", "node_link", "serve",
+                                              "instance_type", "upstream", "gpu_only", "attach"};
 const std::set<std::string> k_serve = {"replicas", "concurrency_per_replica", "kv_pool_tokens", "per_user_tokens_per_s",
                                        "ttft_s", "meets_targets", "misses"};
 // plan v4 "Ranking with a size": a row that does not fit or is refused has no speed, hours or bill.
 const std::set<std::string> k_option_misfit = {"provider", "card", "gpus", "nodes", "fits", "headroom_gib",
-                                               "price_per_hour", "cost", "runs"};
+                                               "price_per_hour", "cost", "runs", "cloud", "region", "rentable",
+                                               "billing", "price_source", "price_date"};
 const std::set<std::string> k_speed = {"prefill_tokens_per_s", "decode_tokens_per_s", "serve_output_tokens_per_s",
                                        "train_tokens_per_s", "tokens_per_dollar", "concurrency", "input_len",
                                        "output_len", "bound", "range_pct", "basis", "unknown", "network_step_s",
@@ -157,7 +165,7 @@ void check_contract(const Json& j)
       }
       check_speed(o["speed"]);
     } else {
-      check_keys(o, k_option_misfit, {"node_link"});
+      check_keys(o, k_option_misfit, {"node_link", "instance_type", "upstream", "gpu_only", "attach"});
     }
     CHECK(keys(o["runs"]) == std::set<std::string>{"status", "why", "flags"});
   }

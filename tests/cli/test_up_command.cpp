@@ -108,7 +108,8 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   INFO("the booting fixture's id must be the running one's: " << booting.value("id", ""));
   REQUIRE(booting.value("id", "") == pod_id);
 
-  const auto r = u.up({"--from-plan", "llama-3.1-8b", "--name", "fp", "--yes", "--no-wait", "--json"});
+  // --rentable: among the clouds gpurent rents (without it, the cheaper cloudgpu is refused: test_market_rank).
+  const auto r = u.up({"--from-plan", "llama-3.1-8b", "--rentable", "--name", "fp", "--yes", "--no-wait", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const Json j = Json::parse(r.out);
@@ -233,7 +234,8 @@ TEST_CASE("up --from-plan: --provider and --card restrict the choice, the usual 
   {
     const auto r = u.up({"--from-plan", "llama-3.1-8b", "--provider", "gpucloud", "--yes"});
     CHECK(r.code == 3);
-    CHECK(has(r.err, "gpucloud has no public API"));
+    CHECK(has(r.err, "gpurent does not rent servers on gpucloud"));
+    CHECK(has(r.err, "gpurent attach --provider gpucloud"));
   }
   SECTION("--max-price below every fit")
   {

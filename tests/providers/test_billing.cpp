@@ -88,7 +88,7 @@ TEST_CASE("Catalog: provider facts from the seeds and providers.md", "[providers
   CHECK_FALSE(provider("runpod").stopped.bills_full_rate);
   CHECK(provider("vast").spot_available);
   CHECK(find_provider("GPU Cloud")->name == "gpucloud");
-  const auto bad = find_provider("aws");
+  const auto bad = find_provider("acme");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("gpucloud") != std::string::npos);
 }

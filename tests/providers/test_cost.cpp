@@ -179,7 +179,7 @@ TEST_CASE("Offers: price overrides are validated", "[providers][offers]")
   const auto pro = make_price_override("gpucloud", "rtx-pro-6000", 1.6);
   REQUIRE(pro.has_value());
   CHECK(pro->gpus == 1);
-  CHECK_FALSE(make_price_override("aws", "rtx-4090", 1.0).has_value());
+  CHECK_FALSE(make_price_override("acme", "rtx-4090", 1.0).has_value());
   CHECK_FALSE(make_price_override("runpod", "voodoo", 1.0).has_value());
   CHECK_FALSE(make_price_override("gpucloud", "rtx-4090", 1.0).has_value());  // 24 GB < 48 GB
   CHECK_FALSE(make_price_override("runpod", "l4x9", 1.0).has_value());

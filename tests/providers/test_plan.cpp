@@ -2,6 +2,7 @@
 // Ranking rules of `gpurent plan`, on hand-built cards, providers, offers and estimates.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -208,7 +209,7 @@ TEST_CASE("rank: provider filter, max price and spot", "[providers][plan]")
   req.gpus = 1;
   SECTION("--provider keeps one provider")
   {
-    req.provider = "minute";
+    req.filter.clouds = {"minute"};
     const auto r = rank(infer_job(), offers, k_providers, k_cards, req, split_estimator(10.0));
     REQUIRE(r.choice);
     CHECK(r.choice->provider == "minute");
@@ -320,4 +321,77 @@ TEST_CASE("rank: nothing fits: no choice, the closest option is the reference", 
   CHECK(r.card->id == "c80");
   CHECK(r.job.gpus == 8);
   CHECK(std::none_of(r.options.begin(), r.options.end(), [](const PlanOption& o) { return o.fits; }));
+}
+
+TEST_CASE("rank: across clouds, each option names its cloud, region, whether gpurent rents it and its billing",
+          "[providers][plan][market]")
+{
+  ProviderInfo market = make_provider("market", 3600s, 0s, 0s, 8, 0, false);
+  market.billing_source = "unknown";
+  ProviderInfo rented = make_provider("rented", 1s, 0s, 0s, 8, 0, false);
+  rented.has_api = true;
+  rented.billing_source = "https://example.org/billing: \"per second\" (read 2026-12-05)";
+  const std::vector<ProviderInfo> providers = {market, rented};
+  std::vector<Offer> offers = {
+      make_offer("market", "c48", 1, 1'000'000),  // the cheapest, in two regions
+      make_offer("market", "c48", 1, 1'200'000),
+      make_offer("rented", "c48", 1, 2'000'000),
+  };
+  offers[0].region = "eu-1";
+  offers[0].price_source = "snapshot";
+  offers[0].price_date = "2026-12-01";
+  offers[0].upstream = "lambdalabs";
+  offers[1].region = "us-1";
+  offers[2].region = "US";
+  PlanRequest req;
+  req.gpus = 1;
+  SECTION("the cheapest cloud wins, in its cheapest region, one option per cloud and shape")
+  {
+    const auto r = rank(infer_job(), offers, providers, k_cards, req, split_estimator(10.0));
+    REQUIRE(r.choice);
+    CHECK(r.choice->provider == "market");
+    CHECK(r.choice->region == "eu-1");
+    CHECK_FALSE(r.choice->rentable);
+    CHECK(r.choice->billing_source == "unknown");
+    CHECK(r.choice->billing_rule.increment == 3600s);
+    CHECK(r.choice->price_source == "snapshot");
+    CHECK(r.choice->price_date == "2026-12-01");
+    CHECK(r.choice->upstream == "lambdalabs");
+    CHECK(r.options.size() == 2);
+    const auto other = std::find_if(r.options.begin(), r.options.end(), [](const PlanOption& o) { return o.provider == "rented"; });
+    REQUIRE(other != r.options.end());
+    CHECK(other->rentable);
+    CHECK(other->billing_rule.increment == 1s);
+    CHECK(other->price_source == "built-in");
+  }
+  SECTION("--rentable keeps the clouds gpurent rents")
+  {
+    req.filter.rentable_only = true;
+    const auto r = rank(infer_job(), offers, providers, k_cards, req, split_estimator(10.0));
+    REQUIRE(r.choice);
+    CHECK(r.choice->provider == "rented");
+    CHECK(r.choice->rentable);
+    CHECK(r.options.size() == 1);
+  }
+  SECTION("--region ranks that region's offers only")
+  {
+    req.filter.region = "us-1";
+    const auto r = rank(infer_job(), offers, providers, k_cards, req, split_estimator(10.0));
+    REQUIRE(r.choice);
+    CHECK(r.choice->provider == "market");
+    CHECK(r.choice->region == "us-1");
+    CHECK(r.choice->price_per_hour == MicroUsd{1'200'000});
+    CHECK(r.options.size() == 1);
+  }
+  SECTION("--provider takes a list")
+  {
+    req.filter.clouds = {"rented"};
+    auto r = rank(infer_job(), offers, providers, k_cards, req, split_estimator(10.0));
+    REQUIRE(r.choice);
+    CHECK(r.choice->provider == "rented");
+    req.filter.clouds = {"rented", "market"};
+    r = rank(infer_job(), offers, providers, k_cards, req, split_estimator(10.0));
+    REQUIRE(r.choice);
+    CHECK(r.choice->provider == "market");
+  }
 }

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// The market clouds' billing as data. Each published rule carries its source (URL, the words it
+// says, the day it was read); docs/providers.md "Billing per cloud" lists the same table. Where no
+// rule was found in the cloud's own material (or a report of its announcement), the rule is
+// "unknown": billed per started hour, and said so in every cost line.
+#include "providers/cloud_rules.hpp"
+
+#include <string>
+#include <vector>
+
+namespace gpurent {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr seconds k_hour{3600};
+
+struct CloudFacts {
+  const char* name;
+  const char* display;
+  seconds increment;
+  seconds minimum;
+  const char* billing_source;  // URL, quote and date; k_billing_unknown when none was found
+  bool spot;                   // the catalogue carries spot prices for it (SpotPrice, not a placeholder)
+  const char* stopped_keeps;   // nullptr: no published stopped-state rule
+  const char* stopped_note;
+};
+
+// Read 2026-12-05. Spot: clouds whose catalogue rows carry a real SpotPrice (aws, gcp, mithril,
+// nebius, verda); the others list none, or a placeholder.
+const CloudFacts k_clouds[] = {
+    {"aws", "AWS", seconds{1}, seconds{60},
+     "https://aws.amazon.com/about-aws/whats-new/2017/10/announcing-amazon-ec2-per-second-billing/ : EC2 Linux "
+     "instances \"will be billed on one second increments, with a minimum of 60 seconds\" (read 2026-12-05)",
+     true, "the EBS volumes", "EBS volumes keep billing (per second, 60 s minimum) while the instance is stopped"},
+    {"gcp", "Google Cloud", seconds{1}, seconds{60},
+     "https://www.itnews.com.au/news/google-follows-aws-with-per-second-cloud-billing-474286 : Google's per-second "
+     "billing for Compute Engine \"will have a one-minute minimum\" (a report of Google's announcement; read "
+     "2026-12-05)",
+     true, nullptr, ""},
+    {"nebius", "Nebius", seconds{1}, seconds{0},
+     "https://docs.nebius.com/object-storage/resources/pricing : \"for GPUs on running VMs, the billing unit is 1 "
+     "second\"; https://docs.nebius.com/legal/specific-terms/compute : \"The time when the Virtual Machine is stopped "
+     "is not charged\" (read 2026-12-05)",
+     true, "the disks",
+     "disks bill while the VM is stopped (\"The usage of Disk is charged regardless whether a Virtual Machine is "
+     "running\")"},
+    {"hyperbolic", "Hyperbolic", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"primeintellect", "Prime Intellect", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"shadeform", "Shadeform", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"cudo", "CUDO Compute", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"seeweb", "Seeweb", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"mithril", "Mithril", k_hour, seconds{0}, "unknown", true, nullptr, ""},
+    {"simplepod", "SimplePod", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"verda", "Verda", k_hour, seconds{0}, "unknown", true, nullptr, ""},
+    {"jarvislabs", "JarvisLabs", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+};
+
+ProviderInfo from_facts(const CloudFacts& f)
+{
+  ProviderInfo p;
+  p.name = f.name;
+  p.display = f.display;
+  p.billing = BillingPolicy{f.increment, f.minimum, seconds{0}};
+  p.spot_billing = p.billing;
+  p.billing_source = f.billing_source;
+  const bool known = p.billing_source != k_billing_unknown;
+  p.billing_label = !known                        ? "hourly (assumed)"
+                    : f.increment == seconds{1}   ? "per-second"
+                    : f.increment == seconds{60}  ? "per-minute"
+                                                  : "hourly";
+  p.facts_source = known ? p.billing_source : "no published billing rule found (read 2026-12-05): per hour assumed";
+  if (f.stopped_keeps != nullptr) {
+    p.stopped.available = true;
+    p.stopped.bills_full_rate = false;
+    p.stopped.fixed_per_hour = MicroUsd{0};
+    p.stopped.keeps = f.stopped_keeps;
+    p.stopped.loses = "the GPU is released; it may not be free when you start again";
+    p.stopped.storage_note = f.stopped_note;
+  } else {
+    p.stopped.available = false;
+    p.stopped.unavailable_reason = std::string(f.name) +
+                                   ": no published rule for a stopped server that gpurent knows; assume it bills "
+                                   "until it is deleted";
+  }
+  p.hibernated.available = false;
+  p.hibernated.unavailable_reason = std::string(f.name) + ": no hibernate state that gpurent knows";
+  p.destroy_loses = "the server and its local disks, as " + std::string(f.display) + " deletes them";
+  p.workspace_dir = "~";
+  p.max_gpus = 8;
+  p.per_gpu_servers = false;  // catalogue rows are exact shapes
+  p.has_api = false;          // rent it there, then `gpurent attach --provider <cloud>`
+  p.spot_available = f.spot;
+  p.spot_note = f.spot ? "spot prices from the market catalogue (SpotPrice); spot servers can be interrupted"
+                       : "the market catalogue lists no spot price for " + std::string(f.name);
+  return p;
+}
+
+const std::vector<ProviderInfo>& clouds()
+{
+  static const std::vector<ProviderInfo> k_rules = [] {
+    std::vector<ProviderInfo> out;
+    out.reserve(std::size(k_clouds));
+    for (const auto& f : k_clouds) {
+      out.push_back(from_facts(f));
+    }
+    return out;
+  }();
+  return k_rules;
+}
+
+}  // namespace
+
+std::span<const ProviderInfo> market_cloud_rules() noexcept { return clouds(); }
+
+bool billing_known(const ProviderInfo& p) noexcept { return p.billing_source != k_billing_unknown; }
+
+}  // namespace gpurent

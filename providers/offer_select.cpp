@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+#include "providers/offer_select.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <tuple>
+
+#include "common/text.hpp"
+
+namespace gpurent {
+namespace {
+
+bool same_region(std::string_view a, std::string_view b)
+{
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+MicroUsd ranked_price(const Offer& o, bool spot)
+{
+  return spot && o.spot_price_per_hour ? *o.spot_price_per_hour : o.price_per_hour;
+}
+
+}  // namespace
+
+bool OfferFilter::names(std::string_view cloud) const noexcept
+{
+  return clouds.empty() || std::find(clouds.begin(), clouds.end(), cloud) != clouds.end();
+}
+
+Result<std::vector<std::string>> parse_cloud_list(std::string_view text)
+{
+  std::vector<std::string> out;
+  for (const auto part : split(text, ',')) {
+    const std::string_view name = trim(part);
+    if (name.empty()) {
+      return fail(Errc::usage, "--provider `" + std::string(text) +
+                                   "`: an empty name; give cloud names separated by commas, e.g. runpod,nebius");
+    }
+    auto p = find_provider(name);
+    if (!p) {
+      return fail(Errc::usage, "--provider: " + p.error().message);
+    }
+    if (std::find(out.begin(), out.end(), p->name) == out.end()) {
+      out.push_back(p->name);
+    }
+  }
+  if (out.empty()) {
+    return fail(Errc::usage, "--provider: give at least one cloud name, e.g. runpod,nebius");
+  }
+  return out;
+}
+
+bool offer_passes(const Offer& o, std::span<const ProviderInfo> providers, const OfferFilter& filter)
+{
+  if (!filter.names(o.provider)) {
+    return false;
+  }
+  if (filter.region && !same_region(o.region, *filter.region)) {
+    return false;
+  }
+  if (filter.rentable_only) {
+    const auto it = std::find_if(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == o.provider; });
+    return it != providers.end() && it->rentable();
+  }
+  return true;
+}
+
+std::vector<Offer> select_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                 const OfferFilter& filter, bool spot)
+{
+  // (provider, card, gpus) -> index of the cheapest passing offer so far.
+  std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, std::size_t> best;
+  std::vector<bool> keep(offers.size(), false);
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const Offer& o = offers[i];
+    if (!offer_passes(o, providers, filter)) {
+      continue;
+    }
+    const auto key = std::tuple<std::string_view, std::string_view, std::uint32_t>(o.provider, o.card, o.gpus);
+    const auto [it, fresh] = best.emplace(key, i);
+    if (fresh) {
+      keep[i] = true;
+      continue;
+    }
+    const Offer& held = offers[it->second];
+    if (std::tuple(ranked_price(o, spot), o.region) < std::tuple(ranked_price(held, spot), held.region)) {
+      keep[it->second] = false;
+      keep[i] = true;
+      it->second = i;
+    }
+  }
+  std::vector<Offer> out;
+  out.reserve(best.size());
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    if (keep[i]) {
+      out.push_back(offers[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpurent
