@@ -11,6 +11,7 @@
 #include "cli/config.hpp"
 #include "cli/errors.hpp"
 #include "cli/lifecycle_support.hpp"
+#include "cli/offers_unmapped.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "common/text.hpp"
@@ -26,6 +27,7 @@ struct OffersOptions {
   std::string min_vram;
   bool spot = false;
   bool refresh = false;
+  bool unmapped = false;
 };
 
 // One row: a priced offer, or a card the provider lists without a price.
@@ -108,6 +110,7 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
       s.out << (&r == &rows.front() ? "" : "\n") << head << '\n';
       // Where this provider's prices in the table come from: fetched, built-in, or both.
       std::string fetched;
+      std::string snapshot;
       bool builtin = false;
       for (const auto& other : rows) {
         if (other.provider == r.provider && other.offer != nullptr) {
@@ -116,11 +119,18 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
             fetched = origin.substr(origin.find("fetched"));
           }
           builtin = builtin || origin.find("built-in") != std::string::npos;
+          if (other.offer->price_source == "snapshot") {
+            snapshot = other.offer->price_date;
+          }
         }
       }
       if (!fetched.empty()) {
         s.out << "  " << wrap_text("prices " + fetched.substr(0, fetched.find(')')) + " from " + r.provider->display + "'s API",
                                    78, "    ")
+              << '\n';
+      }
+      if (!snapshot.empty()) {
+        s.out << "  " << wrap_text("prices: the market snapshot of " + snapshot + " (SkyPilot's catalogue)", 78, "    ")
               << '\n';
       }
       if (builtin && !r.provider->price_source.empty()) {
@@ -227,6 +237,17 @@ std::optional<Error> refresh(Services& s, const Config& cfg, const std::string& 
   return std::nullopt;
 }
 
+// `--unmapped`: the catalogue names without a card; --provider takes any cloud of the catalogue.
+Result<void> offers_unmapped(Services& s, const std::string& provider)
+{
+  const UnmappedListing listings[] = {snapshot_unmapped_listing()};
+  if (!provider.empty() && !find_provider(provider) && !is_market_cloud(provider)) {
+    return fail(Errc::usage, "--provider `" + provider + "`: not a cloud of the market catalogue or a provider of gpurent's");
+  }
+  print_unmapped(s, listings, provider);
+  return {};
+}
+
 Result<void> run_offers(Services& s, OffersOptions o)
 {
   double min_gib = 0;
@@ -236,6 +257,9 @@ Result<void> run_offers(Services& s, OffersOptions o)
       return fail(Errc::usage, "--min-vram `" + o.min_vram + "`: give GiB per GPU, e.g. 40");
     }
     min_gib = *v;
+  }
+  if (o.unmapped) {
+    return offers_unmapped(s, o.provider);
   }
   std::optional<ProviderInfo> only;
   if (!o.provider.empty()) {
@@ -292,6 +316,7 @@ void add_offers_command(CLI::App& app, Services& s)
   sub->add_option("--provider", opts->provider, "only this provider");
   sub->add_option("--min-vram", opts->min_vram, "only cards with at least this usable memory per GPU (GiB)");
   sub->add_flag("--spot", opts->spot, "only offers with a spot price");
+  sub->add_flag("--unmapped", opts->unmapped, "list the market catalogue's GPU names that map to no card, per cloud");
   sub->add_flag("--refresh", opts->refresh, "fetch current offers from the providers' APIs (those with an API key) first");
   sub->callback([&s, opts] {
     auto r = run_offers(s, *opts);

@@ -34,6 +34,12 @@ std::string describe_origin(const Offer& offer, const ProviderInfo& provider, co
   if (offer.price_origin == "--price") {
     return "from --price";
   }
+  if (offer.price_source == "snapshot") {
+    return "from the market snapshot of " + offer.price_date + " (SkyPilot's catalogue" +
+           (offer.instance_type.empty() ? std::string() : ", " + offer.instance_type) +
+           (offer.gpu_only ? "; GPU only: the host VM is extra" : "") + "); set [prices." + provider.name +
+           "] in the config file to override";
+  }
   if (offer.price_origin.starts_with("built-in ")) {
     return "built-in price from " + offer.price_origin.substr(9) + " (" + provider.price_source + "); set [prices." +
            provider.name + "] in the config file to override";
@@ -72,7 +78,13 @@ Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, 
     if (!micro) {
       return fail(Errc::usage, "--price: " + micro.error().message);
     }
-    po.offer = Offer{po.provider.name, po.card.id, gpus, *micro, std::nullopt, po.provider.default_region, "--price"};
+    po.offer = Offer{};
+    po.offer.provider = po.provider.name;
+    po.offer.card = po.card.id;
+    po.offer.gpus = gpus;
+    po.offer.price_per_hour = *micro;
+    po.offer.region = po.provider.default_region;
+    po.offer.price_origin = "--price";
     if (spot) {
       po.offer.spot_price_per_hour = *micro;
     }

@@ -66,8 +66,13 @@ Result<UpChoice> choose_given(Services& s, const Config& cfg, const UpOptions& o
     // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
     TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));
     TRY_ASSIGN(Card card, find_card(o.card));
-    PricedOffer po{pi, card, Offer{pi.name, card.id, c.gpus, MicroUsd{0}, std::nullopt, o.region, "provider"},
-                   "price as the provider reports it once the server exists"};
+    Offer reported;
+    reported.provider = pi.name;
+    reported.card = card.id;
+    reported.gpus = c.gpus;
+    reported.region = o.region;
+    reported.price_origin = "provider";
+    PricedOffer po{pi, card, reported, "price as the provider reports it once the server exists"};
     if (auto cached = cached_offers(s, cfg)) {
       if (const Offer* f = find_offer(*cached, pi.name, card.id, c.gpus)) {
         po.offer = *f;
@@ -158,7 +163,13 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   UpChoice c;
   c.gpus = pick.gpus;
   c.nodes = pick.nodes;
-  Offer offer{pi.name, card.id, pick.gpus, pick.price_per_hour, std::nullopt, o.region, pick.price_origin};
+  Offer offer;
+  offer.provider = pi.name;
+  offer.card = card.id;
+  offer.gpus = pick.gpus;
+  offer.price_per_hour = pick.price_per_hour;
+  offer.region = o.region;
+  offer.price_origin = pick.price_origin;
   if (pick.spot) {
     offer.spot_price_per_hour = pick.price_per_hour;
   }

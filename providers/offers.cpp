@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 #include "common/rounding.hpp"
@@ -12,18 +14,18 @@
 namespace gpurent {
 namespace {
 
-bool same_slot(const Offer& a, const Offer& b)
-{
-  return a.provider == b.provider && a.card == b.card && a.gpus == b.gpus;
-}
+using Slot = std::tuple<std::string_view, std::string_view, std::uint32_t>;
 
-void upsert(std::vector<Offer>& out, const Offer& o)
+// Adds the offers of `from` whose (provider, card, gpus) is not taken yet, the last of a list
+// winning within it. The index holds views of the caller's offers, which outlive it; walking
+// from the back copies each kept offer once (the market snapshot brings a thousand offers to
+// plan's start-up, most of them the same shape in several regions).
+void add_untaken(std::vector<Offer>& out, std::set<Slot>& taken, std::span<const Offer> from)
 {
-  const auto it = std::find_if(out.begin(), out.end(), [&](const Offer& x) { return same_slot(x, o); });
-  if (it == out.end()) {
-    out.push_back(o);
-  } else {
-    *it = o;
+  for (auto it = from.rbegin(); it != from.rend(); ++it) {
+    if (taken.emplace(it->provider, it->card, it->gpus).second) {
+      out.push_back(*it);
+    }
   }
 }
 
@@ -33,16 +35,12 @@ std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const 
                                 std::span<const Offer> fetched)
 {
   std::vector<Offer> out;
-  out.reserve(builtin.size() + overrides.size() + fetched.size());  // grown once (plan's start-up)
-  for (const auto& o : builtin) {
-    upsert(out, o);
-  }
-  for (const auto& o : fetched) {
-    upsert(out, o);
-  }
-  for (const auto& o : overrides) {
-    upsert(out, o);
-  }
+  out.reserve(builtin.size() + overrides.size() + fetched.size());  // never grown (plan's start-up)
+  std::set<Slot> taken;
+  // Precedence: the config's overrides, then fetched offers, then built-in ones.
+  add_untaken(out, taken, overrides);
+  add_untaken(out, taken, fetched);
+  add_untaken(out, taken, builtin);
   std::stable_sort(out.begin(), out.end(), [](const Offer& a, const Offer& b) {
     return std::tie(a.provider, a.card, a.gpus) < std::tie(b.provider, b.card, b.gpus);
   });
