@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 #include <string_view>
 #include <tuple>
 
@@ -16,16 +16,12 @@ namespace {
 
 using Slot = std::tuple<std::string_view, std::string_view, std::uint32_t>;
 
-// Adds the offers of `from` whose (provider, card, gpus) is not taken yet, the last of a list
-// winning within it. The index holds views of the caller's offers, which outlive it; walking
-// from the back copies each kept offer once (the market snapshot brings a thousand offers to
-// plan's start-up, most of them the same shape in several regions).
-void add_untaken(std::vector<Offer>& out, std::set<Slot>& taken, std::span<const Offer> from)
+// Takes the offers of `from` whose (provider, card, gpus) is not taken yet, the last of a list
+// winning within it. The slots are views of the caller's offers, which outlive the merge.
+void take_untaken(std::map<Slot, const Offer*>& taken, std::span<const Offer> from)
 {
   for (auto it = from.rbegin(); it != from.rend(); ++it) {
-    if (taken.emplace(it->provider, it->card, it->gpus).second) {
-      out.push_back(*it);
-    }
+    taken.try_emplace(Slot{it->provider, it->card, it->gpus}, &*it);
   }
 }
 
@@ -34,16 +30,19 @@ void add_untaken(std::vector<Offer>& out, std::set<Slot>& taken, std::span<const
 std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const Offer> overrides,
                                 std::span<const Offer> fetched)
 {
+  // Precedence: the config's overrides, then fetched offers, then built-in ones. The map is in
+  // (provider, card, gpus) order, so each kept offer is copied once and nothing is sorted (the
+  // market snapshot brings a thousand offers to plan's start-up, many the same shape in several
+  // regions).
+  std::map<Slot, const Offer*> taken;
+  take_untaken(taken, overrides);
+  take_untaken(taken, fetched);
+  take_untaken(taken, builtin);
   std::vector<Offer> out;
-  out.reserve(builtin.size() + overrides.size() + fetched.size());  // never grown (plan's start-up)
-  std::set<Slot> taken;
-  // Precedence: the config's overrides, then fetched offers, then built-in ones.
-  add_untaken(out, taken, overrides);
-  add_untaken(out, taken, fetched);
-  add_untaken(out, taken, builtin);
-  std::stable_sort(out.begin(), out.end(), [](const Offer& a, const Offer& b) {
-    return std::tie(a.provider, a.card, a.gpus) < std::tie(b.provider, b.card, b.gpus);
-  });
+  out.reserve(taken.size());
+  for (const auto& [slot, offer] : taken) {
+    out.push_back(*offer);
+  }
   return out;
 }
 
