@@ -122,6 +122,26 @@ TEST_CASE("expand_offers: a per-GPU provider's 1-GPU listing scales to every cou
   CHECK(std::none_of(out.begin(), out.end(), [](const Offer& o) { return o.provider == "small" && o.gpus > 2; }));
 }
 
+TEST_CASE("expand_offers: a per-GPU provider that lists some pod sizes sells the others at n x the 1-GPU price", "[providers][plan]")
+{
+  const std::vector<Offer> offers = {
+      make_offer("minute", "c24", 1, 400'000),
+      make_offer("minute", "c24", 2, 700'000),  // a listed size keeps its own price
+      make_offer("minute", "c24", 4, 1'600'000),
+  };
+  const auto out = expand_offers(offers, k_providers, k_cards);
+  const auto price = [&](std::uint32_t n) {
+    const auto it = std::find_if(out.begin(), out.end(), [n](const Offer& o) { return o.gpus == n; });
+    REQUIRE(it != out.end());
+    return it->price_per_hour.n;
+  };
+  CHECK(out.size() == 8);
+  CHECK(price(2) == 700'000);
+  CHECK(price(3) == 1'200'000);
+  CHECK(price(4) == 1'600'000);
+  CHECK(price(8) == 3'200'000);
+}
+
 TEST_CASE("expand_offers on the built-in catalogue: Lambda sells only its instance types, RunPod its listed pods", "[providers][plan]")
 {
   const auto builtin = builtin_offers();
