@@ -8,7 +8,7 @@
 
 using namespace gpurent;
 
-TEST_CASE("offers --unmapped: the snapshot's names without a card, per cloud, with the reason", "[cli][offers][market]")
+TEST_CASE("offers --unmapped: the snapshot's names without a card per cloud with the reason", "[cli][offers][market]")
 {
   const auto text = test::run_cli({"offers", "--unmapped"});
   INFO(text.err);

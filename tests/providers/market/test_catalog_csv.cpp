@@ -16,7 +16,7 @@ const std::string k_v7_header = "InstanceType,AcceleratorName,AcceleratorCount,v
 
 }  // namespace
 
-TEST_CASE("catalogue reader: columns are found by name, whatever their order", "[market]")
+TEST_CASE("catalogue reader: columns are found by name and whatever their order", "[market]")
 {
   // runpod's order and lambda's order of the same row.
   const auto a = read_catalog_csv("runpod", k_v7_header + "1x_H100-SXM_SECURE,H100-SXM,1.0,16.0,125.0,H100-SXM,CA,2.69,2.99,CA-MTL-1\n");
@@ -45,7 +45,7 @@ TEST_CASE("catalogue reader: columns are found by name, whatever their order", "
   CHECK(a->warnings.empty());
 }
 
-TEST_CASE("catalogue reader: CPU rows are left out, GPU rows kept with their lines", "[market]")
+TEST_CASE("catalogue reader: CPU rows are left out and GPU rows kept with their lines", "[market]")
 {
   const auto f = read_catalog_csv("aws", k_v7_header + "m5.large,,,2,8,,us-east-1,0.03,0.096,use1-az1\n"
                                                        "g4dn.xlarge,T4,1.0,4,16,,us-east-1,0.2,0.526,use1-az1\n");
@@ -66,7 +66,7 @@ TEST_CASE("catalogue reader: a record with a line break inside quotes is one row
   CHECK(f->rows[1].line == 4);
 }
 
-TEST_CASE("catalogue reader: placeholder prices are absent, never 0", "[market]")
+TEST_CASE("catalogue reader: placeholder prices are absent and never 0", "[market]")
 {
   const auto f = read_catalog_csv(
       "quirks", k_v7_header +
@@ -87,7 +87,7 @@ TEST_CASE("catalogue reader: placeholder prices are absent, never 0", "[market]"
   CHECK(f->warnings.empty());  // known placeholders are not faults
 }
 
-TEST_CASE("catalogue reader: a bad value is a warning naming cloud, line and column; that price is absent", "[market]")
+TEST_CASE("catalogue reader: a bad value is a warning naming cloud and line and column - that price is absent", "[market]")
 {
   const auto f = read_catalog_csv("cudo", k_v7_header + "a,L40S,1,2,4,,se-1,,abc,\n"
                                                         "b,L40S,1,2,4,,se-1,-1,0.8994,\n"
@@ -149,7 +149,7 @@ TEST_CASE("catalogue reader: whole-file faults are errors naming the cloud and l
   CHECK(error_of(k_v7_header + "a,\"L4\"x,1,8,80,,CA,,0.44,\n").find("catalogue runpod, line 2: malformed CSV") == 0);
 }
 
-TEST_CASE("catalogue reader: a short row in the middle is skipped with a warning; a last record without a line break is fine",
+TEST_CASE("catalogue reader: a short row in the middle is skipped with a warning - a last record without a line break is fine",
           "[market]")
 {
   const auto f = read_catalog_csv("runpod", k_v7_header + "1x_A,L4,1.0,8\n1x_B,L4,1.0,8,80,L4,CA,0.3,0.44,CA-MTL-1");

@@ -31,7 +31,7 @@ const Offer& only_offer(const MarketOffers& m)
 
 }  // namespace
 
-TEST_CASE("market names: the compiled-in names file reads, and every card it names is a card", "[market]")
+TEST_CASE("market names: the compiled-in names file reads and every card it names is a card", "[market]")
 {
   const auto m = name_map_from_json(embedded_names_json());
   REQUIRE(m);
@@ -64,7 +64,7 @@ TEST_CASE("market names: the same name means different cards on different clouds
   CHECK(card_of("shadeform", "datacrunch_RTX6000Ada,RTX6000Ada,1,10,60,,fin-01,,0.77\n") == "rtx-6000-ada");
 }
 
-TEST_CASE("market names: a name no rule maps is returned with its rows, never guessed", "[market]")
+TEST_CASE("market names: a name no rule maps is returned with its rows and never guessed", "[market]")
 {
   const auto m = offers_from_catalog(file_of("newcloud", "a,Z900,1,8,64,{'Name': 'Z900'},r1,,1.00\n"
                                                          "b,Z900,2,8,64,{'Name': 'Z900'},r1,,2.00\n"
@@ -83,7 +83,7 @@ TEST_CASE("market names: a name no rule maps is returned with its rows, never gu
   CHECK(m.unmapped[1].reason == "AMD: gpurent is CUDA-only");
 }
 
-TEST_CASE("market quirks: GCP accelerator rows price the GPUs only, and say so", "[market]")
+TEST_CASE("market quirks: GCP accelerator rows price the GPUs only and say so", "[market]")
 {
   const auto m = offers_from_catalog(file_of("gcp", ",H100,1,,,,us-central1,2.25,4.20076\n"
                                                     "a3-highgpu-1g,H100,1,26,234,,us-central1,,5.3833\n"),
@@ -107,7 +107,7 @@ TEST_CASE("market quirks: a spot price above on demand is kept and flagged", "[m
   CHECK_FALSE(only_offer(equal).spot_above_on_demand);  // an auction's spot = price is not above
 }
 
-TEST_CASE("market quirks: a row without an on-demand price is not offered; placeholders never become prices", "[market]")
+TEST_CASE("market quirks: a row without an on-demand price is not offered - placeholders never become prices", "[market]")
 {
   const auto m = offers_from_catalog(file_of("verda", "2B200.60V,B200,2,60,500,,FIN-03,4.893,\n"
                                                       "1B200.30V,B200,1,30,250,,FIN-03,1.99,4.89\n"),
@@ -128,7 +128,7 @@ TEST_CASE("market quirks: a row without an on-demand price is not offered; place
   }
 }
 
-TEST_CASE("market quirks: aggregators carry their upstream; float artifacts are whole micro-dollars", "[market]")
+TEST_CASE("market quirks: aggregators carry their upstream - float artifacts are whole micro-dollars", "[market]")
 {
   auto f = read_catalog_csv("primeintellect",
                             "InstanceType,UpstreamCloudId,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,Price,SpotPrice\n"
@@ -147,7 +147,7 @@ TEST_CASE("market quirks: aggregators carry their upstream; float artifacts are 
   CHECK(c.upstream.empty());
 }
 
-TEST_CASE("market offers: one offer per shape and region, the cheapest row; each says where its price comes from", "[market]")
+TEST_CASE("market offers: one offer per shape and region and the cheapest row - each says where its price comes from", "[market]")
 {
   const auto m = offers_from_catalog(file_of("cudo", "l40s_1x12v,L40S,1,12,24,,se-1,,0.95\n"
                                                      "l40s_1x2v,L40S,1,2,4,,se-1,,0.8994\n"

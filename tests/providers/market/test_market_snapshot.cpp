@@ -108,7 +108,7 @@ TEST_CASE("market snapshot: the compiled-in offers are the files' offers now", "
   }
 }
 
-TEST_CASE("market snapshot: at least 10 clouds, dated, sourced, no price of 0", "[market]")
+TEST_CASE("market snapshot: at least 10 clouds dated and sourced with no price of 0", "[market]")
 {
   std::set<std::string> clouds;
   const auto offers = snapshot_offers();
@@ -129,7 +129,7 @@ TEST_CASE("market snapshot: at least 10 clouds, dated, sourced, no price of 0", 
   }
 }
 
-TEST_CASE("market snapshot: RunPod's H100 SXM is $2.99/h on demand, $2.69 spot; nebius, GCP and vast come through", "[market]")
+TEST_CASE("market snapshot: RunPod's H100 SXM is $2.99/h on demand and $2.69 spot - nebius and GCP and vast come through", "[market]")
 {
   const auto offers = snapshot_offers();
   const auto find = [&](std::string_view cloud, std::string_view card, std::uint32_t gpus, std::string_view region) -> const Offer* {
