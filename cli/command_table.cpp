@@ -32,7 +32,7 @@ constexpr std::array<CommandDoc, 30> k_docs{{
       "gpurent offers --refresh --provider vast   (needs VAST_API_KEY)", ""}},
     {"cost",
      {"gpurent cost --provider runpod --card rtx-4090 --hours 2",
-      "gpurent cost --provider runpod --card a100-80gb --gpus 2 --hours 8 --spot",
+      "gpurent cost --provider runpod --card a100-80gb-pcie --gpus 2 --hours 8 --spot",
       "gpurent cost --provider gpucloud --card rtx-pro-6000 --hours 3 --price 1.6", ""}},
     {"config", {"gpurent config init", "gpurent config set budget_usd 50", "gpurent config show", ""}},
     {"config show", {"gpurent config show", "gpurent config show --json", "", ""}},

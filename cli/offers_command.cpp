@@ -12,6 +12,7 @@
 #include "cli/config.hpp"
 #include "cli/errors.hpp"
 #include "cli/lifecycle_support.hpp"
+#include "cli/offers_unmapped.hpp"
 #include "cli/price_lookup.hpp"
 #include "cli/services.hpp"
 #include "common/text.hpp"
@@ -34,6 +35,7 @@ struct OffersOptions {
   bool spot = false;
   bool refresh = false;
   bool offline = false;
+  bool unmapped = false;
 };
 
 // One row: a priced offer, or a card the provider lists without a price.
@@ -161,6 +163,7 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
       // Where this provider's prices in the table come from: fetched, built-in, or both.
       std::string fetched;
       std::string catalogue_date;
+      std::string snapshot;
       bool builtin = false;
       for (const auto& other : rows) {
         if (other.provider == r.provider && other.offer != nullptr) {
@@ -172,6 +175,9 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
             catalogue_date = other.offer->price_date;
           }
           builtin = builtin || origin.find("built-in") != std::string::npos;
+          if (other.offer->price_source == "snapshot") {
+            snapshot = other.offer->price_date;
+          }
         }
       }
       if (!catalogue_date.empty()) {
@@ -180,6 +186,10 @@ void print_text(Services& s, const std::vector<Row>& rows, const Config& cfg, co
       if (!fetched.empty()) {
         s.out << "  " << wrap_text("prices " + fetched.substr(0, fetched.find(')')) + " from " + r.provider->display + "'s API",
                                    78, "    ")
+              << '\n';
+      }
+      if (!snapshot.empty()) {
+        s.out << "  " << wrap_text("prices: the market snapshot of " + snapshot + " (SkyPilot's catalogue)", 78, "    ")
               << '\n';
       }
       if (builtin && !r.provider->price_source.empty()) {
@@ -305,6 +315,17 @@ std::optional<Error> refresh(Services& s, const Config& cfg, const std::string& 
   return std::nullopt;
 }
 
+// `--unmapped`: the catalogue names without a card; --provider takes any cloud of the catalogue.
+Result<void> offers_unmapped(Services& s, const std::string& provider)
+{
+  const UnmappedListing listings[] = {snapshot_unmapped_listing()};
+  if (!provider.empty() && !find_provider(provider) && !is_market_cloud(provider)) {
+    return fail(Errc::usage, "--provider `" + provider + "`: not a cloud of the market catalogue or a provider of gpurent's");
+  }
+  print_unmapped(s, listings, provider);
+  return {};
+}
+
 Result<void> run_offers(Services& s, OffersOptions o)
 {
   double min_gib = 0;
@@ -314,6 +335,9 @@ Result<void> run_offers(Services& s, OffersOptions o)
       return fail(Errc::usage, "--min-vram `" + o.min_vram + "`: give GiB per GPU, e.g. 40");
     }
     min_gib = *v;
+  }
+  if (o.unmapped) {
+    return offers_unmapped(s, o.provider);
   }
   std::optional<ProviderInfo> only;
   if (!o.provider.empty()) {
@@ -390,6 +414,7 @@ void add_offers_command(CLI::App& app, Services& s)
   sub->add_flag("--refresh", opts->refresh,
                 "fetch the price catalogue and the offers of the providers' APIs (those with an API key) first");
   sub->add_flag("--offline", opts->offline, "never fetch: no refresh of a stale price catalogue");
+  sub->add_flag("--unmapped", opts->unmapped, "list the market catalogue's GPU names that map to no card, per cloud");
   sub->callback([&s, opts] {
     auto r = run_offers(s, *opts);
     if (!r) {

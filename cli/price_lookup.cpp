@@ -70,6 +70,12 @@ std::string describe_origin(const Offer& offer, const ProviderInfo& provider, co
     return "SkyPilot's price catalogue (catalogs/v8/" + offer.provider + "/vms.csv), fetched " + offer.price_date +
            "; `gpurent offers --refresh` updates it";
   }
+  if (offer.price_source == "snapshot") {
+    return "from the market snapshot of " + offer.price_date + " (SkyPilot's catalogue" +
+           (offer.instance_type.empty() ? std::string() : ", " + offer.instance_type) +
+           (offer.gpu_only ? "; GPU only: the host VM is extra" : "") + "); set [prices." + provider.name +
+           "] in the config file to override";
+  }
   if (offer.price_origin.starts_with("built-in ")) {
     return "built-in price from " + offer.price_origin.substr(9) + " (" + provider.price_source + "); set [prices." +
            provider.name + "] in the config file to override";

@@ -209,13 +209,14 @@ Result<ServerRecord> bring_up(Services& s, Provider& p, StateStore& store, Serve
   return rec;
 }
 
-// A built-in price is a guess and an unknown one no quote at all: the provider's own answer,
+// A built-in price (data/offers.json's or the market snapshot's) is a guess and an unknown one no
+// quote at all: the provider's own answer,
 // asked now, is the price the user confirms (and, unless --max-price says otherwise, the most
 // `up` keeps a server at). A provider that cannot answer leaves the guess, said so.
 void requote(Services& s, Provider& p, PricedOffer& priced, std::uint32_t gpus)
 {
   const std::string& origin = priced.offer.price_origin;
-  if (!origin.starts_with("built-in ") && origin != "provider") {
+  if (!origin.starts_with("built-in ") && priced.offer.price_source != "snapshot" && origin != "provider") {
     return;
   }
   const std::string& who = priced.provider.name;

@@ -10,6 +10,13 @@ find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBSSH2 REQUIRED IMPORTED_TARGET libssh2)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
 find_package(Threads REQUIRED)
+# libcsv (libcsv-dev) reads the market catalogue (providers/market/catalog_csv.cpp). Linked
+# statically where the archive exists: one shared library less to load at start-up.
+find_path(GPURENT_CSV_INCLUDE csv.h REQUIRED)
+find_library(GPURENT_CSV_LIBRARY NAMES libcsv.a csv REQUIRED)
+add_library(gpurent_libcsv INTERFACE)
+target_include_directories(gpurent_libcsv SYSTEM INTERFACE ${GPURENT_CSV_INCLUDE})
+target_link_libraries(gpurent_libcsv INTERFACE ${GPURENT_CSV_LIBRARY})
 if(GPURENT_TESTS)
   find_package(Catch2 2.13 REQUIRED)
 endif()

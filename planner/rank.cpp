@@ -330,10 +330,15 @@ std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const 
     }
     out.push_back(o);
     const auto& counts = listed[{o.provider, o.card}];
-    if (!p->per_gpu_servers || o.gpus != 1 || counts.size() != 1) {
+    if (!p->per_gpu_servers || o.gpus != 1) {
       continue;  // the provider sells only the shapes it lists
     }
+    // A per-GPU provider's pods of every count (RunPod's 1..8); a count it lists keeps its own price
+    // (the market snapshot lists RunPod's 1, 2, 4 and 8).
     for (std::uint32_t n = 2; n <= std::min(p->max_gpus, k_max_gpus_per_server); ++n) {
+      if (counts.contains(n)) {
+        continue;
+      }
       Offer d = o;
       d.gpus = n;
       d.price_per_hour = MicroUsd{o.price_per_hour.n * n};

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Providers as data. Billing facts: the providers' public pages and the seed articles, with
 // their sources (URLs) and dates in providers/<name>/README.md and docs/providers.md. The cards
-// each provider lists and the built-in offers with their dated prices are data/offers.json
-// (providers/offer_data.cpp); prices are never invented: an offer is built in only where a dated
-// public source gives its price.
+// each provider lists and the built-in offers with their dated prices are data/offers.json and
+// the market snapshot (providers/provider_listing.cpp joins them to these rules); prices are never
+// invented: an offer is built in only where a dated public source gives its price. This file
+// reads no data file: the build's generator of data/offers.json links it (provider_rules()).
 #include "providers/catalog.hpp"
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <vector>
 
 #include "common/text.hpp"
-#include "providers/cloud_rules.hpp"
-#include "providers/offer_data.hpp"
 
 namespace gpurent {
 namespace {
@@ -174,52 +173,9 @@ const std::vector<ProviderInfo>& rules()
   return k_rules;
 }
 
-// The rules with data/offers.json's listings (cards, price source) added, then the market clouds.
-const std::vector<ProviderInfo>& providers()
-{
-  static const std::vector<ProviderInfo> k_providers = [] {
-    std::vector<ProviderInfo> out = rules();
-    const auto clouds = market_cloud_rules();
-    out.insert(out.end(), clouds.begin(), clouds.end());
-    for (const auto& l : builtin_offer_data().providers) {
-      const auto it = std::find_if(out.begin(), out.end(), [&](const ProviderInfo& p) { return p.name == l.provider; });
-      if (it != out.end()) {
-        it->listed_cards = l.cards;
-        it->price_source = l.price_source;
-        it->node_links = l.node_links;
-      }
-    }
-    return out;
-  }();
-  return k_providers;
-}
-
 }  // namespace
 
-std::span<const ProviderInfo> provider_catalog() noexcept { return providers(); }
-
 std::span<const ProviderInfo> provider_rules() noexcept { return rules(); }
-
-Result<ProviderInfo> find_provider(std::string_view name)
-{
-  if (!printable_ascii(name)) {
-    return fail(Errc::not_found, "provider name holds a control or non-ASCII byte; give one of the known providers as plain text");
-  }
-  const std::string key = normalize_key(name);
-  for (const auto& p : providers()) {
-    if (normalize_key(p.name) == key || normalize_key(p.display) == key) {
-      return p;
-    }
-  }
-  std::string known;
-  for (const auto& p : providers()) {
-    known += known.empty() ? "" : ", ";
-    known += p.name;
-  }
-  return fail(Errc::not_found, "provider `" + std::string(name) + "`: unknown; known providers: " + known);
-}
-
-std::span<const Offer> builtin_offers() noexcept { return builtin_offer_data().offers; }
 
 std::string increment_label(std::chrono::seconds increment)
 {

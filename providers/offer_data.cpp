@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Reads the built-in offers in data/offers.json's shape. The file is compiled in as text
-// (providers/CMakeLists.txt writes offers_json.cpp from it) and read once, on first use.
+// Reads the built-in offers in data/offers.json's shape. The build's generator
+// (providers/gen/gen_offer_data.cpp) reads the file with it and writes builtin_offer_data() as
+// C++ initialisers; the file is also compiled in as text for the schema test.
 #include "providers/offer_data.hpp"
 
 #include <nlohmann/json.hpp>
@@ -388,15 +389,6 @@ Result<OfferData> offer_data_from_json(std::string_view text, std::span<const Pr
     }
   }
   return out;
-}
-
-const OfferData& builtin_offer_data()
-{
-  static const OfferData k_data = [] {
-    auto d = offer_data_from_json(embedded_offers_json(), provider_rules(), builtin_cards());
-    return d ? std::move(*d) : OfferData{};
-  }();
-  return k_data;
 }
 
 }  // namespace gpurent

@@ -53,9 +53,9 @@ struct OfferData {
 [[nodiscard]] Result<MicroUsd> parse_usd_exact(std::string_view text);
 // data/offers.json as compiled into the binary.
 [[nodiscard]] std::string_view embedded_offers_json() noexcept;
-// The compiled-in file, read on first use against provider_rules() and builtin_cards(). The
-// tests check it parses (tests/providers/test_offer_data.cpp); a broken build answers with no
-// offers and no listings.
+// data/offers.json as read at build against provider_rules() and data/cards.json
+// (providers/gen/gen_offer_data.cpp; a file the reader refuses stops the build), compiled in as
+// initialisers: no JSON is parsed at start-up.
 [[nodiscard]] const OfferData& builtin_offer_data();
 
 }  // namespace gpurent

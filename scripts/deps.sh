@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config ca-certificates libcurl4-openssl-dev nlohmann-json3-dev
-  libcli11-dev libssh2-1-dev libssl-dev libfmt-dev catch2 libsqlite3-dev libtomlplusplus-dev libarchive-dev openssh-server openssh-client rsync
+  libcli11-dev libssh2-1-dev libssl-dev libfmt-dev catch2 libsqlite3-dev libtomlplusplus-dev libarchive-dev libcsv-dev openssh-server openssh-client rsync
   python3 procps time openssl man-db groff-base zsh fish git)
 for arg in "$@"; do
   case "$arg" in

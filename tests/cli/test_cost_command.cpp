@@ -87,11 +87,13 @@ TEST_CASE("CostCommand: JSON keys and exact charges", "[cli][cost]")
   CHECK(c["billing"]["increment_s"] == 60);
   CHECK(c["billing"]["minimum_s"] == 60);
 
+  // RunPod from the market snapshot (data/market/snapshot/runpod.csv): L4 $0.44/h, no spot;
+  // RTX 4090 $0.69/h, spot $0.34.
   const auto rp = json_of({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2"});
-  CHECK(rp["price_origin"] == "built-in 2026-03-10");
-  CHECK(rp["total"] == 1.56);
-  const auto spot = json_of({"cost", "--provider", "runpod", "--card", "l4", "--hours", "2", "--spot"});
-  CHECK(spot["total"] == 0.88);
+  CHECK(rp["price_origin"] == "snapshot 2026-12-05");
+  CHECK(rp["total"] == 0.88);
+  const auto spot = json_of({"cost", "--provider", "runpod", "--card", "rtx-4090", "--hours", "2", "--spot"});
+  CHECK(spot["total"] == 0.68);
 }
 
 TEST_CASE("CostCommand: config price overrides are used and named", "[cli][cost]")

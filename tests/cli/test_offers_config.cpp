@@ -52,7 +52,7 @@ TEST_CASE("Offers from config: a card outside the built-in listing, and a user's
   CHECK((*eight)["price_per_hour"] == 23.92);
   const auto* a10 = find_row(rows, "a10", 1);
   REQUIRE(a10 != nullptr);
-  CHECK((*a10)["price_origin"] == "built-in 2026-05-07");  // the built-in prices stay
+  CHECK((*a10)["price_origin"] == "snapshot 2026-12-05");  // the market snapshot's (newer than data/offers.json's)
 
   const auto own = test::run_cli({"offers", "--json", "--provider", "cloudgpu"}, env);
   REQUIRE(own.code == 0);

@@ -87,14 +87,19 @@ TEST_CASE("output: offers starts with its first table, a provider without list p
   const CliRun all = h.run({"offers"});
   REQUIRE(all.code == 0);
   CHECK_THAT(all.out, Catch::StartsWith("gpucloud: "));
-  const CliRun vast = h.run({"offers", "--provider", "vast"});
+  // Vast's offers in the market snapshot are listed, with where they come from.
+  const CliRun listed = h.run({"offers", "--provider", "vast"});
+  CHECK(listed.code == 0);
+  CHECK_THAT(listed.out, Catch::StartsWith("vast: per-second") && Catch::Contains("prices: the market snapshot of 2026-12-05"));
+  // Nothing matches: say where Vast's offers come from.
+  const CliRun vast = h.run({"offers", "--provider", "vast", "--min-vram", "500"});
   CHECK(vast.code == 0);
   CHECK_THAT(vast.out, Catch::StartsWith("no offers match\n"));
   CHECK_THAT(vast.out, Catch::Contains("VAST_API_KEY") && Catch::Contains("gpurent offers --refresh --provider vast"));
   h.env["VAST_API_KEY"] = "set";
-  const CliRun keyed = h.run({"offers", "--provider", "vast"});
+  const CliRun keyed = h.run({"offers", "--provider", "vast", "--min-vram", "500"});
   CHECK(keyed.out.find("Set VAST_API_KEY") == std::string::npos);
   CHECK_THAT(keyed.out, Catch::Contains("gpurent offers --refresh --provider vast"));
-  const CliRun json = h.run({"offers", "--provider", "vast", "--json"});
+  const CliRun json = h.run({"offers", "--provider", "vast", "--json", "--min-vram", "500"});
   CHECK_THAT(json.out, Catch::Contains("\"note\""));
 }

@@ -92,17 +92,18 @@ bool has(const std::string& hay, const std::string& needle) { return hay.find(ne
 TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rented, recorded first", "[cli][up]")
 {
   UpHarness u;
-  // A cheaper card at a provider without an API: named, not chosen.
-  u.config("[prices.cloudgpu]\n\"rtx-4090\" = 0.10\n");
+  // A cheaper card at a provider without an API: named, not chosen. RunPod's RTX 3090 at $0.24
+  // from the config is the cheapest fit with an API (the snapshot's Vast RTX 3090 is $0.25).
+  u.config("[prices.cloudgpu]\n\"rtx-4090\" = 0.10\n[prices.runpod]\n\"rtx-3090\" = 0.24\n");
   const std::string pod_id = "xedezhzb9la3ye";
   u.http.on("GET " + k_runpod + "/pods", 200, "[]");
   Json created = Json::parse(read_fixture("runpod/pod_booting.json"));
-  created["costPerHr"] = 0.39;  // the price plan ranked it at: no more than the quote
+  created["costPerHr"] = 0.24;  // the price plan ranked it at: no more than the quote
   u.http.on("POST " + k_runpod + "/pods", 201, created.dump());
   Json running = Json::parse(read_fixture("runpod/pod_running.json"));
   running["id"] = pod_id;
   running["name"] = "fp";
-  running["costPerHr"] = 0.39;
+  running["costPerHr"] = 0.24;
   u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
   Json booting = Json::parse(read_fixture("runpod/pod_booting.json"));
   INFO("the booting fixture's id must be the running one's: " << booting.value("id", ""));
@@ -125,7 +126,7 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   CHECK(plan["memory_per_gpu_gib"].get<double>() > 15.0);
   CHECK(plan["memory_per_gpu_gib"].get<double>() <= plan["limit_gib"].get<double>());
   CHECK(plan["limit_gib"].get<double>() < plan["usable_gib"].get<double>());
-  CHECK(plan["price_per_hour"] == 0.39);
+  CHECK(plan["price_per_hour"] == 0.24);
   CHECK(has(plan["reason"].get<std::string>(), "lambda, runpod, vast"));
   // What was chosen and why, on stderr.
   CHECK(has(r.err, "chosen: runpod RTX 3090"));
@@ -151,7 +152,7 @@ TEST_CASE("up --from-plan: the cheapest fit among providers with an API is rente
   }
 }
 
-TEST_CASE("up --from-plan: a 70B QLoRA rents one card, as plan sizes it with gradient checkpointing", "[cli][up]")
+TEST_CASE("up --from-plan: a 70B QLoRA rents what plan sizes it at with gradient checkpointing", "[cli][up]")
 {
   UpHarness u;
   u.http.on("GET " + k_runpod + "/pods", 200, "[]");
@@ -165,8 +166,9 @@ TEST_CASE("up --from-plan: a 70B QLoRA rents one card, as plan sizes it with gra
   INFO(r.err);
   REQUIRE(r.code == 0);
   const Json j = Json::parse(r.out);
-  CHECK(j["gpus"] == 1);
-  CHECK(j["card"] != "b200");
+  // Two L40S ($0.43/h each in the market snapshot) are cheaper than one 80 GB card.
+  CHECK(j["gpus"] == 2);
+  CHECK(j["card"] == "l40s");
   CHECK(j["plan"]["memory_per_gpu_gib"].get<double>() < 60.0);
   // Sizing options need --from-plan, the new one too.
   CHECK(u.up({"--provider", "runpod", "--card", "rtx-4090", "--no-grad-checkpointing", "--yes"}).code == 2);
@@ -214,7 +216,7 @@ TEST_CASE("up --from-plan: --provider and --card restrict the choice, the usual 
   {
     const auto r = u.up({"--from-plan", "llama-3.1-8b", "--card", "rtx-4090"});
     CHECK(r.code == 3);  // no --yes and no TTY: refused at the confirmation
-    CHECK(has(r.err, "chosen: runpod RTX 4090"));
+    CHECK(has(r.err, "chosen: vast RTX 4090"));  // the snapshot's Vast offer ($0.40/h) is below RunPod's ($0.69)
     CHECK(has(r.err, "re-run with --yes"));
   }
   SECTION("--provider")
@@ -227,8 +229,7 @@ TEST_CASE("up --from-plan: --provider and --card restrict the choice, the usual 
   {
     const auto r = u.up({"--from-plan", "llama-3.1-8b", "--gpus", "2", "--provider", "runpod"});
     CHECK(r.code == 3);
-    CHECK(has(r.err, "chosen: runpod RTX 3090"));
-    CHECK(has(r.err, " x2: "));
+    CHECK(has(r.err, "chosen: runpod RTX A4000 16GB x2: "));
   }
   SECTION("a provider without an API")
   {
@@ -282,7 +283,7 @@ TEST_CASE("up --max-price: a RunPod pod above it is destroyed once, confirmed, a
   {
     u.http.on("DELETE " + k_runpod + "/pods/" + pod_id, 204, "");
     u.http.on("GET " + k_runpod + "/pods/" + pod_id, 404, "Pod not found.");
-    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "mp", "--yes", "--max-price", "0.65"});
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "mp", "--yes", "--max-price", "0.72"});
     INFO(r.err);
     CHECK(r.code == 3);
     CHECK(has(r.err, "above --max-price"));
@@ -304,7 +305,7 @@ TEST_CASE("up --max-price: a RunPod pod above it is destroyed once, confirmed, a
     u.http.on("DELETE " + k_runpod + "/pods/" + pod_id, 500, "");
     Json running = Json::parse(read_fixture("runpod/pod_booting.json"));
     u.http.on("GET " + k_runpod + "/pods/" + pod_id, 200, running.dump());
-    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "mp", "--yes", "--max-price", "0.65"});
+    const auto r = u.up({"--provider", "runpod", "--card", "rtx-4090", "--name", "mp", "--yes", "--max-price", "0.72"});
     INFO(r.err);
     CHECK(r.code == 1);
     CHECK(has(r.err, "NOT confirmed destroyed"));
@@ -446,7 +447,7 @@ TEST_CASE("up: the provider's quote cannot be had: the built-in price is the quo
   CHECK(r.code == 3);
   CHECK(has(r.err, "asking runpod for its current price failed"));
   CHECK(has(r.err, "a server created at a higher price is destroyed"));
-  CHECK(has(r.err, "the quote stays $0.60/h (built-in 2026-03-10)"));
+  CHECK(has(r.err, "the quote stays $0.69/h (snapshot 2026-12-05)"));
   CHECK(u.servers().empty());
 }
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/market/snapshot.hpp"
 #include "providers/offer_data.hpp"
 
 using namespace gpurent;
@@ -78,15 +80,46 @@ TEST_CASE("Offer data: the built-in file is accepted, every offer dated and sour
     CHECK(s.second.date.starts_with("20"));
     CHECK_FALSE(s.second.title.empty());
   }
-  // What the catalogue hands out is the file's, read once.
-  CHECK(builtin_offers().size() == data->offers.size());
-  CHECK(builtin_offers().data() == builtin_offer_data().offers.data());
+  // What the catalogue hands out is the file's (compiled in as initialisers at build: the same
+  // offers, sources and listings as the reader makes of the file now), then the market snapshot's.
+  const OfferData& built = builtin_offer_data();
+  REQUIRE(built.offers.size() == data->offers.size());
+  CHECK(built.offer_sources == data->offer_sources);
+  for (std::size_t i = 0; i < built.offers.size(); ++i) {
+    const Offer& a = built.offers[i];
+    const Offer& b = data->offers[i];
+    CHECK(std::tie(a.provider, a.card, a.gpus, a.price_per_hour, a.spot_price_per_hour, a.region, a.price_origin) ==
+          std::tie(b.provider, b.card, b.gpus, b.price_per_hour, b.spot_price_per_hour, b.region, b.price_origin));
+  }
+  REQUIRE(built.sources.size() == data->sources.size());
+  for (const auto& [key, src] : data->sources) {
+    CHECK(std::tie(built.sources.at(key).url, built.sources.at(key).title, built.sources.at(key).date) ==
+          std::tie(src.url, src.title, src.date));
+  }
+  REQUIRE(built.providers.size() == data->providers.size());
+  for (std::size_t i = 0; i < built.providers.size(); ++i) {
+    const auto& a = built.providers[i];
+    const auto& b = data->providers[i];
+    CHECK(std::tie(a.provider, a.cards, a.cards_from, a.price_source) == std::tie(b.provider, b.cards, b.cards_from, b.price_source));
+    REQUIRE(a.node_links.size() == b.node_links.size());
+    for (std::size_t k = 0; k < a.node_links.size(); ++k) {
+      const auto& x = a.node_links[k];
+      const auto& y = b.node_links[k];
+      CHECK(std::tie(x.kind, x.product, x.cards, x.gpus_per_node, x.max_nodes, x.gbit_per_s, x.source, x.quote) ==
+            std::tie(y.kind, y.product, y.cards, y.gpus_per_node, y.max_nodes, y.gbit_per_s, y.source, y.quote));
+    }
+  }
+  const auto all = builtin_offers();
+  REQUIRE(all.size() == data->offers.size() + market::snapshot_offer_count());
+  CHECK(all[0].price_origin == data->offers[0].price_origin);
+  CHECK(all[data->offers.size()].price_source == "snapshot");
 }
 
 TEST_CASE("Offer data: the prices and listings are the ones built in before the file (exact conversion)", "[providers][offers]")
 {
-  const auto offers = builtin_offers();
-  REQUIRE(offers.size() == 3 + 12 * 8);
+  // RunPod's hand-transcribed prices are gone: the market snapshot (data/market/) prices RunPod.
+  const auto& offers = builtin_offer_data().offers;
+  REQUIRE(offers.size() == 3);
   const auto at = [&](const char* provider, const char* card, std::uint32_t gpus) -> const Offer& {
     for (const auto& o : offers) {
       if (o.provider == provider && o.card == card && o.gpus == gpus) {
@@ -102,22 +135,7 @@ TEST_CASE("Offer data: the prices and listings are the ones built in before the 
   CHECK_FALSE(at("lambda", "a10", 1).spot_price_per_hour.has_value());
   CHECK(at("lambda", "a10", 1).price_origin == "built-in 2026-05-07");
   CHECK(at("lambda", "a10", 1).region.empty());
-  const struct {
-    const char* card;
-    std::int64_t cents, spot_cents;
-  } runpod[] = {{"rtx-3090", 39, 22},  {"rtx-4090", 60, 34},        {"l4", 78, 44},
-                {"rtx-5090", 122, 69}, {"l40s", 140, 79},          {"rtx-pro-6000", 157, 89},
-                {"a100-80gb-pcie", 210, 119}, {"a100-80gb-sxm", 245, 139}, {"h100-pcie", 351, 199},
-                {"h100-sxm", 476, 269}, {"h200", 635, 359},        {"b200", 1057, 598}};
-  for (const auto& r : runpod) {
-    for (std::uint32_t n = 1; n <= 8; ++n) {
-      INFO(r.card << " x" << n);
-      const Offer& o = at("runpod", r.card, n);
-      CHECK(o.price_per_hour == usd(r.cents * n));
-      CHECK(o.spot_price_per_hour == usd(r.spot_cents * n));
-      CHECK(o.price_origin == "built-in 2026-03-10");
-    }
-  }
+  CHECK(std::none_of(offers.begin(), offers.end(), [](const Offer& o) { return o.provider == "runpod"; }));
   const auto listed = [](const char* name) { return find_provider(name)->listed_cards; };
   CHECK(listed("gpucloud") == std::vector<std::string>{"rtx-pro-6000"});
   CHECK(listed("cloudgpu") == std::vector<std::string>{"rtx-4090", "rtx-5090", "rtx-4090-48gb", "a100-80gb-sxm", "rtx-pro-6000"});
@@ -125,7 +143,7 @@ TEST_CASE("Offer data: the prices and listings are the ones built in before the 
   CHECK(listed("runpod").size() == 13);
   CHECK(listed("vast").empty());
   CHECK(find_provider("lambda")->price_source == "Lambda's list prices as transcribed by techbytes.app (GPU pricing matrix)");
-  CHECK(find_provider("runpod")->price_source == "deploybase.ai 'RunPod GPU Pricing 2026' (per GPU, times the GPU count)");
+  CHECK(find_provider("runpod")->price_source.empty());
   CHECK(find_provider("gpucloud")->price_source.empty());
   CHECK(find_provider("vast")->price_source.empty());
   // The rules alone carry no listing: the file is the one place it lives.

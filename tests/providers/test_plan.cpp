@@ -123,20 +123,49 @@ TEST_CASE("expand_offers: a per-GPU provider's 1-GPU listing scales to every cou
   CHECK(std::none_of(out.begin(), out.end(), [](const Offer& o) { return o.provider == "small" && o.gpus > 2; }));
 }
 
-TEST_CASE("expand_offers on the built-in catalogue: Lambda sells only its instance types, RunPod 1 to 8", "[providers][plan]")
+TEST_CASE("expand_offers: a per-GPU provider that lists some pod sizes sells the others at n x the 1-GPU price", "[providers][plan]")
 {
-  const auto out = expand_offers(builtin_offers(), provider_catalog(), card_catalog());
+  const std::vector<Offer> offers = {
+      make_offer("minute", "c24", 1, 400'000),
+      make_offer("minute", "c24", 2, 700'000),  // a listed size keeps its own price
+      make_offer("minute", "c24", 4, 1'600'000),
+  };
+  const auto out = expand_offers(offers, k_providers, k_cards);
+  const auto price = [&](std::uint32_t n) {
+    const auto it = std::find_if(out.begin(), out.end(), [n](const Offer& o) { return o.gpus == n; });
+    REQUIRE(it != out.end());
+    return it->price_per_hour.n;
+  };
+  CHECK(out.size() == 8);
+  CHECK(price(2) == 700'000);
+  CHECK(price(3) == 1'200'000);
+  CHECK(price(4) == 1'600'000);
+  CHECK(price(8) == 3'200'000);
+}
+
+TEST_CASE("expand_offers on the built-in catalogue: Lambda sells only its instance types, RunPod its listed pods", "[providers][plan]")
+{
+  const auto builtin = builtin_offers();
+  const auto out = expand_offers(builtin, provider_catalog(), card_catalog());
   for (const auto& o : out) {
     if (o.provider == "lambda") {
-      CHECK(o.gpus == 1);  // the built-in Lambda prices are 1x instances; 8 x A10 is not a Lambda shape
+      // Lambda's shapes are its instance types (the snapshot's gpu_Nx_* rows); 3 x A10 is none.
+      INFO("lambda " << o.card << " x" << o.gpus);
+      CHECK(std::any_of(builtin.begin(), builtin.end(),
+                        [&](const Offer& b) { return b.provider == "lambda" && b.card == o.card && b.gpus == o.gpus; }));
       CHECK(o.price_origin.find("x 1-GPU price") == std::string::npos);
     }
   }
-  for (std::uint32_t n = 1; n <= 8; ++n) {
+  // RunPod's pods from the market snapshot: 1, 2, 4 and 8 GPUs at n x $0.69 (RTX 4090).
+  for (const std::uint32_t n : {1U, 2U, 4U, 8U}) {
     CHECK(std::any_of(out.begin(), out.end(), [n](const Offer& o) {
-      return o.provider == "runpod" && o.card == "rtx-4090" && o.gpus == n && o.price_per_hour.n == 600'000 * n;
+      return o.provider == "runpod" && o.card == "rtx-4090" && o.gpus == n && o.price_per_hour.n == 690'000 * n;
     }));
   }
+  CHECK(std::any_of(out.begin(), out.end(), [](const Offer& o) {
+    return o.provider == "runpod" && o.card == "h100-sxm" && o.gpus == 1 && o.price_per_hour.n == 2'990'000 &&
+           o.price_source == "snapshot";
+  }));
 }
 
 TEST_CASE("rank: the cheapest option that fits wins, non-fitting ones sort after", "[providers][plan]")

@@ -47,7 +47,15 @@ ProviderInfo provider(const char* name, std::chrono::seconds increment)
   return p;
 }
 
-const std::vector<ProviderInfo> k_providers = {provider("second", 1s), provider("hour", 3600s)};
+// "listed" sells only the shapes it lists (a per-GPU provider also sells the counts it does not list).
+ProviderInfo listed_only()
+{
+  ProviderInfo p = provider("listed", 1s);
+  p.per_gpu_servers = false;
+  return p;
+}
+
+const std::vector<ProviderInfo> k_providers = {provider("second", 1s), provider("hour", 3600s), listed_only()};
 
 Offer offer(const char* p, const char* card, std::uint32_t gpus, std::int64_t micro)
 {
@@ -163,7 +171,7 @@ TEST_CASE("tight headroom: not chosen over a comfortable option within 5%, chose
   j.context = 4096;
   PlanRequest r;
   r.size.tokens = 50'000'000;
-  const std::vector<Offer> offers = {offer("second", "slow", 1, 1'000'000), offer("second", "slow", 2, 2'000'000)};
+  const std::vector<Offer> offers = {offer("listed", "slow", 1, 1'000'000), offer("listed", "slow", 2, 2'000'000)};
   const auto res = plan(offers, r, j);
   const auto one = std::find_if(res.options.begin(), res.options.end(), [](const PlanOption& o) { return o.gpus == 1; });
   const auto two = std::find_if(res.options.begin(), res.options.end(), [](const PlanOption& o) { return o.gpus == 2; });

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// The build's generator of the market snapshot: reads data/market/snapshot.json and each cloud's
+// CSV with the catalogue reader (providers/market/catalog_csv.cpp), maps the rows to offers with
+// data/market/names.json (checked against data/cards.json), and writes a C++ source of
+// initialisers compiled into gpurent_providers. Any error (a file fault, a name rule naming no
+// card, a row warning) stops the build, naming the cloud and line.
+//   gen_market_snapshot <data/market/snapshot.json> <data/cards.json> <out.cpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/codegen.hpp"
+#include "providers/card_data.hpp"
+#include "providers/market/catalog_csv.hpp"
+#include "providers/market/name_map.hpp"
+
+namespace {
+
+using gpurent::codegen::literal;
+namespace market = gpurent::market;
+
+std::optional<std::string> slurp(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool valid_date(const std::string& d)
+{
+  return d.size() == 10 && d[4] == '-' && d[7] == '-' && d.starts_with("20");
+}
+
+struct Cloud {
+  std::string cloud, source, commit, kept;
+  std::size_t rows = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc != 4) {
+    std::cerr << "usage: gen_market_snapshot <data/market/snapshot.json> <data/cards.json> <out.cpp>\n";
+    return 2;
+  }
+  const std::string manifest_path = argv[1];
+  const auto manifest = slurp(manifest_path);
+  const auto cards_text = slurp(argv[2]);
+  if (!manifest || !cards_text) {
+    std::cerr << "gen_market_snapshot: cannot read " << (manifest ? argv[2] : argv[1]) << "\n";
+    return 1;
+  }
+  const auto cards = gpurent::card_data_from_json(*cards_text);
+  if (!cards) {
+    std::cerr << argv[2] << ": " << cards.error().message << "\n";
+    return 1;
+  }
+  std::vector<std::string> ids;
+  for (const auto& c : cards->cards) {
+    ids.push_back(c.id);
+  }
+  const auto& names = market::builtin_name_map();
+  if (const auto m = market::name_map_from_json(market::embedded_names_json()); !m) {
+    std::cerr << "data/market/names.json: " << m.error().message << "\n";
+    return 1;
+  }
+  if (const auto ok = market::check_name_map_cards(names, ids); !ok) {
+    std::cerr << "data/market/names.json: " << ok.error().message << "\n";
+    return 1;
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(*manifest);
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << manifest_path << ": not JSON: " << e.what() << "\n";
+    return 1;
+  }
+  const std::string date = doc.value("date", "");
+  if (!valid_date(date) || !doc.contains("clouds") || !doc["clouds"].is_array()) {
+    std::cerr << manifest_path << ": needs \"date\" (YYYY-MM-DD) and a \"clouds\" list\n";
+    return 1;
+  }
+  const auto dir = std::filesystem::path(manifest_path).parent_path();
+  std::vector<Cloud> clouds;
+  std::vector<gpurent::Offer> offers;
+  std::vector<market::UnmappedName> unmapped;
+  for (const auto& c : doc["clouds"]) {
+    Cloud cl{c.value("cloud", ""), c.value("source", ""), c.value("commit", ""), c.value("kept", ""), 0};
+    const std::string file = c.value("file", "");
+    if (cl.cloud.empty() || cl.source.empty() || cl.commit.size() != 40 || file.empty()) {
+      std::cerr << manifest_path << ": each cloud needs cloud, file, source and a 40-digit commit\n";
+      return 1;
+    }
+    const auto text = slurp((dir / file).string());
+    if (!text) {
+      std::cerr << manifest_path << ": cannot read " << file << "\n";
+      return 1;
+    }
+    const auto read = market::read_catalog_csv(cl.cloud, *text);
+    if (!read) {
+      std::cerr << file << ": " << read.error().message << "\n";
+      return 1;
+    }
+    if (!read->warnings.empty()) {
+      for (const auto& w : read->warnings) {
+        std::cerr << file << ": " << w.text << "\n";
+      }
+      return 1;
+    }
+    cl.rows = read->rows.size();
+    if (c.contains("rows") && c["rows"] != cl.rows) {
+      std::cerr << file << ": " << cl.rows << " GPU rows, the manifest says " << c["rows"] << "\n";
+      return 1;
+    }
+    auto mapped = market::offers_from_catalog(*read, names, "snapshot", date);
+    offers.insert(offers.end(), mapped.offers.begin(), mapped.offers.end());
+    unmapped.insert(unmapped.end(), mapped.unmapped.begin(), mapped.unmapped.end());
+    clouds.push_back(std::move(cl));
+  }
+  std::ostringstream out;
+  out << "// Generated from data/market/ by providers/gen/gen_market_snapshot.cpp; do not edit.\n"
+      << "#include <cstdint>\n#include <iterator>\n#include <string>\n#include <vector>\n\n#include \"providers/market/snapshot.hpp\"\n\n"
+      << "namespace gpurent::market {\nnamespace {\n\n"
+      << "struct Row {\n  const char* cloud; const char* card; std::uint32_t gpus; std::int64_t price; std::int64_t spot;\n"
+      << "  const char* region; const char* instance_type; const char* upstream; bool gpu_only; bool spot_above;\n};\n\n"
+      << "constexpr Row k_rows[] = {\n";
+  for (const auto& o : offers) {
+    out << "    {" << literal(o.provider) << ", " << literal(o.card) << ", " << o.gpus << "U, " << o.price_per_hour.n << ", "
+        << (o.spot_price_per_hour ? o.spot_price_per_hour->n : -1) << ", " << literal(o.region) << ", "
+        << literal(o.instance_type) << ", " << literal(o.upstream) << ", " << (o.gpu_only ? "true" : "false") << ", "
+        << (o.spot_above_on_demand ? "true" : "false") << "},\n";
+  }
+  out << "};\n\nconstexpr SnapshotCloud k_clouds[] = {\n";
+  for (const auto& c : clouds) {
+    out << "    {" << literal(c.cloud) << ", " << literal(c.source) << ", " << literal(c.commit) << ", " << c.rows << "U, "
+        << literal(c.kept) << "},\n";
+  }
+  out << "};\n\n}  // namespace\n\n"
+      << "std::string_view snapshot_date() noexcept { return " << literal(date) << "; }\n\n"
+      << "std::span<const SnapshotCloud> snapshot_clouds() noexcept { return k_clouds; }\n\n"
+      << "std::size_t snapshot_offer_count() noexcept { return std::size(k_rows); }\n\n"
+      << "void append_snapshot_offers(std::vector<Offer>& out)\n{\n"
+      << "  out.reserve(out.size() + std::size(k_rows));\n"
+      << "  const std::string origin = std::string(\"snapshot \") + " << literal(date) << ";\n"
+      << "  for (const Row& r : k_rows) {\n    Offer& o = out.emplace_back();\n"
+      << "    o.provider = r.cloud;\n    o.card = r.card;\n    o.gpus = r.gpus;\n"
+      << "    o.price_per_hour = MicroUsd{r.price};\n"
+      << "    if (r.spot >= 0) {\n      o.spot_price_per_hour = MicroUsd{r.spot};\n    }\n"
+      << "    o.region = r.region;\n    o.price_origin = origin;\n    o.price_source = \"snapshot\";\n"
+      << "    o.price_date = " << literal(date) << ";\n    o.instance_type = r.instance_type;\n"
+      << "    o.upstream = r.upstream;\n    o.gpu_only = r.gpu_only;\n    o.spot_above_on_demand = r.spot_above;\n"
+      << "  }\n}\n\n"
+      << "std::vector<Offer> snapshot_offers()\n{\n  std::vector<Offer> v;\n  append_snapshot_offers(v);\n  return v;\n}\n\n"
+      << "std::vector<UnmappedName> snapshot_unmapped()\n{\n  return {\n";
+  for (const auto& u : unmapped) {
+    out << "      {" << literal(u.cloud) << ", " << literal(u.accelerator_name) << ", " << literal(u.gpu_info) << ", " << u.rows
+        << "U, " << literal(u.reason) << "},\n";
+  }
+  out << "  };\n}\n\n}  // namespace gpurent::market\n";
+  return gpurent::codegen::replace_file(argv[3], out.str()) ? 0 : 1;
+}
