@@ -101,7 +101,7 @@ nlohmann::json row_json(const Row& r, const Config& cfg)
   // cli.md plan v4: the cloud's billing rule and its source ("unknown": per hour assumed).
   j["billing"] = {{"increment_s", r.provider->billing.increment.count()},
                   {"minimum_s", r.provider->billing.minimum.count()},
-                  {"source", r.provider->billing_source}};
+                  {"source", billing_source_link(r.provider->billing_source)}};
   j["billing_label"] = r.provider->billing_label;
   j["billing_increment_s"] = r.provider->billing.increment.count();
   j["region"] = r.offer != nullptr && !r.offer->region.empty() ? r.offer->region : r.provider->default_region;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/rounding.hpp"
+#include "providers/cloud_rules.hpp"
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
@@ -228,7 +229,7 @@ Json billing_rule_json(const PlanOption& o)
   Json j(nlohmann::detail::value_t::object);
   j.emplace("increment_s", static_cast<std::int64_t>(o.billing_rule.increment.count()));
   j.emplace("minimum_s", static_cast<std::int64_t>(o.billing_rule.minimum.count()));
-  j.emplace("source", o.billing_source);
+  j.emplace("source", billing_source_link(o.billing_source));
   return j;
 }
 

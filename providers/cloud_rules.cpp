@@ -113,6 +113,16 @@ const std::vector<ProviderInfo>& clouds()
 
 std::span<const ProviderInfo> market_cloud_rules() noexcept { return clouds(); }
 
+std::string_view billing_source_link(std::string_view source) noexcept
+{
+  const std::size_t at = source.find("http");
+  if (at == std::string_view::npos) {
+    return source;
+  }
+  const std::size_t end = source.find_first_of(" \t;,", at);
+  return source.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+}
+
 bool billing_known(const ProviderInfo& p) noexcept { return p.billing_source != k_billing_unknown; }
 
 }  // namespace gpurent

@@ -19,6 +19,11 @@ inline constexpr std::string_view k_billing_unknown = "unknown";
 // exact shapes (per_gpu_servers false).
 [[nodiscard]] std::span<const ProviderInfo> market_cloud_rules() noexcept;
 
+// The address of a billing_source ("https://… : \"quote\" (read …)"): its first URL, or the
+// source as it is when it names none ("unknown"). What JSON gives per option (the quotes are in
+// docs/providers.md): a plan lists hundreds of options, each with its cloud's source.
+[[nodiscard]] std::string_view billing_source_link(std::string_view source) noexcept;
+
 // Whether the cloud's billing rule is published (billing_source is not "unknown").
 [[nodiscard]] bool billing_known(const ProviderInfo& p) noexcept;
 
