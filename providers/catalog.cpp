@@ -99,7 +99,10 @@ ProviderInfo lambda()
   p.max_gpus = 8;
   p.has_api = true;
   p.billing_label = "per-minute";
-  p.facts_source = "https://docs.lambda.ai/public-cloud/billing and Lambda Cloud API v1.10.0 (https://docs-api.lambda.ai/api/cloud), 2026-11-30";
+  p.facts_source =
+      "https://docs.lambda.ai/public-cloud/billing : \"ODC prices instances by hourly usage and bills in one-minute "
+      "increments\" (read 2026-12-05); stop: Lambda Cloud API v1.10.0 (https://docs-api.lambda.ai/api/cloud), "
+      "2026-11-30";
   p.default_region = "";
   p.spot_available = false;
   p.spot_note = "no spot in Lambda's API";
@@ -127,7 +130,9 @@ ProviderInfo runpod()
   p.has_api = true;
   p.per_gpu_servers = true;
   p.billing_label = "per-second";
-  p.facts_source = "https://docs.runpod.io/pods/pricing and /pods/storage, 2026-11-30";
+  p.facts_source =
+      "https://docs.runpod.io/accounts-billing/billing : \"All compute and storage charges are billed per second, "
+      "with no fees for data transfer\" (read 2026-12-05); stopped: https://docs.runpod.io/pods/storage, 2026-11-30";
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible pods can be stopped at any time";
@@ -154,7 +159,10 @@ ProviderInfo vast()
   p.max_gpus = 8;
   p.has_api = true;
   p.billing_label = "per-second";
-  p.facts_source = "https://vast.ai/docs/billing/billing and /docs/renting/instance-details, 2026-11-30";
+  p.facts_source =
+      "https://docs.vast.ai/guides/reference/billing : \"You are charged the base active rental cost for every second "
+      "your instance is in the active/connected state\"; \"Stopping an instance does not avoid storage costs\" (read "
+      "2026-12-05)";
   p.default_region = "";
   p.spot_available = true;
   p.spot_note = "interruptible = a bid; outbid instances are paused and their data stays on the host";

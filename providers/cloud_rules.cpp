@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The market clouds' billing as data. Each published rule carries its source (URL, the words it
-// says, the day it was read); docs/providers.md "Billing per cloud" lists the same table. Where no
-// rule was found in the cloud's own material (or a report of its announcement), the rule is
-// "unknown": billed per started hour, and said so in every cost line.
+// says, the day it was read); docs/providers.md "Billing per cloud" lists the same table. Only the
+// cloud's own material counts (its docs, pricing pages, API reference, its own GitHub
+// organisation); where none states a rule, the rule is "unknown": billed per started hour, and
+// said so in every cost line. Third-party summaries found for those clouds, and why they were not
+// used, are listed in docs/providers.md.
 #include "providers/cloud_rules.hpp"
 
 #include <string>
@@ -34,10 +36,14 @@ const CloudFacts k_clouds[] = {
      "instances \"will be billed on one second increments, with a minimum of 60 seconds\" (read 2026-12-05)",
      true, "the EBS volumes", "EBS volumes keep billing (per second, 60 s minimum) while the instance is stopped"},
     {"gcp", "Google Cloud", seconds{1}, seconds{60},
-     "https://www.itnews.com.au/news/google-follows-aws-with-per-second-cloud-billing-474286 : Google's per-second "
-     "billing for Compute Engine \"will have a one-minute minimum\" (a report of Google's announcement; read "
-     "2026-12-05)",
-     true, nullptr, ""},
+     "https://cloud.google.com/compute/vm-instance-pricing : \"All vCPUs, GPUs, and GB of memory are charged a "
+     "minimum of 1 minute\"; \"After 1 minute, instances are charged in 1 second increments\" (read 2026-12-05)",
+     true, "the persistent disks and static IP addresses",
+     "persistent disks and static IP addresses keep billing while the VM is stopped (\"Stopped instances do not incur "
+     "VM usage charges while they are stopped. However, resources that the VM is using, such as persistent disks and "
+     "static IP addresses, will continue to be charged until they are deleted\": Google's Compute API reference, "
+     "https://googleapis.dev/dotnet/Google.Apis.Compute.v1/1.55.0.2483/api/"
+     "Google.Apis.Compute.v1.InstancesResource.StopRequest.html)"},
     {"nebius", "Nebius", seconds{1}, seconds{0},
      "https://docs.nebius.com/object-storage/resources/pricing : \"for GPUs on running VMs, the billing unit is 1 "
      "second\"; https://docs.nebius.com/legal/specific-terms/compute : \"The time when the Virtual Machine is stopped "
@@ -48,12 +54,21 @@ const CloudFacts k_clouds[] = {
     {"hyperbolic", "Hyperbolic", k_hour, seconds{0}, "unknown", false, nullptr, ""},
     {"primeintellect", "Prime Intellect", k_hour, seconds{0}, "unknown", false, nullptr, ""},
     {"shadeform", "Shadeform", k_hour, seconds{0}, "unknown", false, nullptr, ""},
-    {"cudo", "CUDO Compute", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"cudo", "CUDO Compute", seconds{1}, seconds{0},
+     "https://www.cudocompute.com/docs/billing : \"Once per hour, we recalculate your resource usage for the current "
+     "month with precision to the nearest second and adjust your credit balance accordingly\" (read 2026-12-05)",
+     false, nullptr, ""},
     {"seeweb", "Seeweb", k_hour, seconds{0}, "unknown", false, nullptr, ""},
     {"mithril", "Mithril", k_hour, seconds{0}, "unknown", true, nullptr, ""},
     {"simplepod", "SimplePod", k_hour, seconds{0}, "unknown", false, nullptr, ""},
     {"verda", "Verda", k_hour, seconds{0}, "unknown", true, nullptr, ""},
-    {"jarvislabs", "JarvisLabs", k_hour, seconds{0}, "unknown", false, nullptr, ""},
+    {"jarvislabs", "JarvisLabs", seconds{60}, seconds{0},
+     "https://github.com/jarvislabsai : JarvisLabs' own GitHub organisation profile lists \"Pay per minute billing\" "
+     "(read 2026-12-05; no billing page of jarvislabs.ai was found)",
+     false, "the instance's storage (its home directory)",
+     "a paused instance keeps billing for its storage (\"Paused (compute billing stopped, storage billing continues, "
+     "data persists)\": https://github.com/jarvislabsai/jarvislabs/blob/046c9eda1ac5f3a7a39b61df33338042983f6bdd/"
+     "jarvislabs/skills/SKILL.md)"},
 };
 
 ProviderInfo from_facts(const CloudFacts& f)
