@@ -426,25 +426,16 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   // output tokens (what it is ranked by) in place of the hourly price.
   const bool serving = r.result.job.task == Task::serve;
   const bool per_million = serving && !sized;
-  // The cloud column fits the longest name shown (a market cloud's key is up to 14 letters, "+"
-  // marks one gpurent does not rent); a region column only when an offer names its region.
+  // The cloud column: the cloud's key, "+" marking one gpurent does not rent, cut to 8 letters
+  // ("primein~+") so that the table keeps to 80 columns; the choice line names the cloud and its
+  // region in full, and --json every option's.
+  constexpr std::size_t k_cloud_w = 9;
   const std::size_t shown = std::min(opts.size(), k_max_rows);
-  std::size_t cloud_w = 9;
-  std::size_t region_w = 0;
-  for (std::size_t i = 0; i < shown; ++i) {
-    cloud_w = std::max(cloud_w, opts[i].provider.size() + (opts[i].rentable ? 0 : 1));
-    region_w = std::max(region_w, std::min<std::size_t>(opts[i].region.size(), 18));
-  }
   const auto cloud_cell = [&](const PlanOption& o) {
-    std::string cell = pad(o.provider + (o.rentable ? "" : "+"), cloud_w);
-    if (region_w > 0) {
-      const std::string region = o.region.size() > 18 ? o.region.substr(0, 17) + "~" : o.region;
-      cell += " " + pad(region.empty() ? "-" : region, std::max<std::size_t>(region_w, 6));
-    }
-    return cell;
+    const std::string name = o.provider.size() > 8 ? o.provider.substr(0, 7) + "~" : o.provider;
+    return pad(name + (o.rentable ? "" : "+"), k_cloud_w);
   };
-  const std::string cloud_head =
-      pad("provider", cloud_w) + (region_w > 0 ? " " + pad("region", std::max<std::size_t>(region_w, 6)) : std::string());
+  const std::string cloud_head = pad("cloud", k_cloud_w);
   out += fmt::format("  {} {} {} {} {} {} {} {}\n", cloud_head, pad("card", 17), pad("GPUs", 4, true),
                      pad("fits", 4), pad("runs", 8),
                      serving ? pad("tok/s", 5, true) + " " + pad("TTFT", 5, true) : pad("headroom", 11, true),
@@ -490,7 +481,7 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   }
   if (std::any_of(opts.begin(), opts.begin() + static_cast<std::ptrdiff_t>(shown),
                   [](const PlanOption& o) { return !o.rentable; })) {
-    out += st.dim("  + gpurent does not rent it: rent it there, then `gpurent attach --provider <cloud> ...`") + "\n";
+    out += st.dim("  + not rented by gpurent: rent it there, then `gpurent attach --provider CLOUD`") + "\n";
   }
   if (std::any_of(opts.begin(), opts.begin() + static_cast<std::ptrdiff_t>(shown),
                   [](const PlanOption& o) { return o.billing_source == k_billing_unknown; })) {

@@ -179,6 +179,9 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   r.nodes_asked = o.request.nodes;
   r.card_given = o.request.card.has_value();
   r.result = rank(job, offers, providers, catalogues.cards, o.request, [](const JobSpec& j) { return estimate(j); });
+  if (!o.request.card) {
+    keep_alternatives(r.result.options);  // --card: that card on every cloud that sells it
+  }
   add_layout_defaults(r, o.request);
   if (r.refused()) {
     PlanRequest elsewhere = o.request;

@@ -128,10 +128,13 @@ struct OptionOrder {
   }
 };
 
+}  // namespace
+
 // The market sells one shape (card, GPUs per server, servers) on many clouds. The list keeps, per
 // shape and in ranking order, the best option and, when that one is a cloud gpurent does not rent,
 // the best rentable one too: alternatives a user weighs, not every cloud's copy of the same server
 // (`gpurent offers` lists those). The choice, first, is always kept.
+
 void keep_alternatives(std::vector<PlanOption>& options)
 {
   using Shape = std::tuple<std::string, std::uint32_t, std::uint32_t>;  // copies: the options move
@@ -149,6 +152,8 @@ void keep_alternatives(std::vector<PlanOption>& options)
   }
   options = std::move(kept);
 }
+
+namespace {
 
 // The choice among the sorted options: the best usable one, unless another of the same run
 // status ranks within k_tie_pct of it and is comfortable where the best is tight, or (a sized job
@@ -545,7 +550,6 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   result.ranked_by = order.by;
   std::sort(result.options.begin(), result.options.end(), order);
   choose(result.options, order);
-  keep_alternatives(result.options);
 
   if (!result.options.empty() && result.options.front().choosable()) {
     result.choice = result.options.front();

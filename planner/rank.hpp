@@ -177,6 +177,11 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 [[nodiscard]] std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                                std::span<const Card> cards);
 
+// The market sells one shape (card, GPUs per server, servers) on many clouds: `options` (sorted,
+// the choice first) keeps per shape the best option and, when that is a cloud gpurent does not
+// rent, the best rentable one too. What plan lists without --card (planner/plan.cpp).
+void keep_alternatives(std::vector<PlanOption>& options);
+
 // Ranks every offer (after expand_offers) that matches the request. Each card's job is the job as
 // the engine runs it there (run_on_card: flags, and the memory of a dequantized or fp32 fallback).
 // Options are sorted: usable (fits and not refused) first, then native before fallback before

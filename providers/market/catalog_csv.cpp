@@ -102,13 +102,14 @@ struct RowReader {
     if (v.empty()) {
       return std::nullopt;
     }
-    double d = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-    if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(d) || d < 0) {
+    // common/text's strtod-based reader: std::from_chars for doubles would bring libm (its rounding
+    // mode calls) into the executable, which starts with libc alone (tests/e2e/test_startup_deps.sh).
+    const std::optional<double> d = parse_double(v);
+    if (!d || *d < 0) {
       warn(line, k_names[c], "`" + v.substr(0, 40) + "` is not a number");
       return std::nullopt;
     }
-    return d;
+    return *d;
   }
 
   // A price: absent when empty, a placeholder (0 for spot, 99999999, a TPU's 700) or not a number.

@@ -91,6 +91,16 @@ inline PlanRun run_plan(std::vector<std::string> args, const std::map<std::strin
   return PlanRun{json.code, nlohmann::json::parse(json.out), text.out, text.err};
 }
 
+// `gpurent plan ARGS` on a fixed market: RunPod's former built-in prices as the whole market of one
+// provider with no prices of its own (tests/data/markets/fixed_2026-03-10.toml, --provider
+// cloudgpu). For tests of a ranking rule, which the market snapshot's prices must not decide.
+inline PlanRun run_plan_fixed(std::vector<std::string> args, std::map<std::string, std::string> extra_env = {})
+{
+  args.insert(args.end(), {"--provider", "cloudgpu"});
+  extra_env["GPURENT_CONFIG"] = std::string(GPURENT_TEST_DATA) + "/markets/fixed_2026-03-10.toml";
+  return run_plan(std::move(args), extra_env);
+}
+
 // Compares `actual` with tests/data/golden/<name>; GPURENT_UPDATE_GOLDEN=1 rewrites the file
 // instead (and the check then passes). A missing file fails.
 inline void check_golden(const std::string& name, const std::string& actual)

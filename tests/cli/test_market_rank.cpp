@@ -135,7 +135,7 @@ TEST_CASE("plan across clouds: the cheapest cloud is chosen and named with its b
   CHECK_THAT(flat(text.out), Catch::Contains("nebius+"));
 }
 
-TEST_CASE("plan --rentable and --region narrow the market; an unknown cloud is a usage error", "[cli][plan][market]")
+TEST_CASE("plan --rentable and --region narrow the market, an unknown cloud is a usage error", "[cli][plan][market]")
 {
   Market m(k_prices);
   const CliRun r = m.h.run(with({"plan"}, with(k_job, {"--provider", "runpod,nebius", "--rentable", "--json"})));
@@ -175,7 +175,7 @@ TEST_CASE("plan: a cloud that publishes no billing rule is billed per hour, and 
   CHECK_THAT(flat(text.out), Catch::Contains("billing unknown, per hour assumed"));
 }
 
-TEST_CASE("offers: clouds, rentable, billing with its source, price source; --provider list and --region",
+TEST_CASE("offers: clouds, rentable, billing with its source, price source, --provider list and --region",
           "[cli][offers][market]")
 {
   Market m(k_prices);
@@ -233,7 +233,7 @@ TEST_CASE("up --from-plan refuses a cloud gpurent does not rent, naming the chea
   CHECK(Json::parse(status.out)["instances"].empty());
 }
 
-TEST_CASE("attach --provider takes any cloud; the server bills under that cloud's rule", "[cli][attach][market]")
+TEST_CASE("attach --provider takes any cloud, the server bills under that cloud's rule", "[cli][attach][market]")
 {
   Market m(k_prices);
   const CliRun a = m.h.run({"attach", "--provider", "shadeform", "--card", "l40s", "--host", "ubuntu@203.0.113.7",

@@ -252,7 +252,7 @@ TEST_CASE("offers catalogue: --refresh with a failed cloud exits 4 naming it and
   }
 }
 
-TEST_CASE("offers catalogue: GPURENT_CATALOG_URL over the config file's catalog_url; --provider names one cloud",
+TEST_CASE("offers catalogue: GPURENT_CATALOG_URL over the config file's catalog_url, --provider names one cloud",
           "[cli][market][offers][config]")
 {
   Box box;

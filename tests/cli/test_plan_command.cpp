@@ -181,7 +181,7 @@ void check_contract(const Json& j)
 TEST_CASE("plan command: --json holds exactly the contract's keys", "[cli][plan]")
 {
   CliHarness h;
-  const auto r = h.run({"plan", "llama-3.1-8b", "--json"});
+  const auto r = h.run({"plan", "llama-3.1-8b", "--gpus", "1", "--json"});
   CHECK(r.code == 0);
   CHECK(r.err.empty());
   const Json j = parse_one(r.out);

@@ -261,8 +261,9 @@ TEST_CASE("plan serve: eight PCIe cards for deepseek-v3 lose to NVLink boxes tha
   const double theirs = (*pcie)["speed"]["tokens_per_dollar"].get<double>();
   CHECK(theirs < mine);
   // The note says by how much.
-  CHECK(has(r.text, fmt::format("8 x RTX PRO 6000 96GB on runpod ($12.56/h) is the cheapest per hour but serves {:.0f}% "
+  CHECK(has(r.text, fmt::format("8 x RTX PRO 6000 96GB on {} (${:.2f}/h) is the cheapest per hour but serves {:.0f}% "
                                 "fewer output tokens per dollar than the choice",
+                                (*pcie)["cloud"].get<std::string>(), (*pcie)["price_per_hour"].get<double>(),
                                 (1.0 - theirs / mine) * 100.0)));
   CHECK(widest(r.text) <= 80);
   // Without a workload each option runs what its pool holds at the 10 tok/s target.

@@ -12,6 +12,7 @@
 
 using gpurent::test::has;
 using gpurent::test::run_plan;
+using gpurent::test::run_plan_fixed;
 using gpurent::test::squeezed;
 using Json = nlohmann::json;
 
@@ -23,7 +24,7 @@ namespace {
 TEST_CASE("plan speed: a 32B model served picks one RTX PRO 6000 over four RTX 3090 a cent cheaper (the tie rule)", "[cli][plan][speed]")
 {
   // Ranked by the hour (serving ranks by the cost of a million output tokens unless told).
-  const auto r = run_plan({"qwen3-32b", "--task", "serve", "--rank-by", "hourly"});
+  const auto r = run_plan_fixed({"qwen3-32b", "--task", "serve", "--rank-by", "hourly"});
   REQUIRE(r.code == 0);
   CHECK(r.j["choice"]["card"] == "rtx-pro-6000");
   CHECK(r.j["choice"]["gpus"] == 1);
@@ -57,14 +58,14 @@ TEST_CASE("plan speed: gpt-oss-120b served by the hour goes to one GPU, by the t
 TEST_CASE("plan speed: 16 users at 8k with a job size pick 2 x RTX PRO 6000 over 6 x RTX 3090 at TP 2 x PP 3", "[cli][plan][speed]")
 {
   // The hourly price, when asked for and with a per-user target the slow box meets.
-  const auto hourly = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16", "--rank-by", "hourly",
+  const auto hourly = run_plan_fixed({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16", "--rank-by", "hourly",
                                 "--min-user-speed", "1"});
   REQUIRE(hourly.code == 0);
   CHECK(hourly.j["choice"]["card"] == "rtx-3090");
   CHECK(has(hourly.text, "more tokens per dollar than the choice"));
   // Unsized serving ranks by the tokens a dollar buys (cli.md plan v4), at 10 tok/s per user: the
   // sized job's choice; six RTX 3090 at TP 2 x PP 3 need two replicas for 16 users at that speed.
-  const auto per_token = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16"});
+  const auto per_token = run_plan_fixed({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16"});
   REQUIRE(per_token.code == 0);
   CHECK(per_token.j["job"]["rank_by"] == "cost");
   CHECK(per_token.j["choice"]["card"] == "rtx-pro-6000");
@@ -78,7 +79,7 @@ TEST_CASE("plan speed: 16 users at 8k with a job size pick 2 x RTX PRO 6000 over
     }
   }
   CHECK(six);
-  const auto sized = run_plan({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16", "--requests", "2000"});
+  const auto sized = run_plan_fixed({"qwen3-32b", "--task", "serve", "--context", "8k", "--batch", "16", "--requests", "2000"});
   REQUIRE(sized.code == 0);
   CHECK(sized.j["choice"]["card"] == "rtx-pro-6000");
   CHECK(sized.j["choice"]["gpus"] == 2);
@@ -203,7 +204,7 @@ std::vector<Json> within_five_percent(const Json& j)
 TEST_CASE("plan v4 ranking: --rank-by cost takes 8 cards for 7.4 h over 3 for 19.5 h to save under 1% of the bill", "[cli][plan][speed]")
 {
   // Issue #40: the tie rule picked 19.5 h over 7.4 h to save $0.73 of $92.
-  const auto r = run_plan({"llama-3.1-8b", "--task", "train", "--tokens", "1B", "--rank-by", "cost"});
+  const auto r = run_plan_fixed({"llama-3.1-8b", "--task", "train", "--tokens", "1B", "--rank-by", "cost"});
   REQUIRE(r.code == 0);
   const auto close = within_five_percent(r.j);
   REQUIRE(close.size() >= 3);
@@ -256,7 +257,7 @@ TEST_CASE("plan v4 ranking: rows that do not fit or are refused show no speed, h
 TEST_CASE("plan v4 batch: --requests with --task infer runs vLLM's offline batch, not one request at a time", "[cli][plan][speed]")
 {
   const std::vector<std::string> job = {"deepseek-v3", "--requests", "25000", "--input-len", "1000", "--output-len", "400"};
-  const auto b = run_plan(job);
+  const auto b = run_plan_fixed(job);
   REQUIRE(b.code == 0);
   CHECK(b.j["job"]["engine"] == "vllm");
   CHECK(b.j["job"]["mode"] == "batch");

@@ -161,8 +161,9 @@ TEST_CASE("up --from-plan: a 70B QLoRA rents what plan sizes it at with gradient
   running["id"] = Json::parse(read_fixture("runpod/pod_booting.json")).value("id", "");
   running["name"] = "ft";
   u.http.on("GET " + k_runpod + "/pods/" + running["id"].get<std::string>(), 200, running.dump());
-  const auto r = u.up({"--from-plan", "meta-llama/Llama-3.1-70B", "--task", "qlora", "--name", "ft", "--yes", "--no-wait",
-                       "--json"});
+  // --rentable: among the clouds gpurent rents itself (the market's cheapest may be one it does not).
+  const auto r = u.up({"--from-plan", "meta-llama/Llama-3.1-70B", "--task", "qlora", "--rentable", "--name", "ft", "--yes",
+                       "--no-wait", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const Json j = Json::parse(r.out);
@@ -214,7 +215,7 @@ TEST_CASE("up --from-plan: --provider and --card restrict the choice, the usual 
   UpHarness u;
   SECTION("--card")
   {
-    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--card", "rtx-4090"});
+    const auto r = u.up({"--from-plan", "llama-3.1-8b", "--card", "rtx-4090", "--rentable"});
     CHECK(r.code == 3);  // no --yes and no TTY: refused at the confirmation
     CHECK(has(r.err, "chosen: vast RTX 4090"));  // the snapshot's Vast offer ($0.40/h) is below RunPod's ($0.69)
     CHECK(has(r.err, "re-run with --yes"));

@@ -64,15 +64,18 @@ def scenario(e):
     cfg_dir = os.path.join(e.env["XDG_CONFIG_HOME"], "gpurent")
     os.makedirs(cfg_dir, exist_ok=True)
     with open(os.path.join(cfg_dir, "config.toml"), "w") as f:
-        f.write('[prices.cloudgpu]\n"rtx-4090" = 0.10\n')
-    p = e.run("up", "--from-plan", "llama-3.1-8b", "--name", "fp", "--yes", "--json")
+        # The market snapshot's other clouds stay out (--provider runpod,cloudgpu); its RunPod L40S
+        # ($0.43, the same as the RTX 3090 the double rents) is priced above it here.
+        f.write('[prices.cloudgpu]\n"rtx-4090" = 0.10\n[prices.runpod]\n"l40s" = 0.60\n')
+    p = e.run("up", "--from-plan", "llama-3.1-8b", "--provider", "runpod,cloudgpu", "--name", "fp", "--yes", "--json")
     check(p.returncode == 3 and "gpurent attach --provider cloudgpu" in p.stderr
           and "the cheapest option gpurent rents: 1 x RTX 3090 24GB on runpod" in p.stderr,
           "up --from-plan refuses a cloud gpurent does not rent, naming the cheapest it rents", p.stderr)
     check(not any(v["name"] == "fp" for v in e.live().values()), "nothing was created for the refused choice")
     # --rentable: plan rents the cheapest fit among the providers with an API; the cheaper card at
     # CloudGPU is named, not chosen.
-    p = e.run("up", "--from-plan", "llama-3.1-8b", "--rentable", "--name", "fp", "--yes", "--json")
+    p = e.run("up", "--from-plan", "llama-3.1-8b", "--provider", "runpod,cloudgpu", "--rentable", "--name", "fp", "--yes",
+              "--json")
     check(p.returncode == 0, "up --from-plan succeeds", p.stderr)
     fp = json.loads(p.stdout) if p.returncode == 0 else {}
     check(fp.get("provider") == "runpod" and fp.get("card") == "rtx-3090" and fp.get("gpus") == 1,

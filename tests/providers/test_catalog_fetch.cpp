@@ -65,7 +65,7 @@ TEST_CASE("catalogue fetch: 200 gives the text and the validators, unconditional
   CHECK(http.requests()[0].timeout == std::chrono::milliseconds{1234});
 }
 
-TEST_CASE("catalogue fetch: a copy we hold is asked with If-None-Match and If-Modified-Since; 304 keeps it", "[providers][market][fetch]")
+TEST_CASE("catalogue fetch: a copy we hold is asked with If-None-Match and If-Modified-Since, 304 keeps it", "[providers][market][fetch]")
 {
   test::FakeHttpClient http;
   http.on(k_primary, 304, "");

@@ -82,7 +82,7 @@ TEST_CASE("catalogue refresh: files are fetched, read, stored with their validat
   CHECK(h8.price_date == "2026-12-05");
 }
 
-TEST_CASE("catalogue refresh: the next refresh asks conditionally; 304 confirms the copy", "[providers][market][refresh]")
+TEST_CASE("catalogue refresh: the next refresh asks conditionally, 304 confirms the copy", "[providers][market][refresh]")
 {
   test::TempDir tmp;
   test::FakeHttpClient http;  // answers in order, then repeats the last
