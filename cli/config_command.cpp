@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "cli/atomic_file.hpp"
+#include "providers/atomic_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/config_edit.hpp"

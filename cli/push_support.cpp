@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/atomic_file.hpp"
+#include "providers/atomic_file.hpp"
 #include "cli/backup_place.hpp"
 #include "cli/config.hpp"
 #include "cli/lifecycle_support.hpp"

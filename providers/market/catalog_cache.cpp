@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "providers/market/catalog_cache.hpp"
 
+#include "providers/atomic_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -97,34 +99,7 @@ Result<void> write_atomically(const std::filesystem::path& path, std::string_vie
   if (ec) {
     return fail(Errc::internal, "cannot create the catalogue cache " + path.parent_path().string() + ": " + ec.message());
   }
-  const std::string tmp = path.string() + ".gpurent-tmp";
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    return fail(Errc::internal, "cannot write " + tmp + ": " + std::strerror(errno) + "; nothing was changed");
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const auto w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) {
-      continue;
-    }
-    if (w < 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return fail(Errc::internal, "cannot write " + tmp + ": " + why + "; nothing was changed");
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return fail(Errc::internal, "cannot replace " + path.string() + ": " + why + "; nothing was changed");
-  }
-  return {};
+  return write_file_atomically(path.string(), std::string(text), 0644);
 }
 
 Result<std::optional<std::string>> read_whole(const std::filesystem::path& path)

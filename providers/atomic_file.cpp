@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/atomic_file.hpp"
+#include "providers/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

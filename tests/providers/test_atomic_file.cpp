@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/atomic_file.hpp"
+#include "providers/atomic_file.hpp"
 #include "fakes/temp_dir.hpp"
 
 namespace {
