@@ -23,7 +23,8 @@ CatalogFile file_of(std::string_view cloud, const std::string& rows)
   return *f;
 }
 
-const Offer& only_offer(const MarketOffers& m)
+// A copy: callers pass the result of offers_from_catalog straight in (a temporary).
+Offer only_offer(const MarketOffers& m)
 {
   REQUIRE(m.offers.size() == 1);
   return m.offers[0];
