@@ -208,7 +208,8 @@ TEST_CASE("offers: clouds, rentable, billing with its source, price source, --pr
   CHECK_THAT(flat(text.out), Catch::Contains("--provider shadeform --card CARD"));
   const CliRun rentable = m.h.run({"offers", "--rentable", "--json"});
   REQUIRE(rentable.code == 0);
-  for (const auto& row : Json::parse(rentable.out)["offers"]) {
+  const Json rentable_doc = Json::parse(rentable.out);  // kept: a range over a temporary's member dangles
+  for (const auto& row : rentable_doc["offers"]) {
     CHECK(row["rentable"] == true);
   }
   const CliRun region = m.h.run({"offers", "--region", "mars-north-1"});
