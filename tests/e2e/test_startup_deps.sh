@@ -28,7 +28,10 @@ GPURENT_IO_MODULE=$T/not-a-module.so "$GPURENT_BIN" plan llama-3.1-8b --json >"$
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/plan.json" || fail "plan --json is not JSON"
 
 # A subcommand's help works although only that subcommand is built; the top-level help lists all.
-"$GPURENT_BIN" plan --help | grep -q -- "--gpu-util" || fail "plan --help lacks its options"
+# The help is read whole first: `grep -q` in a pipe exits at the first match and, under pipefail,
+# the writer's SIGPIPE (exit 141) would fail the line at random.
+plan_help=$("$GPURENT_BIN" plan --help)
+grep -q -- "--gpu-util" <<<"$plan_help" || fail "plan --help lacks its options"
 top=$("$GPURENT_BIN" --help)
 for c in plan fits models offers cost config oom up attach status down ssh backup doctor; do
   grep -qE "^  $c( |$)" <<<"$top" || fail "gpurent --help does not list $c"
