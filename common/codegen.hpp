@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace gpurent::codegen {
@@ -32,6 +33,24 @@ inline std::string literal(std::string_view s)
 
 // Writes `text` to a temporary file beside `path`, then renames it over `path` (a build stopped
 // half-way never leaves half a source). False with the reason on stderr.
+// A braced list of string literals: {"a", "b"}.
+inline std::string strings(const std::vector<std::string>& v)
+{
+  std::string out = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out += (i ? ", " : "") + literal(v[i]);
+  }
+  return out + "}";
+}
+
+// The exact double, as a hexadecimal floating literal.
+inline std::string exact(double v)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
 inline bool replace_file(const std::string& path, const std::string& text)
 {
   const std::string tmp = path + ".tmp";

@@ -22,24 +22,11 @@ namespace {
 using gpurent::Card;
 using gpurent::CardData;
 
+using gpurent::codegen::exact;
 using gpurent::codegen::literal;
+using gpurent::codegen::strings;
 
-std::string strings(const std::vector<std::string>& v)
-{
-  std::string out = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    out += (i ? ", " : "") + literal(v[i]);
-  }
-  return out + "}";
-}
 
-// The exact double, as a hexadecimal floating literal.
-std::string exact(double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
-}
 
 void optional_whole(std::ostringstream& out, const char* field, const std::optional<std::uint32_t>& v)
 {

@@ -19,23 +19,11 @@
 
 namespace {
 
+using gpurent::codegen::exact;
 using gpurent::codegen::literal;
+using gpurent::codegen::strings;
 
-std::string strings(const std::vector<std::string>& v)
-{
-  std::string out = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    out += (i ? ", " : "") + literal(v[i]);
-  }
-  return out + "}";
-}
 
-std::string exact(double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
-}
 
 std::string slurp(const char* path, bool& ok)
 {
