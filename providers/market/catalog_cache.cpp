@@ -250,7 +250,10 @@ Result<CatalogCache> catalog_cache_from_text(std::string_view text, CatalogLoad 
     c.first = cache.offers.size();
     const auto lines = static_cast<std::size_t>(*count);
     if (!cheapest) {
-      cache.offers.reserve(cache.offers.size() + lines);
+      // No more than the rest of the text can hold (an offer line is at least 13 bytes): a damaged
+      // count of millions must not reserve gigabytes before the lines are found missing.
+      constexpr std::size_t k_min_offer_line = 13;
+      cache.offers.reserve(cache.offers.size() + std::min(lines, text.size() / k_min_offer_line));
     }
     shapes.clear();
     std::pair<std::string_view, std::int64_t> previous;
@@ -272,7 +275,10 @@ Result<CatalogCache> catalog_cache_from_text(std::string_view text, CatalogLoad 
       const auto price = whole(o[3], 1, k_max_micro);
       const auto spot = o[4].empty() ? std::optional<std::int64_t>(0) : whole(o[4], 1, k_max_micro);
       const bool flags_ok = o[8].empty() || o[8] == "g" || o[8] == "s" || o[8] == "gs";
-      if (o[1].empty() || !gpus || !price || !spot || !flags_ok) {
+      // The writer never writes a control character (clean() makes it a space): one here is damage,
+      // and kept it would sort apart from the space it renders as.
+      const bool text_ok = !has_control(o[1]) && !has_control(o[5]) && !has_control(o[6]) && !has_control(o[7]);
+      if (o[1].empty() || !gpus || !price || !spot || !flags_ok || !text_ok) {
         return std::unexpected(damaged(line_no, "an offer of " + c.cloud + " with a bad card, GPU count, price or flag"));
       }
       // Cheapest mode: the writer lists a shape's offers together, cheapest first, so a line is

@@ -285,9 +285,19 @@ Result<CatalogFile> read_catalog_csv(std::string_view cloud, std::string_view te
     records.done.clear();
     return {};
   };
+  // A line ends at LF, CR LF or a lone CR (libcsv ends a record at each; a lone CR ending the
+  // header once put the first row on line 1).
+  const auto line_end = [&](std::size_t from) {
+    const auto at = text.find_first_of("\r\n", from);
+    if (at == std::string_view::npos) {
+      return at;
+    }
+    return text[at] == '\r' && at + 1 < text.size() && text[at + 1] == '\n' ? at + 1 : at;
+  };
+  const bool ends_with_break = text.ends_with('\n') || text.ends_with('\r');
   std::size_t pos = 0;
   while (pos < text.size() && failed) {
-    const auto nl = text.find('\n', pos);
+    const auto nl = line_end(pos);
     const std::size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
     const std::size_t len = end - pos;
     if (csv_parse(&parser, text.data() + pos, len, on_field, on_record, &records) != len) {
@@ -303,7 +313,7 @@ Result<CatalogFile> read_catalog_csv(std::string_view cloud, std::string_view te
   if (failed) {
     records.at_end = true;
     if (csv_fini(&parser, on_field, on_record, &records) != 0) {
-      const std::size_t line = text.ends_with('\n') ? records.line - 1 : records.line;
+      const std::size_t line = ends_with_break ? records.line - 1 : records.line;
       failed = std::unexpected(file_error(cloud, line, "truncated last record (a quoted field is not closed)"));
     } else {
       failed = drain();
@@ -321,7 +331,7 @@ Result<CatalogFile> read_catalog_csv(std::string_view cloud, std::string_view te
                                                  " more warnings not shown"});
   }
   if (out.rows.empty()) {
-    const std::size_t last = text.ends_with('\n') ? records.line - 1 : records.line;
+    const std::size_t last = ends_with_break ? records.line - 1 : records.line;
     return std::unexpected(file_error(cloud, last, "no GPU rows (no row with an AcceleratorName)"));
   }
   return out;

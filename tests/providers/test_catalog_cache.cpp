@@ -125,6 +125,10 @@ TEST_CASE("catalogue cache: damaged fields are errors naming the line", "[provid
   CHECK_FALSE(replaced("gpurent-catalog-offers\t1", "gpurent-catalog-offers\t2"));
   CHECK_FALSE(replaced("cloud\tgcp", "cloud\tzzz"));  // out of order
   CHECK_FALSE(replaced("\t2\n", "\t3\n"));             // runpod claims 3 offers, has 2
+  // A control character the writer never writes (fuzz/crashes/fuzz_catalog_cache: "h1\x7f0-sxm" was
+  // kept, rendered as "h1 0-sxm" and sorted before "h100-sxm", so the text changed on re-reading).
+  CHECK_FALSE(replaced("h100-sxm\t8\t", "h1\x7f" "0-sxm\t8\t"));
+  CHECK_FALSE(replaced("\tCA\t", "\tC\x01\t"));
 }
 
 TEST_CASE("catalogue cache: random damage never crashes and never yields an impossible offer", "[providers][market][cache]")

@@ -66,6 +66,30 @@ TEST_CASE("catalogue reader: a record with a line break inside quotes is one row
   CHECK(f->rows[1].line == 4);
 }
 
+TEST_CASE("catalogue reader: CR LF and lone CR end lines as LF does", "[market]")
+{
+  const std::string row_a = "1x-A,RTX4090,1,32,64,,CA,0.00,0.32,\n";
+  const std::string row_b = "1x-B,RTX4090,1,32,64,,NO,0.00,0.35,\n";
+  std::string header = k_v7_header;
+  for (const std::string eol : {"\r\n", "\r"}) {
+    INFO("line end " << (eol == "\r" ? "CR" : "CR LF"));
+    auto with = [&](std::string s) {
+      s.replace(s.size() - 1, 1, eol);
+      return s;
+    };
+    // fuzz/crashes/fuzz_catalog_csv: a lone CR after the header put the first row on line 1.
+    const auto f = read_catalog_csv("vast", with(header) + with(row_a) + with(row_b));
+    REQUIRE(f);
+    REQUIRE(f->rows.size() == 2);
+    CHECK(f->rows[0].line == 2);
+    CHECK(f->rows[1].line == 3);
+    CHECK(f->rows[1].region == "NO");
+    const auto cut = read_catalog_csv("vast", with(header) + with(row_a) + "1x-B,RTX4090,1,\"32");
+    REQUIRE_FALSE(cut);
+    CHECK_THAT(cut.error().message, Catch::StartsWith("catalogue vast, line 3: truncated"));
+  }
+}
+
 TEST_CASE("catalogue reader: placeholder prices are absent and never 0", "[market]")
 {
   const auto f = read_catalog_csv(
