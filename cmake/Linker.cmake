@@ -1,13 +1,21 @@
 # SPDX-License-Identifier: MIT
-# The linker. GNU gold (part of binutils, so no extra package) links gpurent's executables in
-# about half the time of the default BFD linker: the 2-core CI links some 40 executables per build
-# (the test binaries, the fuzz targets' replay drivers), twice (docs/benchmarks.md "CI time").
-# g++ builds only: clang-19's sanitizer runtimes make gold warn on every link (the fuzz build keeps
-# its default), and where g++ cannot use gold the default stays.
+# The linker. The 2-core CI links some 40 executables per build (the test binaries, the fuzz
+# targets), twice (docs/benchmarks.md "CI time"):
+# - g++: GNU gold (part of binutils, so no extra package) links in about half the time of the
+#   default BFD linker.
+# - clang (the sanitizer build with the libFuzzer targets, and scripts/fuzz.sh): LLVM's lld where
+#   installed (lld-19, which `scripts/deps.sh --fuzz` installs with clang-19); gold warns on every
+#   link against clang-19's sanitizer runtimes, so clang never uses it.
+# Where the compiler cannot use the faster linker, the default stays.
+include(CheckLinkerFlag)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  include(CheckLinkerFlag)
   check_linker_flag(CXX -fuse-ld=gold GPURENT_HAVE_GOLD)
   if(GPURENT_HAVE_GOLD)
     add_link_options(-fuse-ld=gold)
+  endif()
+elseif(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  check_linker_flag(CXX -fuse-ld=lld GPURENT_HAVE_LLD)
+  if(GPURENT_HAVE_LLD)
+    add_link_options(-fuse-ld=lld)
   endif()
 endif()

@@ -50,16 +50,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 # libFuzzer needs clang; Debian 12's clang 14 cannot compile libstdc++ 12's <expected>, clang-19 can.
-probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT
-printf '#include <expected>\n#include <string>\nint main(){std::expected<std::string,int> e{"x"}; return e ? 0 : 1;}\n' >"$probe/p.cpp"
 libfuzzer=0
-if command -v clang++-19 >/dev/null && clang++-19 -std=c++2b "$probe/p.cpp" -o "$probe/p" 2>/dev/null &&
-  printf 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long){return 0;}\n' >"$probe/f.cpp" &&
-  clang++-19 -fsanitize=fuzzer,address,undefined "$probe/f.cpp" -o "$probe/f" 2>/dev/null; then
+if scripts/libfuzzer_probe.sh; then
   libfuzzer=1
   export CC=clang-19 CXX=clang++-19
-  echo "fuzz: libFuzzer targets built with clang++-19 in $dir/" >&2
+  echo "fuzz: libFuzzer targets built with clang++-19" >&2
 else
   export CC=gcc CXX=g++
   echo "fuzz: WARNING: clang++-19 with libFuzzer (clang-19, libclang-rt-19-dev) is missing; install it with" \
@@ -68,10 +63,21 @@ else
 fi
 
 start_build=$(date +%s)
-if [ $libfuzzer -eq 0 ] && [ -n "${GPURENT_FUZZ_DIR:-}" ] && [ -f "$GPURENT_FUZZ_DIR/CMakeCache.txt" ] &&
+reuse=0
+if [ -n "${GPURENT_FUZZ_DIR:-}" ] && [ -f "$GPURENT_FUZZ_DIR/CMakeCache.txt" ] &&
   grep -q "GPURENT_SANITIZE:BOOL=ON" "$GPURENT_FUZZ_DIR/CMakeCache.txt"; then
-  # Reuse an existing g++ ASan+UBSan build (CI: build-asan, whose tests already built the targets).
+  if [ $libfuzzer -eq 1 ]; then
+    # A clang-19 tree built with GPURENT_FUZZ (CI: `scripts/test.sh --sanitize --with-fuzzers`, whose
+    # tests already built the libFuzzer targets): no second build of the whole tree.
+    grep -q "GPURENT_FUZZ:BOOL=ON" "$GPURENT_FUZZ_DIR/CMakeCache.txt" &&
+      grep -q "CMAKE_CXX_COMPILER:.*clang++-19\$" "$GPURENT_FUZZ_DIR/CMakeCache.txt" && reuse=1
+  else
+    reuse=1  # an existing g++ ASan+UBSan build, whose tests already built the replay targets
+  fi
+fi
+if [ $reuse -eq 1 ]; then
   dir=$GPURENT_FUZZ_DIR
+  echo "fuzz: reusing the sanitizer build in $dir/" >&2
 else
   if [ -f "$dir/CMakeCache.txt" ] && ! grep -q "CMAKE_CXX_COMPILER:.*${CXX}\$" "$dir/CMakeCache.txt"; then
     rm -rf "$dir"  # the compiler changed
