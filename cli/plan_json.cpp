@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json_writer.hpp"
 #include "common/rounding.hpp"
 #include "providers/cloud_rules.hpp"
 #include "sizing/checkpoint_use.hpp"
@@ -306,6 +307,142 @@ Json option_json(const PlanOption& o)
   return j;
 }
 
+// option_json(o).dump(2), written directly (write_plan_json): the same keys in the same order,
+// built from the same helpers' rules. tests/cli/test_plan_command.cpp compares the two byte for
+// byte over options of every shape.
+void write_string_map(JsonWriter& w, const std::map<std::string, std::string>& m)
+{
+  w.begin_object();
+  for (const auto& [k, v] : m) {
+    w.member(k, v);
+  }
+  w.end_object();
+}
+
+void write_strings(JsonWriter& w, const std::vector<std::string>& v)
+{
+  w.begin_array();
+  for (const auto& s : v) {
+    w.string(s);
+  }
+  w.end_array();
+}
+
+void write_speed(JsonWriter& w, const Speed& sp, const std::optional<std::uint64_t>& per_dollar)
+{
+  w.begin_object();
+  if (sp.prefill_tokens_per_s) {
+    w.member("prefill_tokens_per_s", rate(*sp.prefill_tokens_per_s));
+  }
+  if (sp.decode_tokens_per_s) {
+    w.member("decode_tokens_per_s", rate(*sp.decode_tokens_per_s));
+  }
+  if (sp.serve_output_tokens_per_s) {
+    w.member("serve_output_tokens_per_s", rate(*sp.serve_output_tokens_per_s));
+  }
+  if (sp.concurrency > 0) {
+    w.member("concurrency", sp.concurrency);
+    w.member("input_len", sp.input_len);
+    w.member("output_len", sp.output_len);
+  }
+  if (sp.train_tokens_per_s) {
+    w.member("train_tokens_per_s", rate(*sp.train_tokens_per_s));
+  }
+  if (per_dollar) {
+    w.member("tokens_per_dollar", *per_dollar);
+  }
+  if (sp.network_step_s) {
+    w.member("network_step_s", round_to_places(*sp.network_step_s, 3));
+    w.member("compute_step_s", round_to_places(sp.compute_step_s.value_or(0.0), 3));
+  }
+  w.member_or_null("bound", sp.bound);
+  w.member("range_pct", sp.range_pct);
+  w.member("basis", sp.basis);
+  if (!sp.unknown.empty()) {
+    w.key("unknown");
+    write_strings(w, sp.unknown);
+  }
+  w.end_object();
+}
+
+void write_option(JsonWriter& w, const PlanOption& o)
+{
+  w.begin_object();
+  w.member("provider", o.provider);
+  w.member("card", o.card);
+  w.member("gpus", o.gpus);
+  w.member("nodes", o.nodes);
+  w.member_bool("fits", o.fits);
+  w.member("headroom_gib", gib_signed(o.headroom));
+  w.member("price_per_hour", usd(o.price_per_hour));
+  w.member("cost", usd(o.cost));
+  w.key("billing").begin_object();
+  w.member("increment_s", static_cast<std::int64_t>(o.billing_rule.increment.count()));
+  w.member("minimum_s", static_cast<std::int64_t>(o.billing_rule.minimum.count()));
+  w.member("source", billing_source_link(o.billing_source));
+  w.end_object();
+  // add_market_fields
+  w.member("cloud", o.provider);
+  w.member_or_null("region", o.region);
+  w.member_bool("rentable", o.rentable);
+  w.member("price_source", o.price_source);
+  w.member_or_null("price_date", o.price_date);
+  if (!o.instance_type.empty()) {
+    w.member("instance_type", o.instance_type);
+  }
+  if (!o.upstream.empty()) {
+    w.member("upstream", o.upstream);
+  }
+  if (o.gpu_only) {
+    w.member_bool("gpu_only", true);
+  }
+  if (!o.rentable) {
+    w.member("attach", fmt::format("gpurent attach --provider {} --card {} --gpus {} --host USER@HOST --name NAME",
+                                   o.provider, o.card, o.gpus));
+  }
+  w.key("runs").begin_object();
+  w.member("status", to_string(o.runs.status));
+  w.member("why", o.runs.why);
+  w.key("flags");
+  write_string_map(w, o.runs.flags);
+  w.end_object();
+  if (o.fits && o.runs.status != RunStatus::refused) {
+    // add_speed_fields
+    if (o.nodes > 1) {
+      w.member("node_link", o.node_link);
+    }
+    w.key("speed");
+    write_speed(w, o.speed, o.tokens_per_dollar);
+    if (o.serve) {
+      w.key("serve").begin_object();
+      w.member("replicas", o.serve->replicas);
+      w.member("concurrency_per_replica", o.serve->per_replica);
+      w.member("kv_pool_tokens", o.serve->kv_pool_tokens);
+      w.member_or_null("per_user_tokens_per_s",
+                       o.speed.per_user_tokens_per_s ? std::optional<double>(rate(*o.speed.per_user_tokens_per_s)) : std::nullopt);
+      w.member_or_null("ttft_s", o.speed.ttft_s ? std::optional<double>(round_to_places(*o.speed.ttft_s, 2)) : std::nullopt);
+      w.member_bool("meets_targets", o.serve->meets_targets);
+      w.key("misses");
+      write_strings(w, o.serve->misses);
+      w.end_object();
+    }
+    w.member("risk", o.tight ? "tight" : "comfortable");
+    if (o.hours) {
+      w.member("hours", hours_of(*o.hours));
+      w.member("startup_hours", hours_of(o.startup));
+    }
+    if (o.job_cost) {
+      w.member("job_cost", usd(*o.job_cost));
+    }
+    if (o.late) {
+      w.member_bool("late", true);
+    }
+  } else if (o.nodes > 1) {
+    w.member("node_link", o.node_link);
+  }
+  w.end_object();
+}
+
 std::string_view rank_name(RankBy r)
 {
   switch (r) {
@@ -469,7 +606,8 @@ void write_plan_json(std::ostream& os, const PlanReport& r)
     chunk += '[';
     for (std::size_t i = 0; i < r.result.options.size(); ++i) {
       chunk += i == 0 ? "\n    " : ",\n    ";
-      append_nested(chunk, option_json(r.result.options[i]), 4);
+      JsonWriter w(chunk, 4);
+      write_option(w, r.result.options[i]);
       os.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
       chunk.clear();
     }

@@ -252,6 +252,79 @@ TEST_CASE("plan command: --json streamed option by option is exactly the documen
   misfit.nodes = 2;
   report.result.options = {fits, misfit, fits};
   same();
+  // Every field the options carry, in many combinations: the direct writer (cli/json_writer) must
+  // print what nlohmann prints, escapes and number formats included.
+  const std::vector<std::string> texts = {"", "CA", "Texas, US", "caf\xc3\xa9 \xe2\x82\xac", "a\tb\x01\x7f", "q\"\\", "1x_H100"};
+  const std::vector<double> rates = {0.0, 0.05, 1.0, 12.25, 1234567.891, 1e-7, 3.5e21, -0.0};
+  std::vector<gpurent::PlanOption> all;
+  for (std::uint32_t i = 0; i < 160; ++i) {
+    gpurent::PlanOption o;
+    const auto t = [&](std::uint32_t k) { return texts[(i * 7 + k * 3) % texts.size()]; };
+    const auto d = [&](std::uint32_t k) { return rates[(i * 5 + k) % rates.size()]; };
+    o.provider = t(0);
+    o.card = t(1);
+    o.region = t(2);
+    o.price_source = t(3);
+    o.price_date = t(4);
+    o.instance_type = t(5);
+    o.upstream = t(6);
+    o.rentable = i % 3 == 0;
+    o.gpu_only = i % 5 == 1;
+    o.gpus = 1 + i % 8;
+    o.nodes = 1 + (i / 8) % 3;
+    o.node_link = t(7);
+    o.fits = i % 4 != 3;
+    o.headroom = (i % 2 == 0 ? 1 : -1) * static_cast<std::int64_t>(i) * 123'456'789;
+    o.price_per_hour = gpurent::MicroUsd{static_cast<std::int64_t>(i) * 10'007};
+    o.cost = gpurent::MicroUsd{static_cast<std::int64_t>(i) * 3'333'333};
+    o.billing_rule.increment = std::chrono::seconds{i % 2 == 0 ? 60 : 3600};
+    o.billing_source = i % 2 == 0 ? "unknown" : "https://example.com/billing";
+    o.runs.status = static_cast<gpurent::RunStatus>(i % 4);
+    o.runs.why = t(8);
+    if (i % 3 == 1) {
+      o.runs.flags = {{"vllm", t(9)}, {"sglang", t(10)}};
+    }
+    if (i % 2 == 0) {
+      o.speed.prefill_tokens_per_s = d(0);
+      o.speed.decode_tokens_per_s = d(1);
+    }
+    if (i % 3 == 0) {
+      o.speed.serve_output_tokens_per_s = d(2);
+      o.speed.concurrency = i;
+      o.speed.input_len = 2 * i;
+      o.speed.output_len = 3 * i;
+      o.speed.per_user_tokens_per_s = d(3);
+      o.serve = gpurent::ServeShape{1 + i % 3, 1 + i, 1000ULL * i, i % 2 == 0, {}};
+      if (i % 2 == 1) {
+        o.serve->misses = {t(11), t(12)};
+        o.speed.ttft_s = d(4);
+      }
+    }
+    if (i % 5 == 0) {
+      o.speed.train_tokens_per_s = d(5);
+      o.speed.network_step_s = d(6);
+    }
+    if (i % 7 == 0) {
+      o.speed.compute_step_s = d(7);
+      o.speed.unknown = {t(13), t(14)};
+    }
+    o.speed.bound = t(15);
+    o.speed.range_pct = i % 40;
+    o.speed.basis = t(16);
+    o.tight = i % 2 == 1;
+    if (i % 4 == 0) {
+      o.hours = std::chrono::seconds{static_cast<std::int64_t>(i) * 977};
+      o.startup = std::chrono::seconds{i};
+      o.job_cost = gpurent::MicroUsd{static_cast<std::int64_t>(i) * 1'234'567};
+    }
+    if (i % 6 == 0) {
+      o.tokens_per_dollar = 1000ULL * i;
+    }
+    o.late = i % 9 == 0;
+    all.push_back(o);
+  }
+  report.result.options = all;
+  same();
 }
 
 TEST_CASE("plan command: serving reports the KV pool on the chosen card", "[cli][plan]")

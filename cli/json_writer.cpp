@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+#include "cli/json_writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+
+namespace gpurent {
+
+void JsonWriter::indent(std::size_t levels) { m_out.append(m_base + 2 * levels, ' '); }
+
+void JsonWriter::separate()
+{
+  if (m_empty.back() != 0) {
+    m_out += '\n';
+    m_empty.back() = 0;
+  } else {
+    m_out.append(",\n", 2);
+  }
+  indent(m_empty.size());
+}
+
+void JsonWriter::before_value()
+{
+  if (m_after_key) {
+    m_after_key = false;  // the key placed the value already
+    return;
+  }
+  if (!m_empty.empty()) {  // an array item
+    separate();
+  }
+}
+
+JsonWriter& JsonWriter::key(std::string_view k)
+{
+  separate();
+  quoted(k);
+  m_out.append(": ", 2);
+  m_after_key = true;
+  return *this;
+}
+
+void JsonWriter::open(char c)
+{
+  before_value();
+  m_out += c;
+  m_empty.push_back(1);
+}
+
+void JsonWriter::close(char c)
+{
+  const bool empty = m_empty.back() != 0;
+  m_empty.pop_back();
+  if (!empty) {
+    m_out += '\n';
+    indent(m_empty.size());
+  }
+  m_out += c;
+}
+
+void JsonWriter::begin_object() { open('{'); }
+void JsonWriter::end_object() { close('}'); }
+void JsonWriter::begin_array() { open('['); }
+void JsonWriter::end_array() { close(']'); }
+
+void JsonWriter::string(std::string_view s)
+{
+  before_value();
+  quoted(s);
+}
+
+void JsonWriter::quoted(std::string_view s)
+{
+  // Printable ASCII but for the quote and backslash goes as it is; anything else (escapes, UTF-8,
+  // and nlohmann's error on invalid UTF-8) is nlohmann's own dump of the string.
+  // Printable ASCII but for the quote and the backslash: a table lookup per byte, no branch.
+  static constexpr auto k_escaped = [] {
+    std::array<unsigned char, 256> t{};
+    for (std::size_t c = 0; c < 256; ++c) {
+      t[c] = c < 0x20 || c >= 0x7f || c == '"' || c == '\\' ? 1 : 0;
+    }
+    return t;
+  }();
+  unsigned char any = 0;
+  for (const char c : s) {
+    any |= k_escaped[static_cast<unsigned char>(c)];
+  }
+  const bool plain = any == 0;
+  if (plain) {
+    m_out += '"';
+    m_out.append(s);
+    m_out += '"';
+    return;
+  }
+  m_out += nlohmann::ordered_json(std::string(s)).dump();
+}
+
+void JsonWriter::boolean(bool b)
+{
+  before_value();
+  m_out += b ? "true" : "false";
+}
+
+void JsonWriter::null()
+{
+  before_value();
+  m_out += "null";
+}
+
+void JsonWriter::number(double d)
+{
+  before_value();
+  if (!std::isfinite(d)) {
+    m_out += "null";  // as nlohmann writes NaN and infinities
+    return;
+  }
+  // nlohmann's own shortest round-trip formatting (what its serializer calls), so that a value
+  // prints here exactly as in a dumped document.
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, d);
+  m_out.append(buf, end);
+}
+
+void JsonWriter::number(std::int64_t n)
+{
+  before_value();
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, n);
+  m_out.append(buf, r.ptr);
+}
+
+void JsonWriter::number(std::uint64_t n)
+{
+  before_value();
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, n);
+  m_out.append(buf, r.ptr);
+}
+
+void JsonWriter::member_or_null(std::string_view k, const std::string& s)
+{
+  key(k);
+  if (s.empty()) {
+    null();
+  } else {
+    string(s);
+  }
+}
+
+void JsonWriter::member_or_null(std::string_view k, const std::optional<double>& d)
+{
+  key(k);
+  if (d) {
+    number(*d);
+  } else {
+    null();
+  }
+}
+
+}  // namespace gpurent
