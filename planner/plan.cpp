@@ -178,10 +178,9 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   r.targets = o.request.targets;
   r.nodes_asked = o.request.nodes;
   r.card_given = o.request.card.has_value();
-  r.result = rank(job, offers, providers, catalogues.cards, o.request, [](const JobSpec& j) { return estimate(j); });
-  if (!o.request.card) {
-    keep_alternatives(r.result.options);  // --card: that card on every cloud that sells it
-  }
+  PlanRequest request = o.request;
+  request.alternatives_only = !request.card;  // --card: that card on every cloud that sells it
+  r.result = rank(job, offers, providers, catalogues.cards, request, [](const JobSpec& j) { return estimate(j); });
   add_layout_defaults(r, o.request);
   if (r.refused()) {
     PlanRequest elsewhere = o.request;

@@ -117,16 +117,45 @@ struct OptionOrder {
   RankBy by;
   bool sized;
   Task task;
-  bool operator()(const PlanOption& a, const PlanOption& b) const
+  // Among the options not chosen, those that fit (and only miss a target or the deadline) first;
+  // then the ranking figure, fewer GPUs, fewer pipeline stages, more headroom, the lower price, and
+  // the cloud, card and region by name.
+  [[nodiscard]] auto key(const PlanOption& o) const
   {
-    const double ka = rank_key(a, by, sized, task), kb = rank_key(b, by, sized, task);
-    // Among the options not chosen, those that fit (and only miss a target or the deadline) first.
-    return std::tuple(!a.choosable(), !a.fits, run_rank(a.runs.status), ka, a.gpus * a.nodes, a.pipeline, -a.headroom,
-                      a.price_per_hour, a.provider, a.card) <
-           std::tuple(!b.choosable(), !b.fits, run_rank(b.runs.status), kb, b.gpus * b.nodes, b.pipeline, -b.headroom,
-                      b.price_per_hour, b.provider, b.card);
+    return std::tuple(!o.choosable(), !o.fits, run_rank(o.runs.status), rank_key(o, by, sized, task), o.gpus * o.nodes,
+                      o.pipeline, -o.headroom, o.price_per_hour);
   }
 };
+
+// Sorts the options in that order. The keys are computed once and indices sorted: a PlanOption is
+// large, and the market gives some 1,300 of them (plan's start-up, docs/benchmarks.md).
+void sort_options(std::vector<PlanOption>& options, const OptionOrder& order)
+{
+  using Key = decltype(order.key(options.front()));
+  struct Keyed {
+    Key key;
+    std::uint32_t index;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(options.size());
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    keyed.push_back(Keyed{order.key(options[i]), static_cast<std::uint32_t>(i)});
+  }
+  std::sort(keyed.begin(), keyed.end(), [&](const Keyed& a, const Keyed& b) {
+    if (a.key != b.key) {
+      return a.key < b.key;
+    }
+    const PlanOption& x = options[a.index];
+    const PlanOption& y = options[b.index];
+    return std::tie(x.provider, x.card, x.region, a.index) < std::tie(y.provider, y.card, y.region, b.index);
+  });
+  std::vector<PlanOption> sorted;
+  sorted.reserve(options.size());
+  for (const auto& k : keyed) {
+    sorted.push_back(std::move(options[k.index]));
+  }
+  options = std::move(sorted);
+}
 
 }  // namespace
 
@@ -299,10 +328,11 @@ SpeedLoad with_link(SpeedLoad load, const PlanOption& opt, const NodeLink* link)
   return load;
 }
 
-// `serving`: the speed of a serving option, already sized for its workload (size_serving).
-void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& shape, const Card& card,
-                        const ProviderInfo& provider, const PlanRequest& request, const MemoryEstimate& memory,
-                        const NodeLink* link, const Speed* serving = nullptr)
+// The option's speed, whether its headroom is tight, and for a sized job its hours (what the
+// shape decides; the bill is add_bill's). `serving`: the speed of a serving option, already sized
+// for its workload (size_serving).
+void add_speed(PlanOption& opt, const JobSpec& there, const JobShape& shape, const Card& card, const PlanRequest& request,
+               const MemoryEstimate& memory, const NodeLink* link, const Speed* serving = nullptr)
 {
   opt.pipeline = std::max<std::uint32_t>(there.pipeline, 1);
   if (serving != nullptr) {
@@ -316,6 +346,16 @@ void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& s
     if (const auto work = work_seconds(there, opt.speed, request.size)) {
       opt.startup = shape.startup.total();
       opt.hours = std::chrono::seconds{static_cast<std::int64_t>(ceil_up(std::min(*work, 1e12)))} + opt.startup;
+    }
+  }
+  opt.late = request.deadline && (!opt.hours || *opt.hours > *request.deadline);
+}
+
+// For a sized job its bill, else the tokens a dollar buys, at the option's price.
+void add_bill(PlanOption& opt, const JobSpec& there, const ProviderInfo& provider, const PlanRequest& request)
+{
+  if (request.size.sized()) {
+    if (opt.hours) {
       // Every server (each replica's too) is billed on its own under the provider's rules.
       const MicroUsd one = (opt.spot ? provider.spot_billing : provider.billing).charge(opt.price_per_hour, *opt.hours);
       opt.job_cost = MicroUsd{one.n * opt.servers()};
@@ -323,8 +363,25 @@ void add_speed_and_bill(PlanOption& opt, const JobSpec& there, const JobShape& s
   } else {
     opt.tokens_per_dollar = tokens_per_dollar(there, opt.speed, opt.price_per_hour.n * opt.servers());
   }
-  opt.late = request.deadline && (!opt.hours || *opt.hours > *request.deadline);
 }
+
+// What an option is on its shape, whoever sells it: the job as run there, memory, fit, serving
+// size, speed and hours. The market sells one shape on many clouds and regions (some 1,300 offers
+// of about 100 shapes), so each shape is worked out once (plan's start-up, docs/benchmarks.md).
+struct ShapeOption {
+  PlanOption option;  // every field but the seller's and the price's
+  JobSpec there;      // the job the bill reads (the serving replica's when sized for a workload)
+  PlanOption probe;   // a copy each offer of the shape is filled into to rank it (alternatives_only)
+};
+
+// An offer to become an option: `nodes` servers of its shape (over `link` when more than one).
+struct Candidate {
+  const Offer* offer;
+  const ProviderInfo* provider;
+  std::uint32_t nodes;
+  const NodeLink* link;
+  ShapeOption* shape;
+};
 
 }  // namespace
 
@@ -385,12 +442,10 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   EstimateCache estimates(request.shard, estimator);
   CardRuns runs(job);
   JobShapes shapes;
-  std::map<std::tuple<std::string, std::uint32_t, std::uint32_t>, std::pair<std::uint32_t, MemoryEstimate>> micro_batches;
   PlanResult result;
 
   // --provider, --rentable, --region, and per (cloud, card, GPUs) the cheapest region.
   const std::vector<Offer> sold = expand_offers(select_offers(offers, providers, request.filter, request.spot), providers, cards);
-  result.options.reserve(sold.size());  // one per offer on one server: never moved while growing
   const auto wanted = [&](const Offer& o) {
     return !request.card || o.card == *request.card;
   };
@@ -421,48 +476,35 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   const std::optional<std::uint32_t> count = request.gpus;
 
-  // One option: `nodes` servers of the offer's shape (over `link` when more than one).
-  const auto add_option = [&](const Offer& o, std::uint32_t nodes, const NodeLink* link) {
-    const auto& p = *provider_named(providers, o.provider);
-    const auto& c = *card_with_id(cards, o.card);
-    const bool spot = request.spot && o.spot_price_per_hour.has_value();
-    const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
+  // An option's shape (card, GPUs, servers, link), worked out once.
+  std::map<std::tuple<std::string_view, std::uint32_t, std::uint32_t, const NodeLink*>, ShapeOption> shape_options;
+  const auto shape_option = [&](const Card& c, std::uint32_t gpus, std::uint32_t nodes, const NodeLink* link) -> ShapeOption& {
+    const auto key = std::tuple(std::string_view(c.id), gpus, nodes, link);
+    if (const auto it = shape_options.find(key); it != shape_options.end()) {
+      return it->second;
+    }
     const CardRun& run = runs.on(c);
     PlanOption opt;
     opt.runs = run.runs;
-    opt.provider = o.provider;
-    opt.region = o.region;
-    opt.rentable = p.rentable();
-    opt.billing_rule = spot ? p.spot_billing : p.billing;
-    opt.billing_source = p.billing_source;
-    opt.price_source = price_source_of(o);
-    opt.price_date = price_date_of(o);
-    opt.instance_type = o.instance_type;
-    opt.upstream = o.upstream;
-    opt.gpu_only = o.gpu_only;
     opt.card = c.id;
     opt.card_display = c.display;
-    opt.gpus = o.gpus;
+    opt.gpus = gpus;
     opt.nodes = nodes;
     if (nodes > 1 && link != nullptr) {
       opt.node_link = link->label();
       opt.node_link_known = link->known();
     }
     opt.usable = c.usable;
-    JobSpec there = job_for_gpus(run.job, o.gpus, request.shard, nodes);
+    JobSpec there = job_for_gpus(run.job, gpus, request.shard, nodes);
     const JobShape& shape = shapes.on(c.id, run.job);
-    MemoryEstimate memory = estimates.at(run.job, o.gpus, nodes);
+    MemoryEstimate memory = estimates.at(run.job, gpus, nodes);
     if (there.micro_batch_chosen) {
       // Training without --micro-batch: the micro-batch that trains fastest in this card's memory.
-      const auto key = std::tuple(c.id, o.gpus, nodes);
-      auto it = micro_batches.find(key);
-      if (it == micro_batches.end()) {
-        const JobSpec chosen = with_chosen_micro_batch(there, c, shape.figures,
-                                                       [&](const JobSpec& j) { return estimator(j).total(); });
-        it = micro_batches.emplace(key, std::pair(chosen.batch, chosen.batch > there.batch ? estimator(chosen) : memory)).first;
+      const JobSpec chosen = with_chosen_micro_batch(there, c, shape.figures, [&](const JobSpec& j) { return estimator(j).total(); });
+      if (chosen.batch > there.batch) {
+        memory = estimator(chosen);
       }
-      there.batch = it->second.first;
-      memory = it->second.second;
+      there.batch = chosen.batch;
     }
     opt.micro_batch = is_training(there.task) ? there.batch : 0;
     opt.limit = fit_limit_for(there, c.usable);
@@ -478,18 +520,61 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       opt.fits = opt.total <= opt.limit;
     }
     opt.headroom = signed_diff(opt.limit, opt.total);
+    if (serving) {
+      add_speed(opt, serving->job, shape, c, request, serving->memory, link, &serving->speed);
+      there = serving->job;
+    } else {
+      add_speed(opt, there, shape, c, request, memory, link);
+    }
+    PlanOption probe = opt;
+    return shape_options.emplace(key, ShapeOption{std::move(opt), std::move(there), std::move(probe)}).first->second;
+  };
+
+  // What ranks an offer on its shape: whether gpurent rents it, the price and the bill.
+  const auto fill_price = [&](PlanOption& opt, const Candidate& cand) {
+    const Offer& o = *cand.offer;
+    const ProviderInfo& p = *cand.provider;
+    const bool spot = request.spot && o.spot_price_per_hour.has_value();
+    const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
+    opt.rentable = p.rentable();
+    opt.billing_rule = spot ? p.spot_billing : p.billing;
     opt.price_per_hour = price;
     opt.spot = spot;
-    const MicroUsd one = (spot ? p.spot_billing : p.billing).charge(price, request.runtime);
+    const MicroUsd one = opt.billing_rule.charge(price, request.runtime);
     opt.cost = MicroUsd{one.n * opt.servers()};
+    opt.job_cost.reset();
+    opt.tokens_per_dollar.reset();
+    add_bill(opt, cand.shape->there, p, request);
+  };
+  // The option an offer gives on its shape: the seller's fields, the price and the bill.
+  const auto fill_option = [&](PlanOption& opt, const Candidate& cand) {
+    const Offer& o = *cand.offer;
+    const ProviderInfo& p = *cand.provider;
+    fill_price(opt, cand);
+    opt.provider = o.provider;
+    opt.region = o.region;
+    opt.billing_source = p.billing_source;
+    opt.price_source = price_source_of(o);
+    opt.price_date = price_date_of(o);
+    opt.instance_type = o.instance_type;
+    opt.upstream = o.upstream;
+    opt.gpu_only = o.gpu_only;
     opt.billing = p.billing_label;
     opt.price_origin = o.price_origin;
-    if (serving) {
-      add_speed_and_bill(opt, serving->job, shape, c, p, request, serving->memory, link, &serving->speed);
-    } else {
-      add_speed_and_bill(opt, there, shape, c, p, request, memory, link);
+  };
+  std::vector<Candidate> candidates;
+  candidates.reserve(sold.size());
+  // Offers come grouped by cloud and card (merge_offers' order): the last lookups are kept.
+  const ProviderInfo* last_provider = nullptr;
+  const Card* last_card = nullptr;
+  const auto add_option = [&](const Offer& o, std::uint32_t nodes, const NodeLink* link) {
+    if (last_provider == nullptr || last_provider->name != o.provider) {
+      last_provider = provider_named(providers, o.provider);
     }
-    result.options.push_back(std::move(opt));
+    if (last_card == nullptr || last_card->id != o.card) {
+      last_card = card_with_id(cards, o.card);
+    }
+    candidates.push_back(Candidate{&o, last_provider, nodes, link, &shape_option(*last_card, o.gpus, nodes, link)});
   };
   const auto priced_ok = [&](const Offer& o) {
     const bool spot = request.spot && o.spot_price_per_hour.has_value();
@@ -497,17 +582,25 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     return !request.max_price || price <= *request.max_price;
   };
   const std::uint32_t asked_nodes = request.nodes.value_or(1);
+  std::map<std::uint32_t, bool> feasible;  // per GPU count, on one server
+  const auto feasible_on_one = [&](std::uint32_t gpus) {
+    auto it = feasible.find(gpus);
+    if (it == feasible.end()) {
+      it = feasible.emplace(gpus, gpus_feasible(job, gpus, request.shard)).first;
+    }
+    return it->second;
+  };
   if (asked_nodes == 1) {
     for (const auto& o : sold) {
-      if (!wanted(o) || (count && o.gpus != *count) || !gpus_feasible(job, o.gpus, request.shard) || !priced_ok(o)) {
+      if (!wanted(o) || (count && o.gpus != *count) || !feasible_on_one(o.gpus) || !priced_ok(o)) {
         continue;
       }
       add_option(o, 1, nullptr);
     }
   }
   // Several servers: asked for, or by itself when no single server fits.
-  const bool one_fits = std::any_of(result.options.begin(), result.options.end(), [](const PlanOption& o) {
-    return o.fits && o.runs.status != RunStatus::refused;
+  const bool one_fits = std::any_of(candidates.begin(), candidates.end(), [](const Candidate& c) {
+    return c.shape->option.fits && c.shape->option.runs.status != RunStatus::refused;
   });
   if (asked_nodes > 1 || (!request.nodes && !one_fits)) {
     // (provider, card) -> the largest shape sold: the server a link between separate servers joins.
@@ -548,7 +641,62 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   const OptionOrder order{request.ranking(job.task), request.size.sized(), job.task};
   result.ranked_by = order.by;
-  std::sort(result.options.begin(), result.options.end(), order);
+  // The options: every candidate, or (alternatives_only) per shape the best and the best rentable
+  // one, found by ranking each candidate in its shape's probe before any option is built: the same
+  // list keep_alternatives() leaves of all of them (tests/planner), at a fraction of the copies.
+  std::vector<const Candidate*> kept;
+  kept.reserve(candidates.size());
+  if (request.alternatives_only) {
+    using Shape = std::tuple<std::string_view, std::uint32_t, std::uint32_t>;
+    struct Best {
+      const Candidate* any = nullptr;
+      decltype(order.key(PlanOption{})) any_key;
+      const Candidate* rentable = nullptr;
+      decltype(order.key(PlanOption{})) rentable_key;
+    };
+    std::map<Shape, Best> best;
+    const auto better = [](const auto& key_a, const Candidate& a, const auto& key_b, const Candidate& b) {
+      if (key_a != key_b) {
+        return key_a < key_b;
+      }
+      const Offer& x = *a.offer;
+      const Offer& y = *b.offer;
+      return std::tie(x.provider, x.card, x.region) < std::tie(y.provider, y.card, y.region);  // earlier wins a full tie
+    };
+    for (const auto& cand : candidates) {
+      PlanOption& probe = cand.shape->probe;
+      fill_price(probe, cand);
+      const auto key = order.key(probe);
+      Best& b = best[Shape{cand.offer->card, cand.offer->gpus, cand.nodes}];
+      if (b.any == nullptr || better(key, cand, b.any_key, *b.any)) {
+        b.any = &cand;
+        b.any_key = key;
+      }
+      if (probe.rentable && (b.rentable == nullptr || better(key, cand, b.rentable_key, *b.rentable))) {
+        b.rentable = &cand;
+        b.rentable_key = key;
+      }
+    }
+    for (const auto& cand : candidates) {
+      const Best& b = best.at(Shape{cand.offer->card, cand.offer->gpus, cand.nodes});
+      if (b.any == &cand || b.rentable == &cand) {
+        kept.push_back(&cand);
+      }
+    }
+  } else {
+    for (const auto& cand : candidates) {
+      kept.push_back(&cand);
+    }
+  }
+  result.options.reserve(kept.size());
+  for (const Candidate* cand : kept) {
+    PlanOption opt = cand->shape->option;
+    fill_option(opt, *cand);
+    result.options.push_back(std::move(opt));
+  }
+  if (!result.options.empty()) {
+    sort_options(result.options, order);
+  }
   choose(result.options, order);
 
   if (!result.options.empty() && result.options.front().choosable()) {

@@ -52,6 +52,10 @@ struct PlanRequest {
   std::optional<RankBy> rank_by;        // --rank-by; nullopt: cost for a sized job, else hourly
   std::optional<std::chrono::seconds> deadline;  // --deadline: options that finish later are not chosen
   ServeTargets targets;                 // --min-user-speed, --max-ttft (serving)
+  // plan without --card: per (card, GPUs, servers) only the best option and, when that one is a
+  // cloud gpurent does not rent, the best rentable one (keep_alternatives), decided before the
+  // options are built (the market sells one shape on many clouds).
+  bool alternatives_only = false;
   // Sized jobs and serving jobs rank by the bill (a serving job without a size: the tokens a
   // dollar buys at its concurrency, i.e. the cost of a million output tokens); others by the hour.
   [[nodiscard]] RankBy ranking(Task task) const noexcept
@@ -179,7 +183,9 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 
 // The market sells one shape (card, GPUs per server, servers) on many clouds: `options` (sorted,
 // the choice first) keeps per shape the best option and, when that is a cloud gpurent does not
-// rent, the best rentable one too. What plan lists without --card (planner/plan.cpp).
+// rent, the best rentable one too. What plan lists without --card: rank() with
+// PlanRequest::alternatives_only gives this list without building the others (tests/planner
+// hold the two equal).
 void keep_alternatives(std::vector<PlanOption>& options);
 
 // Ranks every offer (after expand_offers) that matches the request. Each card's job is the job as
