@@ -21,12 +21,12 @@ std::vector<Offer> current_offers(const Config& cfg)
 
 namespace {
 
-// The built-in offers with the catalogue cache's over them (cli.md plan v4: config > live >
-// catalogue > snapshot). merge_offers keeps one offer per (provider, card, GPUs), so the
-// catalogue's regions are reduced to the cheapest here; only providers this build knows.
-std::vector<Offer> builtin_and_catalogue(Services& s, const Config& cfg)
+// The catalogue cache's offers to lay over the built-in ones (cli.md plan v4: config > live >
+// catalogue > snapshot), the cheapest region per (provider, card, GPUs), only providers this build
+// knows. The built-in offers are never copied for this (plan's start-up).
+std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg)
 {
-  std::vector<Offer> out(builtin_offers().begin(), builtin_offers().end());
+  std::vector<Offer> out;
   std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, const Offer*> cheapest;
   const auto catalogue = catalogue_offers(s, cfg);
   for (const auto& o : catalogue) {
@@ -49,13 +49,16 @@ std::vector<Offer> builtin_and_catalogue(Services& s, const Config& cfg)
 
 std::vector<Offer> current_offers(Services& s, const Config& cfg)
 {
-  const auto base = builtin_and_catalogue(s, cfg);
+  // The catalogue's offers come after the built-in ones and before the live ones, as merge_offers
+  // reads order within a tier: both go in its `fetched` list, the catalogue's first.
+  std::vector<Offer> over = catalogue_over_builtin(s, cfg);
   auto fetched = cached_offers(s, cfg);
   if (!fetched) {
     report_warning(s, "the offer cache was not used: " + fetched.error().message);
-    return merge_offers(base, cfg.price_overrides, {});
+  } else {
+    over.insert(over.end(), std::make_move_iterator(fetched->begin()), std::make_move_iterator(fetched->end()));
   }
-  return merge_offers(base, cfg.price_overrides, *fetched);
+  return merge_offers(builtin_offers(), cfg.price_overrides, over);
 }
 
 std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "common/text.hpp"
@@ -71,29 +72,65 @@ bool offer_passes(const Offer& o, std::span<const ProviderInfo> providers, const
 std::vector<Offer> select_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                  const OfferFilter& filter, bool spot)
 {
-  // (provider, card, gpus) -> index of the cheapest passing offer so far.
-  std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, std::size_t> best;
   std::vector<bool> keep(offers.size(), false);
-  for (std::size_t i = 0; i < offers.size(); ++i) {
-    const Offer& o = offers[i];
-    if (!offer_passes(o, providers, filter)) {
-      continue;
-    }
-    const auto key = std::tuple<std::string_view, std::string_view, std::uint32_t>(o.provider, o.card, o.gpus);
-    const auto [it, fresh] = best.emplace(key, i);
-    if (fresh) {
+  std::size_t kept = 0;
+  // Whether `o` beats the offer held for its (provider, card, gpus): cheaper, or as cheap and its
+  // region first by name.
+  const auto beats = [&](const Offer& o, const Offer& held) {
+    return std::tuple(ranked_price(o, spot), std::string_view(o.region)) <
+           std::tuple(ranked_price(held, spot), std::string_view(held.region));
+  };
+  const auto same_group = [](const Offer& a, const Offer& b) { return a.gpus == b.gpus && a.card == b.card && a.provider == b.provider; };
+  // merge_offers hands them over grouped by (provider, card, gpus): one pass then (plan's start-up).
+  bool grouped = true;
+  for (std::size_t i = 1; i < offers.size() && grouped; ++i) {
+    const Offer& a = offers[i - 1];
+    const Offer& b = offers[i];
+    grouped = std::tie(a.provider, a.card, a.gpus) <= std::tie(b.provider, b.card, b.gpus);
+  }
+  if (grouped) {
+    std::optional<std::size_t> held;
+    for (std::size_t i = 0; i < offers.size(); ++i) {
+      const Offer& o = offers[i];
+      if (!offer_passes(o, providers, filter)) {
+        continue;
+      }
+      if (held && same_group(o, offers[*held])) {
+        if (beats(o, offers[*held])) {
+          keep[*held] = false;
+          keep[i] = true;
+          held = i;
+        }
+        continue;
+      }
       keep[i] = true;
-      continue;
+      held = i;
+      ++kept;
     }
-    const Offer& held = offers[it->second];
-    if (std::tuple(ranked_price(o, spot), o.region) < std::tuple(ranked_price(held, spot), held.region)) {
-      keep[it->second] = false;
-      keep[i] = true;
-      it->second = i;
+  } else {
+    // (provider, card, gpus) -> index of the cheapest passing offer so far.
+    std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, std::size_t> best;
+    for (std::size_t i = 0; i < offers.size(); ++i) {
+      const Offer& o = offers[i];
+      if (!offer_passes(o, providers, filter)) {
+        continue;
+      }
+      const auto key = std::tuple<std::string_view, std::string_view, std::uint32_t>(o.provider, o.card, o.gpus);
+      const auto [it, fresh] = best.emplace(key, i);
+      if (fresh) {
+        keep[i] = true;
+        continue;
+      }
+      if (beats(o, offers[it->second])) {
+        keep[it->second] = false;
+        keep[i] = true;
+        it->second = i;
+      }
     }
+    kept = best.size();
   }
   std::vector<Offer> out;
-  out.reserve(best.size());
+  out.reserve(kept);
   for (std::size_t i = 0; i < offers.size(); ++i) {
     if (keep[i]) {
       out.push_back(offers[i]);

@@ -74,11 +74,27 @@ std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const 
   for (const auto& o : overrides) {
     all.push_back({&o, tier(o, 3), all.size()});
   }
-  // Keyed by (provider, card, gpus, region): regions of one shape never collide.
-  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.offer->provider, a.offer->card, a.offer->gpus, a.offer->region, a.order) <
-           std::tie(b.offer->provider, b.offer->card, b.offer->gpus, b.offer->region, b.order);
-  });
+  // Keyed by (provider, card, gpus, region): regions of one shape never collide. Each string is
+  // compared once (a tuple's < compares equal members twice), and the built-in offers alone, the
+  // usual case, come sorted (builtin_offers()): checked in one pass, not sorted again.
+  const auto before = [](const Entry& a, const Entry& b) {
+    if (const int c = a.offer->provider.compare(b.offer->provider); c != 0) {
+      return c < 0;
+    }
+    if (const int c = a.offer->card.compare(b.offer->card); c != 0) {
+      return c < 0;
+    }
+    if (a.offer->gpus != b.offer->gpus) {
+      return a.offer->gpus < b.offer->gpus;
+    }
+    if (const int c = a.offer->region.compare(b.offer->region); c != 0) {
+      return c < 0;
+    }
+    return a.order < b.order;
+  };
+  if (!std::is_sorted(all.begin(), all.end(), before)) {
+    std::sort(all.begin(), all.end(), before);
+  }
   std::vector<Offer> out;
   out.reserve(all.size());
   for (std::size_t i = 0; i < all.size();) {

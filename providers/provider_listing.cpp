@@ -3,7 +3,9 @@
 // built-in offers: data/offers.json's dated prices and the market snapshot's (data/market/), both
 // compiled in as initialisers at build (providers/gen/). The rules alone are providers/catalog.cpp.
 #include <algorithm>
+#include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/text.hpp"
@@ -62,12 +64,21 @@ Result<ProviderInfo> find_provider(std::string_view name)
 std::span<const Offer> builtin_offers() noexcept
 {
   // data/offers.json's dated prices, then the market snapshot's (price_source "snapshot").
+  // In (provider, card, GPUs, region) order, the file's before the snapshot's where they share
+  // all four, as merge_offers reads them: the snapshot is generated in that order and the file's
+  // few offers are merged in, so no start-up sorts the market.
   static const std::vector<Offer> k_offers = [] {
-    const auto& file = builtin_offer_data().offers;
+    const auto key = [](const Offer& o) { return std::tie(o.provider, o.card, o.gpus, o.region); };
+    const auto before = [&](const Offer& a, const Offer& b) { return key(a) < key(b); };
+    std::vector<Offer> file = builtin_offer_data().offers;
+    std::stable_sort(file.begin(), file.end(), before);
+    std::vector<Offer> snapshot;
+    market::append_snapshot_offers(snapshot);
     std::vector<Offer> all;
-    all.reserve(file.size() + market::snapshot_offer_count());
-    all.insert(all.end(), file.begin(), file.end());
-    market::append_snapshot_offers(all);
+    all.reserve(file.size() + snapshot.size());
+    std::merge(std::make_move_iterator(file.begin()), std::make_move_iterator(file.end()),
+               std::make_move_iterator(snapshot.begin()), std::make_move_iterator(snapshot.end()), std::back_inserter(all),
+               before);
     return all;
   }();
   return k_offers;

@@ -7,11 +7,13 @@
 //   gen_market_snapshot <data/market/snapshot.json> <data/cards.json> <out.cpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/codegen.hpp"
@@ -127,6 +129,11 @@ int main(int argc, char** argv)
     unmapped.insert(unmapped.end(), mapped.unmapped.begin(), mapped.unmapped.end());
     clouds.push_back(std::move(cl));
   }
+  // In (provider, card, GPUs, region) order, the files' order kept among equals: builtin_offers()
+  // and merge_offers rely on it, so that no start-up sorts the market.
+  std::stable_sort(offers.begin(), offers.end(), [](const gpurent::Offer& a, const gpurent::Offer& b) {
+    return std::tie(a.provider, a.card, a.gpus, a.region) < std::tie(b.provider, b.card, b.gpus, b.region);
+  });
   std::ostringstream out;
   out << "// Generated from data/market/ by providers/gen/gen_market_snapshot.cpp; do not edit.\n"
       << "#include <cstdint>\n#include <iterator>\n#include <string>\n#include <vector>\n\n#include \"providers/market/snapshot.hpp\"\n\n"

@@ -109,10 +109,25 @@ TEST_CASE("Offer data: the built-in file is accepted, every offer dated and sour
             std::tie(y.kind, y.product, y.cards, y.gpus_per_node, y.max_nodes, y.gbit_per_s, y.source, y.quote));
     }
   }
+  // Both, in (provider, card, GPUs, region) order (merge_offers then sorts nothing at start-up),
+  // the file's before the snapshot's where all four are the same.
   const auto all = builtin_offers();
   REQUIRE(all.size() == data->offers.size() + market::snapshot_offer_count());
-  CHECK(all[0].price_origin == data->offers[0].price_origin);
-  CHECK(all[data->offers.size()].price_source == "snapshot");
+  const auto key = [](const Offer& o) { return std::tie(o.provider, o.card, o.gpus, o.region); };
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    INFO(all[i].provider << " " << all[i].card << " x" << all[i].gpus << " " << all[i].region);
+    REQUIRE_FALSE(key(all[i]) < key(all[i - 1]));
+    if (key(all[i]) == key(all[i - 1])) {
+      CHECK_FALSE((all[i].price_source != "snapshot" && all[i - 1].price_source == "snapshot"));
+    }
+  }
+  for (const auto& f : data->offers) {
+    CHECK(std::count_if(all.begin(), all.end(), [&](const Offer& o) {
+            return key(o) == key(f) && o.price_origin == f.price_origin && o.price_per_hour == f.price_per_hour;
+          }) == 1);
+  }
+  CHECK(std::count_if(all.begin(), all.end(), [](const Offer& o) { return o.price_source == "snapshot"; }) ==
+        static_cast<std::ptrdiff_t>(market::snapshot_offer_count()));
 }
 
 TEST_CASE("Offer data: the prices and listings are the ones built in before the file (exact conversion)", "[providers][offers]")

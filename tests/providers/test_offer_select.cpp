@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "providers/catalog.hpp"
 #include "providers/offer_select.hpp"
 #include "providers/offers.hpp"
 
@@ -144,6 +146,34 @@ TEST_CASE("select_offers: the cheapest region per cloud, card and GPUs, unless -
     picked = select_offers(offers, providers, f, false);
     REQUIRE(picked.size() == 1);
     CHECK(picked.front().provider == "runpod");
+  }
+}
+
+TEST_CASE("select_offers: the market in merge order (one pass) picks what any order picks", "[providers][market]")
+{
+  // merge_offers hands the offers over grouped by cloud, card and GPUs, and select_offers then
+  // reads them in one pass; shuffled, it uses its map: both must pick the same offers.
+  const auto market = merge_offers(builtin_offers(), {}, {});
+  const auto providers = provider_catalog();
+  const auto key = [](const Offer& o) { return std::tie(o.provider, o.card, o.gpus, o.region, o.price_per_hour); };
+  const auto sorted_keys = [&](std::vector<Offer> v) {
+    std::sort(v.begin(), v.end(), [&](const Offer& a, const Offer& b) { return key(a) < key(b); });
+    std::vector<std::tuple<std::string, std::string, std::uint32_t, std::string, std::int64_t>> out;
+    for (const auto& o : v) {
+      out.emplace_back(o.provider, o.card, o.gpus, o.region, o.price_per_hour.n);
+    }
+    return out;
+  };
+  std::vector<Offer> shuffled = market;
+  std::reverse(shuffled.begin(), shuffled.end());
+  std::rotate(shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(shuffled.size() / 3), shuffled.end());
+  for (const bool spot : {false, true}) {
+    OfferFilter f;
+    const auto in_order = select_offers(market, providers, f, spot);
+    CHECK(in_order.size() > 100);
+    CHECK(sorted_keys(in_order) == sorted_keys(select_offers(shuffled, providers, f, spot)));
+    f.rentable_only = true;
+    CHECK(sorted_keys(select_offers(market, providers, f, spot)) == sorted_keys(select_offers(shuffled, providers, f, spot)));
   }
 }
 
