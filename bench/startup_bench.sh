@@ -34,7 +34,8 @@ python3 bench/startup_measure.py "$runs" 20 \
   "gpurent plan llama-3.1-70b --task serve --json=$bin plan llama-3.1-70b --task serve --json" \
   "gpurent models --json=$bin models --json" \
   "gpurent cost --provider runpod --card rtx-4090 --hours 2 --json=$bin cost --provider runpod --card rtx-4090 --hours 2 --json" \
-  "gpurent oom oom.txt --json=$bin oom $tmp/oom.txt --json" >"$tmp/table.md"
+  "gpurent oom oom.txt --json=$bin oom $tmp/oom.txt --json" \
+  "gpurent fits 'A100 80GB' --task serve --json=$bin fits 'A100 80GB' --task serve --json" >"$tmp/table.md"
 
 needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd, - | sed 's/,/, /g')
 loads=n/a

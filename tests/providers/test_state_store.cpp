@@ -367,9 +367,15 @@ TEST_CASE("StateStore: a process killed mid-write leaves a consistent database",
   TempDir dir;
   const auto db = dir.path / "state.db";
   for (int round = 0; round < 6; ++round) {
+    // The child says when its first record is written; the kill comes 30-105 ms after that, in
+    // the middle of later writes. (A fixed sleep from the fork killed it before its first write on
+    // a loaded machine: opening the store loads the sanitized IO module, hundreds of ms there.)
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      close(ready[0]);
       Result<std::unique_ptr<StateStore>> out = std::unexpected(Error{});
       gpurent_open_state_store(&db, &out);
       if (!out) {
@@ -381,8 +387,17 @@ TEST_CASE("StateStore: a process killed mid-write leaves a consistent database",
           (void)(*out)->record_state(rec->id, ServerStatus::running, k_t0 + 1s, "");
           (void)(*out)->add_backup(BackupRecord{0, rec->id, k_t0 + 2s, "m", true, 1, Bytes{1}});
         }
+        if (i == 0) {
+          const char one = '1';
+          (void)!write(ready[1], &one, 1);
+          close(ready[1]);
+        }
       }
     }
+    close(ready[1]);
+    char got = 0;
+    CHECK(read(ready[0], &got, 1) == 1);  // the first record is in (or the child died: then 0)
+    close(ready[0]);
     std::this_thread::sleep_for(std::chrono::milliseconds(30 + 15 * round));
     REQUIRE(kill(pid, SIGKILL) == 0);
     int status = 0;
