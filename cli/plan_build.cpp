@@ -153,7 +153,7 @@ Result<ResolvedPlanModel> resolve_plan_model(Services& s, const Config& cfg, con
   return m;
 }
 
-std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, const std::vector<Offer>& offers,
+std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, std::span<const Offer> offers,
                                      const PlanOptions& o, std::span<const ProviderInfo> providers)
 {
   std::vector<std::string> notes;
@@ -242,17 +242,20 @@ Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
   PlanInputs in{std::move(cfg),
                 PlanModel{std::move(model.arch), std::move(model.source), std::move(model.hf_id), std::move(model.launch_note)},
                 {}};
-  in.offers = current_offers(s, in.cfg);
+  const auto offers = current_offers_into(s, in.cfg, in.merged);
+  in.builtin_only = offers.data() != in.merged.data();
   return in;
 }
 
+std::span<const Offer> PlanInputs::offers() const noexcept { return builtin_only ? builtin_offers() : std::span<const Offer>(merged); }
+
 Result<PlanReport> plan_from(const PlanInputs& in, const PlanOptions& o, std::span<const ProviderInfo> providers)
 {
-  TRY_ASSIGN(PlanReport r, plan(o, Catalogues{in.offers, providers, card_catalog()}, in.model));
+  TRY_ASSIGN(PlanReport r, plan(o, Catalogues{in.offers(), providers, card_catalog()}, in.model));
   if (auto shortest = shortest_within_note(r.result)) {
     r.notes.push_back(std::move(*shortest));
   }
-  for (auto& n : price_notes(r, in.cfg, in.offers, o, providers)) {
+  for (auto& n : price_notes(r, in.cfg, in.offers(), o, providers)) {
     r.notes.push_back(std::move(n));
   }
   return r;

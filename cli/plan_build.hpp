@@ -21,7 +21,11 @@ struct Services;
 struct PlanInputs {
   Config cfg;
   PlanModel model;
-  std::vector<Offer> offers;
+  // The offers: the built-in market as it is when nothing is laid over it (no copy of it at
+  // start-up), else `merged` (current_offers_into).
+  std::vector<Offer> merged;
+  bool builtin_only = false;
+  [[nodiscard]] std::span<const Offer> offers() const noexcept;
 };
 [[nodiscard]] Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& opts);
 

@@ -47,7 +47,7 @@ std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg)
 
 }  // namespace
 
-std::vector<Offer> current_offers(Services& s, const Config& cfg)
+std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged)
 {
   // The catalogue's offers come after the built-in ones and before the live ones, as merge_offers
   // reads order within a tier: both go in its `fetched` list, the catalogue's first.
@@ -58,7 +58,18 @@ std::vector<Offer> current_offers(Services& s, const Config& cfg)
   } else {
     over.insert(over.end(), std::make_move_iterator(fetched->begin()), std::make_move_iterator(fetched->end()));
   }
-  return merge_offers(builtin_offers(), cfg.price_overrides, over);
+  if (over.empty() && cfg.price_overrides.empty()) {
+    return builtin_offers();  // what merge_offers would give of them alone (tests/providers/test_offer_data.cpp)
+  }
+  merged = merge_offers(builtin_offers(), cfg.price_overrides, over);
+  return merged;
+}
+
+std::vector<Offer> current_offers(Services& s, const Config& cfg)
+{
+  std::vector<Offer> merged;
+  const auto offers = current_offers_into(s, cfg, merged);
+  return offers.data() == merged.data() ? std::move(merged) : std::vector<Offer>(offers.begin(), offers.end());
 }
 
 std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg)

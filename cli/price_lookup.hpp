@@ -27,6 +27,9 @@ struct PricedOffer {
 // The same, with the fresh offers fetched by `offers --refresh` (the offer cache) merged in;
 // a missing or stale cache adds nothing, an unreadable one is a warning on stderr.
 [[nodiscard]] std::vector<Offer> current_offers(Services& s, const Config& cfg);
+// The same offers without copying the built-in market when nothing (config prices, the catalogue
+// cache, live offers) is laid over it: then builtin_offers(), else merged into `merged` and that.
+[[nodiscard]] std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged);
 // Human description of where an offer's price comes from.
 [[nodiscard]] std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg);
 // Resolves provider/card/GPUs to a priced offer. `price_usd` ("" = none) is a --price flag for

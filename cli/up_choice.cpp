@@ -158,7 +158,7 @@ Result<UpChoice> choose_from_plan(Services& s, const Config& cfg, const UpOption
   // the cheapest rentable option; with --rentable, a cheaper cloud elsewhere is worth knowing of.
   PlanOptions all_clouds = opts;
   all_clouds.request.filter.rentable_only = false;
-  const auto everywhere = plan(all_clouds, Catalogues{inputs.offers, everywhere_providers, card_catalog()}, inputs.model);
+  const auto everywhere = plan(all_clouds, Catalogues{inputs.offers(), everywhere_providers, card_catalog()}, inputs.model);
   const PlanOption* elsewhere =
       everywhere && everywhere->result.choice && !everywhere->result.choice->rentable ? &*everywhere->result.choice : nullptr;
   if (elsewhere != nullptr && !opts.request.filter.rentable_only) {

@@ -149,12 +149,26 @@ void sort_options(std::vector<PlanOption>& options, const OptionOrder& order)
     const PlanOption& y = options[b.index];
     return std::tie(x.provider, x.card, x.region, a.index) < std::tie(y.provider, y.card, y.region, b.index);
   });
-  std::vector<PlanOption> sorted;
-  sorted.reserve(options.size());
-  for (const auto& k : keyed) {
-    sorted.push_back(std::move(options[k.index]));
+  // Into that order in place (following each cycle of the permutation): no second vector.
+  std::vector<std::uint32_t> from(keyed.size());
+  for (std::size_t i = 0; i < keyed.size(); ++i) {
+    from[i] = keyed[i].index;  // position i takes the option now at from[i]
   }
-  options = std::move(sorted);
+  for (std::size_t start = 0; start < from.size(); ++start) {
+    if (from[start] == start) {
+      continue;
+    }
+    PlanOption held = std::move(options[start]);
+    std::size_t at = start;
+    while (from[at] != start) {
+      const std::size_t next = from[at];
+      options[at] = std::move(options[next]);
+      from[at] = static_cast<std::uint32_t>(at);
+      at = next;
+    }
+    options[at] = std::move(held);
+    from[at] = static_cast<std::uint32_t>(at);
+  }
 }
 
 }  // namespace
@@ -365,6 +379,19 @@ void add_bill(PlanOption& opt, const JobSpec& there, const ProviderInfo& provide
   }
 }
 
+// One server configuration sold: an offer, or a per-GPU provider's server of `gpus` cards at
+// `gpus` x its 1-GPU price, derived from `base` without copying it (plan's start-up: RunPod's
+// pods of every count are most of the market's shapes).
+struct Sold {
+  const Offer* base;
+  const std::string& provider;
+  const std::string& card;
+  std::uint32_t gpus;
+  MicroUsd price_per_hour;
+  std::optional<MicroUsd> spot_price_per_hour;
+  [[nodiscard]] bool derived() const noexcept { return gpus != base->gpus; }
+};
+
 // What an option is on its shape, whoever sells it: the job as run there, memory, fit, serving
 // size, speed and hours. The market sells one shape on many clouds and regions (some 1,300 offers
 // of about 100 shapes), so each shape is worked out once (plan's start-up, docs/benchmarks.md).
@@ -376,7 +403,7 @@ struct ShapeOption {
 
 // An offer to become an option: `nodes` servers of its shape (over `link` when more than one).
 struct Candidate {
-  const Offer* offer;
+  const Sold* offer;
   const ProviderInfo* provider;
   std::uint32_t nodes;
   const NodeLink* link;
@@ -396,23 +423,26 @@ bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard>
   return feasible_layout(with_gpus(base, gpus, shard, nodes)).has_value();
 }
 
-std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
-                                 std::span<const Card> cards)
+namespace {
+
+std::vector<Sold> expand_sold(std::span<const Offer* const> offers, std::span<const ProviderInfo> providers,
+                              std::span<const Card> cards)
 {
   // (provider, card) -> GPU counts listed explicitly.
-  std::map<std::pair<std::string, std::string>, std::set<std::uint32_t>> listed;
-  for (const auto& o : offers) {
-    listed[{o.provider, o.card}].insert(o.gpus);
+  std::map<std::pair<std::string_view, std::string_view>, std::set<std::uint32_t>> listed;
+  for (const Offer* o : offers) {
+    listed[{o->provider, o->card}].insert(o->gpus);
   }
-  std::vector<Offer> out;
+  std::vector<Sold> out;
   out.reserve(offers.size() * 2);  // most are listed shapes; a 1-GPU per-GPU offer adds up to 7 more
-  for (const auto& o : offers) {
+  for (const Offer* op : offers) {
+    const Offer& o = *op;
     const auto* p = provider_named(providers, o.provider);
     const auto* c = card_with_id(cards, o.card);
     if (p == nullptr || c == nullptr || !allowed(*p, *c, o.gpus)) {
       continue;
     }
-    out.push_back(o);
+    out.push_back(Sold{&o, o.provider, o.card, o.gpus, o.price_per_hour, o.spot_price_per_hour});
     const auto& counts = listed[{o.provider, o.card}];
     if (!p->per_gpu_servers || o.gpus != 1) {
       continue;  // the provider sells only the shapes it lists
@@ -423,15 +453,38 @@ std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const 
       if (counts.contains(n)) {
         continue;
       }
-      Offer d = o;
-      d.gpus = n;
-      d.price_per_hour = MicroUsd{o.price_per_hour.n * n};
+      std::optional<MicroUsd> spot;
       if (o.spot_price_per_hour) {
-        d.spot_price_per_hour = MicroUsd{o.spot_price_per_hour->n * n};
+        spot = MicroUsd{o.spot_price_per_hour->n * n};
       }
-      d.price_origin = std::to_string(n) + " x 1-GPU price (" + o.price_origin + ")";
-      out.push_back(std::move(d));
+      out.push_back(Sold{&o, o.provider, o.card, n, MicroUsd{o.price_per_hour.n * n}, spot});
     }
+  }
+  return out;
+}
+
+std::string price_origin_of(const Sold& s)
+{
+  return s.derived() ? std::to_string(s.gpus) + " x 1-GPU price (" + s.base->price_origin + ")" : s.base->price_origin;
+}
+
+}  // namespace
+
+std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                 std::span<const Card> cards)
+{
+  std::vector<const Offer*> all;
+  all.reserve(offers.size());
+  for (const Offer& o : offers) {
+    all.push_back(&o);
+  }
+  std::vector<Offer> out;
+  for (const Sold& s : expand_sold(all, providers, cards)) {
+    Offer& o = out.emplace_back(*s.base);
+    o.gpus = s.gpus;
+    o.price_per_hour = s.price_per_hour;
+    o.spot_price_per_hour = s.spot_price_per_hour;
+    o.price_origin = price_origin_of(s);
   }
   return out;
 }
@@ -445,8 +498,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   PlanResult result;
 
   // --provider, --rentable, --region, and per (cloud, card, GPUs) the cheapest region.
-  const std::vector<Offer> sold = expand_offers(select_offers(offers, providers, request.filter, request.spot), providers, cards);
-  const auto wanted = [&](const Offer& o) {
+  const std::vector<const Offer*> selected = select_offer_ptrs(offers, providers, request.filter, request.spot);
+  const std::vector<Sold> sold = expand_sold(selected, providers, cards);
+  const auto wanted = [&](const Sold& o) {
     return !request.card || o.card == *request.card;
   };
   // --card: the smallest feasible GPU count sold for that card (1..8 when nobody sells it) that
@@ -532,7 +586,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
 
   // What ranks an offer on its shape: whether gpurent rents it, the price and the bill.
   const auto fill_price = [&](PlanOption& opt, const Candidate& cand) {
-    const Offer& o = *cand.offer;
+    const Sold& o = *cand.offer;
     const ProviderInfo& p = *cand.provider;
     const bool spot = request.spot && o.spot_price_per_hour.has_value();
     const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
@@ -548,7 +602,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   };
   // The option an offer gives on its shape: the seller's fields, the price and the bill.
   const auto fill_option = [&](PlanOption& opt, const Candidate& cand) {
-    const Offer& o = *cand.offer;
+    const Offer& o = *cand.offer->base;
     const ProviderInfo& p = *cand.provider;
     fill_price(opt, cand);
     opt.provider = o.provider;
@@ -560,14 +614,14 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     opt.upstream = o.upstream;
     opt.gpu_only = o.gpu_only;
     opt.billing = p.billing_label;
-    opt.price_origin = o.price_origin;
+    opt.price_origin = price_origin_of(*cand.offer);
   };
   std::vector<Candidate> candidates;
   candidates.reserve(sold.size());
   // Offers come grouped by cloud and card (merge_offers' order): the last lookups are kept.
   const ProviderInfo* last_provider = nullptr;
   const Card* last_card = nullptr;
-  const auto add_option = [&](const Offer& o, std::uint32_t nodes, const NodeLink* link) {
+  const auto add_option = [&](const Sold& o, std::uint32_t nodes, const NodeLink* link) {
     if (last_provider == nullptr || last_provider->name != o.provider) {
       last_provider = provider_named(providers, o.provider);
     }
@@ -576,7 +630,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     }
     candidates.push_back(Candidate{&o, last_provider, nodes, link, &shape_option(*last_card, o.gpus, nodes, link)});
   };
-  const auto priced_ok = [&](const Offer& o) {
+  const auto priced_ok = [&](const Sold& o) {
     const bool spot = request.spot && o.spot_price_per_hour.has_value();
     const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
     return !request.max_price || price <= *request.max_price;
@@ -659,8 +713,8 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       if (key_a != key_b) {
         return key_a < key_b;
       }
-      const Offer& x = *a.offer;
-      const Offer& y = *b.offer;
+      const Offer& x = *a.offer->base;
+      const Offer& y = *b.offer->base;
       return std::tie(x.provider, x.card, x.region) < std::tie(y.provider, y.card, y.region);  // earlier wins a full tie
     };
     for (const auto& cand : candidates) {

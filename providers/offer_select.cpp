@@ -69,8 +69,8 @@ bool offer_passes(const Offer& o, std::span<const ProviderInfo> providers, const
   return true;
 }
 
-std::vector<Offer> select_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
-                                 const OfferFilter& filter, bool spot)
+std::vector<const Offer*> select_offer_ptrs(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                           const OfferFilter& filter, bool spot)
 {
   std::vector<bool> keep(offers.size(), false);
   std::size_t kept = 0;
@@ -129,12 +129,22 @@ std::vector<Offer> select_offers(std::span<const Offer> offers, std::span<const 
     }
     kept = best.size();
   }
-  std::vector<Offer> out;
+  std::vector<const Offer*> out;
   out.reserve(kept);
   for (std::size_t i = 0; i < offers.size(); ++i) {
     if (keep[i]) {
-      out.push_back(offers[i]);
+      out.push_back(&offers[i]);
     }
+  }
+  return out;
+}
+
+std::vector<Offer> select_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                 const OfferFilter& filter, bool spot)
+{
+  std::vector<Offer> out;
+  for (const Offer* o : select_offer_ptrs(offers, providers, filter, spot)) {
+    out.push_back(*o);
   }
   return out;
 }

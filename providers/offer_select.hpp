@@ -35,5 +35,8 @@ struct OfferFilter {
 // name). Keeps the input order of the survivors.
 [[nodiscard]] std::vector<Offer> select_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                                const OfferFilter& filter, bool spot);
+// The same offers, as pointers into `offers` (plan's ranking: no copy of the market).
+[[nodiscard]] std::vector<const Offer*> select_offer_ptrs(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
+                                                          const OfferFilter& filter, bool spot);
 
 }  // namespace gpurent

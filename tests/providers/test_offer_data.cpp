@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "providers/card.hpp"
+#include "providers/offers.hpp"
 #include "providers/catalog.hpp"
 #include "providers/market/snapshot.hpp"
 #include "providers/offer_data.hpp"
@@ -128,6 +129,15 @@ TEST_CASE("Offer data: the built-in file is accepted, every offer dated and sour
   }
   CHECK(std::count_if(all.begin(), all.end(), [](const Offer& o) { return o.price_source == "snapshot"; }) ==
         static_cast<std::ptrdiff_t>(market::snapshot_offer_count()));
+  // With nothing laid over them, merging gives them as they are: current_offers_into then hands
+  // out builtin_offers() itself, never a copy (plan's start-up).
+  const auto merged = merge_offers(all, {}, {});
+  REQUIRE(merged.size() == all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    CHECK(std::tie(merged[i].provider, merged[i].card, merged[i].gpus, merged[i].region, merged[i].price_per_hour,
+                   merged[i].price_origin) ==
+          std::tie(all[i].provider, all[i].card, all[i].gpus, all[i].region, all[i].price_per_hour, all[i].price_origin));
+  }
 }
 
 TEST_CASE("Offer data: the prices and listings are the ones built in before the file (exact conversion)", "[providers][offers]")
