@@ -37,7 +37,7 @@ Result<ServerRecord> run_attach(Services& s, const AttachOptions& o)
   }
   TRY_ASSIGN(const SshTarget target, parse_ssh_target(o.ssh.host));
   TRY_ASSIGN(const Config cfg, load_config(s));
-  TRY_ASSIGN(PricedOffer priced, resolve_offer(cfg, o.provider, o.card, o.gpus, o.price, o.spot));
+  TRY_ASSIGN(PricedOffer priced, resolve_offer(s, cfg, o.provider, o.card, o.gpus, o.price, o.spot));
   TimePoint since = s.clock.now();
   if (!o.since.empty()) {
     const auto t = parse_time(o.since);

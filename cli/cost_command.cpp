@@ -108,7 +108,7 @@ Result<void> run_cost(Services& s, const CostOptions& o)
   TRY_ASSIGN(const auto stopped, parse_hours(o.stopped_hours, "--stopped-hours"));
   TRY_ASSIGN(const auto hibernated, parse_hours(o.hibernated_hours, "--hibernated-hours"));
   TRY_ASSIGN(const Config cfg, load_config(s));
-  TRY_ASSIGN(const PricedOffer po, resolve_offer(cfg, o.provider, o.card, o.gpus, o.price, o.spot));
+  TRY_ASSIGN(const PricedOffer po, resolve_offer(s, cfg, o.provider, o.card, o.gpus, o.price, o.spot));
   TRY_ASSIGN(const CostBreakdown b, compute_cost(po.provider, po.offer, o.spot, running, stopped, hibernated));
   if (s.global.json) {
     print_json(s, b, po);

@@ -140,176 +140,15 @@ Json memory_json(const MemoryEstimate& m)
               {"total_gib", gib(m.total())}};
 }
 
-Json string_map(const std::map<std::string, std::string>& m);
-
-Json runs_json(const RunVerdict& v)
-{
-  Json j(nlohmann::detail::value_t::object);
-  j.emplace("status", str(to_string(v.status)));
-  j.emplace("why", v.why);
-  j.emplace("flags", string_map(v.flags));
-  return j;
-}
-
 double rate(double tokens_per_s) { return round_to_places(tokens_per_s, 1); }
-
-// cli.md plan v3 `speed`: the figures that apply to the task, the binding term, the measured spread.
-Json speed_json(const Speed& sp, const std::optional<std::uint64_t>& per_dollar)
-{
-  Json j = Json::object();
-  if (sp.prefill_tokens_per_s) {
-    j["prefill_tokens_per_s"] = rate(*sp.prefill_tokens_per_s);
-  }
-  if (sp.decode_tokens_per_s) {
-    j["decode_tokens_per_s"] = rate(*sp.decode_tokens_per_s);
-  }
-  if (sp.serve_output_tokens_per_s) {
-    j["serve_output_tokens_per_s"] = rate(*sp.serve_output_tokens_per_s);
-  }
-  if (sp.concurrency > 0) {
-    j["concurrency"] = sp.concurrency;
-    j["input_len"] = sp.input_len;
-    j["output_len"] = sp.output_len;
-  }
-  if (sp.train_tokens_per_s) {
-    j["train_tokens_per_s"] = rate(*sp.train_tokens_per_s);
-  }
-  if (per_dollar) {
-    j["tokens_per_dollar"] = *per_dollar;
-  }
-  if (sp.network_step_s) {
-    j["network_step_s"] = round_to_places(*sp.network_step_s, 3);
-    j["compute_step_s"] = round_to_places(sp.compute_step_s.value_or(0.0), 3);
-  }
-  j["bound"] = sp.bound.empty() ? Json(nullptr) : Json(sp.bound);
-  j["range_pct"] = sp.range_pct;
-  j["basis"] = sp.basis;
-  if (!sp.unknown.empty()) {
-    j["unknown"] = sp.unknown;
-  }
-  return j;
-}
 
 double hours_of(std::chrono::seconds s) { return round_to_places(static_cast<double>(s.count()) / 3600.0, 2); }
 
-// The option's speed, risk and, for a sized job, hours and bill.
-void add_speed_fields(Json& j, const PlanOption& o)
-{
-  if (o.nodes > 1) {
-    j["node_link"] = o.node_link;
-  }
-  j["speed"] = speed_json(o.speed, o.tokens_per_dollar);
-  if (o.serve) {
-    // cli.md plan v4: the workload on each replica and the service targets.
-    j["serve"] = Json{{"replicas", o.serve->replicas},
-                      {"concurrency_per_replica", o.serve->per_replica},
-                      {"kv_pool_tokens", o.serve->kv_pool_tokens},
-                      {"per_user_tokens_per_s", o.speed.per_user_tokens_per_s ? Json(rate(*o.speed.per_user_tokens_per_s))
-                                                                              : Json(nullptr)},
-                      {"ttft_s", o.speed.ttft_s ? Json(round_to_places(*o.speed.ttft_s, 2)) : Json(nullptr)},
-                      {"meets_targets", o.serve->meets_targets},
-                      {"misses", o.serve->misses}};
-  }
-  j["risk"] = o.tight ? "tight" : "comfortable";
-  if (o.hours) {
-    j["hours"] = hours_of(*o.hours);
-    j["startup_hours"] = hours_of(o.startup);
-  }
-  if (o.job_cost) {
-    j["job_cost"] = usd(*o.job_cost);
-  }
-  if (o.late) {
-    j["late"] = true;
-  }
-}
+// The parts of the answer written once, by JsonWriter: the options are written straight to the
+// output at every start (write_plan_json), and the document's other uses of the same parts (the
+// choice, the recipe's speed, plan_to_json) read back what the writer wrote (as_json), so each
+// part has one definition.
 
-// cli.md plan v4 "The whole market": where the option is, whether gpurent rents it, the cloud's
-// billing rule and where the price comes from.
-Json billing_rule_json(const PlanOption& o)
-{
-  Json j(nlohmann::detail::value_t::object);
-  j.emplace("increment_s", static_cast<std::int64_t>(o.billing_rule.increment.count()));
-  j.emplace("minimum_s", static_cast<std::int64_t>(o.billing_rule.minimum.count()));
-  j.emplace("source", billing_source_link(o.billing_source));
-  return j;
-}
-
-void add_market_fields(Json& j, const PlanOption& o)
-{
-  j.emplace("cloud", o.provider);
-  j.emplace("region", o.region.empty() ? Json(nullptr) : Json(o.region));
-  j.emplace("rentable", o.rentable);
-  j.emplace("price_source", o.price_source);
-  j.emplace("price_date", o.price_date.empty() ? Json(nullptr) : Json(o.price_date));
-  if (!o.instance_type.empty()) {
-    j.emplace("instance_type", o.instance_type);
-  }
-  if (!o.upstream.empty()) {
-    j.emplace("upstream", o.upstream);
-  }
-  if (o.gpu_only) {
-    j.emplace("gpu_only", true);
-  }
-  if (!o.rentable) {
-    j.emplace("attach", fmt::format("gpurent attach --provider {} --card {} --gpus {} --host USER@HOST --name NAME",
-                                    o.provider, o.card, o.gpus));
-  }
-}
-
-Json choice_json(const PlanOption& c)
-{
-  Json j{{"provider", c.provider},
-         {"card", c.card},
-         {"vram_gib", gib(c.usable)},
-         {"gpus", c.gpus},
-         {"nodes", c.nodes},
-         {"headroom_gib", gib_signed(c.headroom)},
-         {"price_per_hour", usd(c.price_per_hour)},
-         {"currency", "USD"},
-         {"billing", c.billing},
-         {"cost", usd(c.cost)},
-         {"runs", runs_json(c.runs)}};
-  // `billing` stays the label the contract names for the choice; the rule is billing_rule.
-  j.emplace("billing_rule", billing_rule_json(c));
-  add_market_fields(j, c);
-  return j;
-}
-
-Json choice_with_speed(const PlanOption& c)
-{
-  Json j = choice_json(c);
-  add_speed_fields(j, c);
-  return j;
-}
-
-Json option_json(const PlanOption& o)
-{
-  // Built key by key: nlohmann's initializer-list constructor copies every value twice, and
-  // plan writes one of these per offer at every start (docs/benchmarks.md).
-  Json j(nlohmann::detail::value_t::object);
-  j.emplace("provider", o.provider);
-  j.emplace("card", o.card);
-  j.emplace("gpus", o.gpus);
-  j.emplace("nodes", o.nodes);
-  j.emplace("fits", o.fits);
-  j.emplace("headroom_gib", gib_signed(o.headroom));
-  j.emplace("price_per_hour", usd(o.price_per_hour));
-  j.emplace("cost", usd(o.cost));
-  j.emplace("billing", billing_rule_json(o));
-  add_market_fields(j, o);
-  j.emplace("runs", runs_json(o.runs));
-  // cli.md plan v4: a row that does not fit or is refused shows no speed, hours or bill.
-  if (o.fits && o.runs.status != RunStatus::refused) {
-    add_speed_fields(j, o);
-  } else if (o.nodes > 1) {
-    j["node_link"] = o.node_link;
-  }
-  return j;
-}
-
-// option_json(o).dump(2), written directly (write_plan_json): the same keys in the same order,
-// built from the same helpers' rules. tests/cli/test_plan_command.cpp compares the two byte for
-// byte over options of every shape.
 void write_string_map(JsonWriter& w, const std::map<std::string, std::string>& m)
 {
   w.begin_object();
@@ -328,6 +167,17 @@ void write_strings(JsonWriter& w, const std::vector<std::string>& v)
   w.end_array();
 }
 
+void write_runs(JsonWriter& w, const RunVerdict& v)
+{
+  w.begin_object();
+  w.member("status", to_string(v.status));
+  w.member("why", v.why);
+  w.key("flags");
+  write_string_map(w, v.flags);
+  w.end_object();
+}
+
+// cli.md plan v3 `speed`: the figures that apply to the task, the binding term, the measured spread.
 void write_speed(JsonWriter& w, const Speed& sp, const std::optional<std::uint64_t>& per_dollar)
 {
   w.begin_object();
@@ -365,23 +215,54 @@ void write_speed(JsonWriter& w, const Speed& sp, const std::optional<std::uint64
   w.end_object();
 }
 
-void write_option(JsonWriter& w, const PlanOption& o)
+// The option's speed, risk and, for a sized job, hours and bill.
+void write_speed_fields(JsonWriter& w, const PlanOption& o)
+{
+  if (o.nodes > 1) {
+    w.member("node_link", o.node_link);
+  }
+  w.key("speed");
+  write_speed(w, o.speed, o.tokens_per_dollar);
+  if (o.serve) {
+    // cli.md plan v4: the workload on each replica and the service targets.
+    w.key("serve").begin_object();
+    w.member("replicas", o.serve->replicas);
+    w.member("concurrency_per_replica", o.serve->per_replica);
+    w.member("kv_pool_tokens", o.serve->kv_pool_tokens);
+    w.member_or_null("per_user_tokens_per_s",
+                     o.speed.per_user_tokens_per_s ? std::optional<double>(rate(*o.speed.per_user_tokens_per_s)) : std::nullopt);
+    w.member_or_null("ttft_s", o.speed.ttft_s ? std::optional<double>(round_to_places(*o.speed.ttft_s, 2)) : std::nullopt);
+    w.member_bool("meets_targets", o.serve->meets_targets);
+    w.key("misses");
+    write_strings(w, o.serve->misses);
+    w.end_object();
+  }
+  w.member("risk", o.tight ? "tight" : "comfortable");
+  if (o.hours) {
+    w.member("hours", hours_of(*o.hours));
+    w.member("startup_hours", hours_of(o.startup));
+  }
+  if (o.job_cost) {
+    w.member("job_cost", usd(*o.job_cost));
+  }
+  if (o.late) {
+    w.member_bool("late", true);
+  }
+}
+
+// cli.md plan v4 "The whole market": the cloud's billing rule and where it is published.
+void write_billing_rule(JsonWriter& w, const PlanOption& o)
 {
   w.begin_object();
-  w.member("provider", o.provider);
-  w.member("card", o.card);
-  w.member("gpus", o.gpus);
-  w.member("nodes", o.nodes);
-  w.member_bool("fits", o.fits);
-  w.member("headroom_gib", gib_signed(o.headroom));
-  w.member("price_per_hour", usd(o.price_per_hour));
-  w.member("cost", usd(o.cost));
-  w.key("billing").begin_object();
   w.member("increment_s", static_cast<std::int64_t>(o.billing_rule.increment.count()));
   w.member("minimum_s", static_cast<std::int64_t>(o.billing_rule.minimum.count()));
   w.member("source", billing_source_link(o.billing_source));
   w.end_object();
-  // add_market_fields
+}
+
+// Where the option is, whether gpurent rents it, and where the price comes from.
+void write_market_fields(JsonWriter& w, const PlanOption& o)
+{
   w.member("cloud", o.provider);
   w.member_or_null("region", o.region);
   w.member_bool("rentable", o.rentable);
@@ -400,47 +281,85 @@ void write_option(JsonWriter& w, const PlanOption& o)
     w.member("attach", fmt::format("gpurent attach --provider {} --card {} --gpus {} --host USER@HOST --name NAME",
                                    o.provider, o.card, o.gpus));
   }
-  w.key("runs").begin_object();
-  w.member("status", to_string(o.runs.status));
-  w.member("why", o.runs.why);
-  w.key("flags");
-  write_string_map(w, o.runs.flags);
+}
+
+void write_choice(JsonWriter& w, const PlanOption& c, bool with_speed)
+{
+  w.begin_object();
+  w.member("provider", c.provider);
+  w.member("card", c.card);
+  w.member("vram_gib", gib(c.usable));
+  w.member("gpus", c.gpus);
+  w.member("nodes", c.nodes);
+  w.member("headroom_gib", gib_signed(c.headroom));
+  w.member("price_per_hour", usd(c.price_per_hour));
+  w.member("currency", "USD");
+  w.member("billing", c.billing);  // the label the contract names for the choice; the rule is billing_rule
+  w.member("cost", usd(c.cost));
+  w.key("runs");
+  write_runs(w, c.runs);
+  w.key("billing_rule");
+  write_billing_rule(w, c);
+  write_market_fields(w, c);
+  if (with_speed) {
+    write_speed_fields(w, c);
+  }
   w.end_object();
+}
+
+void write_option(JsonWriter& w, const PlanOption& o)
+{
+  w.begin_object();
+  w.member("provider", o.provider);
+  w.member("card", o.card);
+  w.member("gpus", o.gpus);
+  w.member("nodes", o.nodes);
+  w.member_bool("fits", o.fits);
+  w.member("headroom_gib", gib_signed(o.headroom));
+  w.member("price_per_hour", usd(o.price_per_hour));
+  w.member("cost", usd(o.cost));
+  w.key("billing");
+  write_billing_rule(w, o);
+  write_market_fields(w, o);
+  w.key("runs");
+  write_runs(w, o.runs);
+  // cli.md plan v4: a row that does not fit or is refused shows no speed, hours or bill.
   if (o.fits && o.runs.status != RunStatus::refused) {
-    // add_speed_fields
-    if (o.nodes > 1) {
-      w.member("node_link", o.node_link);
-    }
-    w.key("speed");
-    write_speed(w, o.speed, o.tokens_per_dollar);
-    if (o.serve) {
-      w.key("serve").begin_object();
-      w.member("replicas", o.serve->replicas);
-      w.member("concurrency_per_replica", o.serve->per_replica);
-      w.member("kv_pool_tokens", o.serve->kv_pool_tokens);
-      w.member_or_null("per_user_tokens_per_s",
-                       o.speed.per_user_tokens_per_s ? std::optional<double>(rate(*o.speed.per_user_tokens_per_s)) : std::nullopt);
-      w.member_or_null("ttft_s", o.speed.ttft_s ? std::optional<double>(round_to_places(*o.speed.ttft_s, 2)) : std::nullopt);
-      w.member_bool("meets_targets", o.serve->meets_targets);
-      w.key("misses");
-      write_strings(w, o.serve->misses);
-      w.end_object();
-    }
-    w.member("risk", o.tight ? "tight" : "comfortable");
-    if (o.hours) {
-      w.member("hours", hours_of(*o.hours));
-      w.member("startup_hours", hours_of(o.startup));
-    }
-    if (o.job_cost) {
-      w.member("job_cost", usd(*o.job_cost));
-    }
-    if (o.late) {
-      w.member_bool("late", true);
-    }
+    write_speed_fields(w, o);
   } else if (o.nodes > 1) {
     w.member("node_link", o.node_link);
   }
   w.end_object();
+}
+
+// What `write` writes, as a document.
+template <class Write>
+Json as_json(Write&& write)
+{
+  std::string text;
+  JsonWriter w(text);
+  write(w);
+  return Json::parse(text);
+}
+
+Json runs_json(const RunVerdict& v)
+{
+  return as_json([&](JsonWriter& w) { write_runs(w, v); });
+}
+
+Json speed_json(const Speed& sp, const std::optional<std::uint64_t>& per_dollar)
+{
+  return as_json([&](JsonWriter& w) { write_speed(w, sp, per_dollar); });
+}
+
+Json choice_json(const PlanOption& c, bool with_speed = false)
+{
+  return as_json([&](JsonWriter& w) { write_choice(w, c, with_speed); });
+}
+
+Json option_json(const PlanOption& o)
+{
+  return as_json([&](JsonWriter& w) { write_option(w, o); });
 }
 
 std::string_view rank_name(RankBy r)
@@ -532,7 +451,7 @@ Json plan_document(const PlanReport& r, bool with_options)
                         {"kv_pool_tokens", r.serve->kv_pool_tokens},
                         {"max_concurrency", round2(r.serve->max_concurrency)}};
   }
-  out["choice"] = r.result.choice ? choice_with_speed(*r.result.choice) : Json(nullptr);
+  out["choice"] = r.result.choice ? choice_json(*r.result.choice, true) : Json(nullptr);
   if (!r.result.choice && r.result.card) {
     out["speed"] = speed_json(r.result.speed, std::nullopt);  // the given or closest card
   }

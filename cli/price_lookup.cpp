@@ -14,11 +14,6 @@
 
 namespace gpurent {
 
-std::vector<Offer> current_offers(const Config& cfg)
-{
-  return merge_offers(builtin_offers(), cfg.price_overrides, {});
-}
-
 namespace {
 
 // The catalogue cache's offers to lay over the built-in ones (cli.md plan v4: config > live >
@@ -97,7 +92,7 @@ std::string describe_origin(const Offer& offer, const ProviderInfo& provider, co
   return offer.price_origin;
 }
 
-Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, std::string_view card,
+Result<PricedOffer> resolve_offer(Services& s, const Config& cfg, std::string_view provider, std::string_view card,
                                   std::uint32_t gpus, std::string_view price_usd, bool spot)
 {
   PricedOffer po;
@@ -141,7 +136,8 @@ Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, 
     po.origin_text = describe_origin(po.offer, po.provider, cfg);
     return po;
   }
-  const auto offers = current_offers(cfg);
+  std::vector<Offer> merged;
+  const auto offers = current_offers_into(s, cfg, merged);
   const Offer* o = find_offer(offers, po.provider.name, po.card.id, gpus);
   if (o == nullptr) {
     std::string why = "no known price for " + po.card.id + " x" + std::to_string(gpus) + " on " + po.provider.name;

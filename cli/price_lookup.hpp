@@ -22,20 +22,22 @@ struct PricedOffer {
   std::string origin_text;  // "built-in price from 2026-03-10 (source …)", "config file …", "--price"
 };
 
-// Built-in offers merged with the config's price overrides (no fetched offers yet).
-[[nodiscard]] std::vector<Offer> current_offers(const Config& cfg);
-// The same, with the fresh offers fetched by `offers --refresh` (the offer cache) merged in;
-// a missing or stale cache adds nothing, an unreadable one is a warning on stderr.
+// The built-in offers (data/offers.json, the market snapshot) with, over them, the catalogue cache
+// of `offers --refresh`, the live offers cache and the config's prices (config > live > catalogue
+// > snapshot); a missing or stale cache adds nothing, an unreadable one is a warning on stderr.
 [[nodiscard]] std::vector<Offer> current_offers(Services& s, const Config& cfg);
 // The same offers without copying the built-in market when nothing (config prices, the catalogue
 // cache, live offers) is laid over it: then builtin_offers(), else merged into `merged` and that.
 [[nodiscard]] std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged);
 // Human description of where an offer's price comes from.
 [[nodiscard]] std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg);
-// Resolves provider/card/GPUs to a priced offer. `price_usd` ("" = none) is a --price flag for
-// the whole server; with `spot` it is the spot price. Bad names/counts are Errc::usage.
-[[nodiscard]] Result<PricedOffer> resolve_offer(const Config& cfg, std::string_view provider, std::string_view card,
-                                                std::uint32_t gpus, std::string_view price_usd, bool spot);
+// Resolves provider/card/GPUs to a priced offer: the cheapest region of the current offers
+// (current_offers: config > live > catalogue cache > snapshot, as plan ranks them). `price_usd`
+// ("" = none) is a --price flag for the whole server; with `spot` it is the spot price. Bad
+// names/counts are Errc::usage.
+[[nodiscard]] Result<PricedOffer> resolve_offer(Services& s, const Config& cfg, std::string_view provider,
+                                                std::string_view card, std::uint32_t gpus, std::string_view price_usd,
+                                                bool spot);
 
 // Word-wraps `text` to `width` columns; continuation lines start with `indent`.
 [[nodiscard]] std::string wrap_text(std::string_view text, std::size_t width, std::string_view indent);

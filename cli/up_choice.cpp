@@ -61,7 +61,7 @@ Result<UpChoice> choose_given(Services& s, const Config& cfg, const UpOptions& o
   if (!o.gpus.empty()) {
     TRY_ASSIGN(c.gpus, parse_count(o.gpus, "--gpus", 1, k_max_gpus_per_server));
   }
-  auto resolved = resolve_offer(cfg, o.provider, o.card, c.gpus, "", o.spot);
+  auto resolved = resolve_offer(s, cfg, o.provider, o.card, c.gpus, "", o.spot);
   if (!resolved && resolved.error().code == Errc::not_found) {
     // No built-in or configured price: a fresh fetched offer, else the price the provider reports.
     TRY_ASSIGN(ProviderInfo pi, find_provider(o.provider));

@@ -130,6 +130,26 @@ TEST_CASE("offers catalogue: --offline reads the cached catalogue and fetches no
   CHECK(has(text.out, "prices from SkyPilot's price catalogue, checked"));
 }
 
+TEST_CASE("offers catalogue: cost prices a card as plan does, from the cached catalogue", "[cli][market][cost]")
+{
+  // `cost --provider runpod --card h100-sxm` once read the built-in offers alone: after
+  // `offers --refresh` it billed the snapshot's $2.99 while plan ranked the catalogue's $2.345.
+  Box box;
+  box.seed(1h);  // fresh: nothing is fetched
+  const CliRun r = box.h.run({"cost", "--provider", "runpod", "--card", "h100-sxm", "--hours", "2", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(j["price_per_hour"] == 2.345);  // the cheaper region of the cached catalogue
+  CHECK(j["running"]["cost"] == 4.69);
+  const CliRun text = box.h.run({"cost", "--provider", "runpod", "--card", "h100-sxm", "--hours", "2"});
+  CHECK(has(text.out + text.err, "SkyPilot's price catalogue"));
+  const CliRun plan = box.h.run({"plan", "llama-3.1-8b", "--card", "h100-sxm", "--gpus", "1", "--provider", "runpod", "--json"});
+  REQUIRE(plan.code == 0);
+  CHECK(Json::parse(plan.out)["choice"]["price_per_hour"] == j["price_per_hour"]);
+  CHECK(box.http.requests().empty());
+}
+
 TEST_CASE("offers catalogue: a stale cache is refreshed by plan and offers, not with --offline, not when fresh",
           "[cli][market][offers][plan]")
 {
