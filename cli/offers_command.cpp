@@ -371,7 +371,8 @@ Result<void> run_offers(Services& s, OffersOptions o)
       return std::unexpected(*refresh_error);  // nothing was asked of any API: the table would not be new
     }
   }
-  const auto offers = current_offers(s, cfg);
+  // --region lists that region of the catalogue cache, not only each shape's cheapest.
+  const auto offers = current_offers(s, cfg, o.filter.region ? market::CatalogLoad::all : market::CatalogLoad::cheapest_per_shape);
   const auto rows = collect(offers, o, min_gib);
   const bool priced = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.offer != nullptr; });
   if (refresh_error && refresh_error->code == Errc::unavailable && priced) {

@@ -242,7 +242,9 @@ Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
   PlanInputs in{std::move(cfg),
                 PlanModel{std::move(model.arch), std::move(model.source), std::move(model.hf_id), std::move(model.launch_note)},
                 {}};
-  const auto offers = current_offers_into(s, in.cfg, in.merged);
+  // --region chooses among every region the catalogue cache holds, not only each shape's cheapest.
+  const auto regions = o.request.filter.region ? market::CatalogLoad::all : market::CatalogLoad::cheapest_per_shape;
+  const auto offers = current_offers_into(s, in.cfg, in.merged, regions);
   in.builtin_only = offers.data() != in.merged.data();
   return in;
 }

@@ -17,13 +17,26 @@ namespace gpurent {
 namespace {
 
 // The catalogue cache's offers to lay over the built-in ones (cli.md plan v4: config > live >
-// catalogue > snapshot), the cheapest region per (provider, card, GPUs), only providers this build
-// knows. The built-in offers are never copied for this (plan's start-up).
-std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg)
+// catalogue > snapshot), only providers this build knows: per (provider, card, GPUs) the cheapest
+// region (what start-up needs), or every region (`load` all: --region picks among them). The
+// built-in offers are never copied for this (plan's start-up).
+std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg, market::CatalogLoad load)
 {
+  const auto providers = provider_catalog();
+  const auto known = [&](const Offer& o) {
+    return std::any_of(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == o.provider; });
+  };
+  std::vector<Offer> catalogue = catalogue_offers(s, cfg, load);
   std::vector<Offer> out;
+  if (load == market::CatalogLoad::all) {
+    for (auto& o : catalogue) {
+      if (known(o)) {
+        out.push_back(std::move(o));
+      }
+    }
+    return out;
+  }
   std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, const Offer*> cheapest;
-  const auto catalogue = catalogue_offers(s, cfg);
   for (const auto& o : catalogue) {
     const auto key = std::make_tuple(std::string_view(o.provider), std::string_view(o.card), o.gpus);
     auto [it, added] = cheapest.emplace(key, &o);
@@ -31,9 +44,8 @@ std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg)
       it->second = &o;
     }
   }
-  const auto providers = provider_catalog();
   for (const auto& [key, o] : cheapest) {
-    if (std::any_of(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == o->provider; })) {
+    if (known(*o)) {
       out.push_back(*o);
     }
   }
@@ -42,11 +54,12 @@ std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg)
 
 }  // namespace
 
-std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged)
+std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged,
+                                           market::CatalogLoad regions)
 {
   // The catalogue's offers come after the built-in ones and before the live ones, as merge_offers
   // reads order within a tier: both go in its `fetched` list, the catalogue's first.
-  std::vector<Offer> over = catalogue_over_builtin(s, cfg);
+  std::vector<Offer> over = catalogue_over_builtin(s, cfg, regions);
   auto fetched = cached_offers(s, cfg);
   if (!fetched) {
     report_warning(s, "the offer cache was not used: " + fetched.error().message);
@@ -60,10 +73,10 @@ std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::
   return merged;
 }
 
-std::vector<Offer> current_offers(Services& s, const Config& cfg)
+std::vector<Offer> current_offers(Services& s, const Config& cfg, market::CatalogLoad regions)
 {
   std::vector<Offer> merged;
-  const auto offers = current_offers_into(s, cfg, merged);
+  const auto offers = current_offers_into(s, cfg, merged, regions);
   return offers.data() == merged.data() ? std::move(merged) : std::vector<Offer>(offers.begin(), offers.end());
 }
 

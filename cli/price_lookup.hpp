@@ -10,6 +10,7 @@
 #include "common/result.hpp"
 #include "providers/card.hpp"
 #include "providers/catalog.hpp"
+#include "providers/market/catalog_cache.hpp"
 
 namespace gpurent {
 
@@ -25,10 +26,15 @@ struct PricedOffer {
 // The built-in offers (data/offers.json, the market snapshot) with, over them, the catalogue cache
 // of `offers --refresh`, the live offers cache and the config's prices (config > live > catalogue
 // > snapshot); a missing or stale cache adds nothing, an unreadable one is a warning on stderr.
-[[nodiscard]] std::vector<Offer> current_offers(Services& s, const Config& cfg);
+// Of the catalogue cache, per (provider, card, GPUs) the cheapest region, or with `regions` all,
+// every region (for --region).
+[[nodiscard]] std::vector<Offer> current_offers(Services& s, const Config& cfg,
+                                                market::CatalogLoad regions = market::CatalogLoad::cheapest_per_shape);
 // The same offers without copying the built-in market when nothing (config prices, the catalogue
 // cache, live offers) is laid over it: then builtin_offers(), else merged into `merged` and that.
-[[nodiscard]] std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged);
+[[nodiscard]] std::span<const Offer> current_offers_into(
+    Services& s, const Config& cfg, std::vector<Offer>& merged,
+    market::CatalogLoad regions = market::CatalogLoad::cheapest_per_shape);
 // Human description of where an offer's price comes from.
 [[nodiscard]] std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg);
 // Resolves provider/card/GPUs to a priced offer: the cheapest region of the current offers

@@ -150,6 +150,39 @@ TEST_CASE("offers catalogue: cost prices a card as plan does, from the cached ca
   CHECK(box.http.requests().empty());
 }
 
+TEST_CASE("offers catalogue: --region chooses among every cached region, not only the cheapest", "[cli][market][region]")
+{
+  // The cache holds RunPod's H100 in US ($2.345) and CA ($2.50). Start-up keeps each shape's
+  // cheapest region; --region CA must still find CA's row, in plan and in offers.
+  Box box;
+  box.seed(1h);
+  const CliRun plan = box.h.run({"plan", "llama-3.1-8b", "--card", "h100-sxm", "--gpus", "1", "--provider", "runpod",
+                                 "--region", "CA", "--offline", "--json"});
+  INFO(plan.err);
+  REQUIRE(plan.code == 0);
+  const Json choice = Json::parse(plan.out)["choice"];
+  CHECK(choice["region"] == "CA");
+  CHECK(choice["price_per_hour"] == 2.5);
+  CHECK(choice["price_source"] == "catalogue");
+  const CliRun offers = box.h.run({"offers", "--provider", "runpod", "--region", "CA", "--offline", "--json"});
+  REQUIRE(offers.code == 0);
+  bool seen = false;
+  const Json listed = Json::parse(offers.out);  // held: a loop over a temporary's member dangles
+  for (const auto& o : listed["offers"]) {
+    if (o["card"] == "h100-sxm" && o["gpus"] == 1) {
+      seen = true;
+      CHECK(o["region"] == "CA");
+      CHECK(o["price_per_hour"] == 2.5);
+    }
+  }
+  CHECK(seen);
+  // Without --region, the cheapest region as before.
+  const CliRun any = box.h.run({"plan", "llama-3.1-8b", "--card", "h100-sxm", "--gpus", "1", "--provider", "runpod",
+                                "--offline", "--json"});
+  REQUIRE(any.code == 0);
+  CHECK(Json::parse(any.out)["choice"]["region"] == "US");
+}
+
 TEST_CASE("offers catalogue: a stale cache is refreshed by plan and offers, not with --offline, not when fresh",
           "[cli][market][offers][plan]")
 {
