@@ -21,8 +21,9 @@
 #                    found and re-pack it into fuzz/corpus/<target>_seed_corpus.zip
 #                    (fuzz/pack_corpus.py; libFuzzer only)
 #   TARGET           e.g. fuzz_tar; default: every target
-# Environment: GPURENT_JOBS (build jobs, default 2), GPURENT_FUZZ_DIR (fallback only: reuse an
-# existing g++ ASan+UBSan build such as CI's build-asan), GPURENT_FUZZ_NICE (default 10).
+# Environment: GPURENT_JOBS (build jobs, default 2), GPURENT_FUZZ_DIR (reuse an existing sanitizer
+# build such as CI's build-asan: a clang-19 one built by `scripts/test.sh --sanitize --with-fuzzers`
+# holds the libFuzzer targets; a g++ one, the replay driver's fallback), GPURENT_FUZZ_NICE (default 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
