@@ -3,11 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
+#include <numeric>
 #include <optional>
 #include <tuple>
 
 #include "common/text.hpp"
+#include "providers/offers.hpp"
 
 namespace gpurent {
 namespace {
@@ -72,62 +73,38 @@ bool offer_passes(const Offer& o, std::span<const ProviderInfo> providers, const
 std::vector<const Offer*> select_offer_ptrs(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                            const OfferFilter& filter, bool spot)
 {
-  std::vector<bool> keep(offers.size(), false);
-  std::size_t kept = 0;
-  // Whether `o` beats the offer held for its (provider, card, gpus): cheaper, or as cheap and its
-  // region first by name.
+  // Read in the market's order (offer_order), where each (provider, card, gpus) is one run: merge
+  // order, as plan hands them over, needs no sort (plan's start-up); any other order is sorted
+  // first, as indices, so the survivors keep their input order.
+  std::vector<std::size_t> order(offers.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (!std::is_sorted(offers.begin(), offers.end(), offer_before)) {
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return offer_before(offers[a], offers[b]); });
+  }
+  // Whether `o` beats the offer held for its shape: cheaper, or as cheap and its region first by name.
   const auto beats = [&](const Offer& o, const Offer& held) {
     return std::tuple(ranked_price(o, spot), std::string_view(o.region)) <
            std::tuple(ranked_price(held, spot), std::string_view(held.region));
   };
-  const auto same_group = [](const Offer& a, const Offer& b) { return a.gpus == b.gpus && a.card == b.card && a.provider == b.provider; };
-  // merge_offers hands them over grouped by (provider, card, gpus): one pass then (plan's start-up).
-  bool grouped = true;
-  for (std::size_t i = 1; i < offers.size() && grouped; ++i) {
-    const Offer& a = offers[i - 1];
-    const Offer& b = offers[i];
-    grouped = std::tie(a.provider, a.card, a.gpus) <= std::tie(b.provider, b.card, b.gpus);
-  }
-  if (grouped) {
-    std::optional<std::size_t> held;
-    for (std::size_t i = 0; i < offers.size(); ++i) {
-      const Offer& o = offers[i];
-      if (!offer_passes(o, providers, filter)) {
-        continue;
-      }
-      if (held && same_group(o, offers[*held])) {
-        if (beats(o, offers[*held])) {
-          keep[*held] = false;
-          keep[i] = true;
-          held = i;
-        }
-        continue;
-      }
-      keep[i] = true;
-      held = i;
-      ++kept;
+  std::vector<bool> keep(offers.size(), false);
+  std::size_t kept = 0;
+  std::optional<std::size_t> held;
+  for (const std::size_t i : order) {
+    const Offer& o = offers[i];
+    if (!offer_passes(o, providers, filter)) {
+      continue;
     }
-  } else {
-    // (provider, card, gpus) -> index of the cheapest passing offer so far.
-    std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, std::size_t> best;
-    for (std::size_t i = 0; i < offers.size(); ++i) {
-      const Offer& o = offers[i];
-      if (!offer_passes(o, providers, filter)) {
-        continue;
-      }
-      const auto key = std::tuple<std::string_view, std::string_view, std::uint32_t>(o.provider, o.card, o.gpus);
-      const auto [it, fresh] = best.emplace(key, i);
-      if (fresh) {
+    if (held && same_shape(o, offers[*held])) {
+      if (beats(o, offers[*held])) {
+        keep[*held] = false;
         keep[i] = true;
-        continue;
+        held = i;
       }
-      if (beats(o, offers[it->second])) {
-        keep[it->second] = false;
-        keep[i] = true;
-        it->second = i;
-      }
+      continue;
     }
-    kept = best.size();
+    keep[i] = true;
+    held = i;
+    ++kept;
   }
   std::vector<const Offer*> out;
   out.reserve(kept);

@@ -74,23 +74,12 @@ std::vector<Offer> merge_offers(std::span<const Offer> builtin, std::span<const 
   for (const auto& o : overrides) {
     all.push_back({&o, tier(o, 3), all.size()});
   }
-  // Keyed by (provider, card, gpus, region): regions of one shape never collide. Each string is
-  // compared once (a tuple's < compares equal members twice), and the built-in offers alone, the
-  // usual case, come sorted (builtin_offers()): checked in one pass, not sorted again.
+  // Keyed by (provider, card, gpus, region): regions of one shape never collide. The built-in
+  // offers alone, the usual case, come in that order (builtin_offers()): checked in one pass, not
+  // sorted again.
   const auto before = [](const Entry& a, const Entry& b) {
-    if (const int c = a.offer->provider.compare(b.offer->provider); c != 0) {
-      return c < 0;
-    }
-    if (const int c = a.offer->card.compare(b.offer->card); c != 0) {
-      return c < 0;
-    }
-    if (a.offer->gpus != b.offer->gpus) {
-      return a.offer->gpus < b.offer->gpus;
-    }
-    if (const int c = a.offer->region.compare(b.offer->region); c != 0) {
-      return c < 0;
-    }
-    return a.order < b.order;
+    const int c = offer_order(*a.offer, *b.offer);
+    return c != 0 ? c < 0 : a.order < b.order;
   };
   if (!std::is_sorted(all.begin(), all.end(), before)) {
     std::sort(all.begin(), all.end(), before);

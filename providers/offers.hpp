@@ -11,6 +11,23 @@
 
 namespace gpurent {
 
+// The market's order: provider, card, GPUs, region (each compared once). The snapshot is generated
+// in it, builtin_offers() keeps it, merge_offers returns it and select_offers reads it in one pass.
+[[nodiscard]] inline int offer_order(const Offer& a, const Offer& b) noexcept
+{
+  if (const int c = a.provider.compare(b.provider); c != 0) {
+    return c;
+  }
+  if (const int c = a.card.compare(b.card); c != 0) {
+    return c;
+  }
+  if (a.gpus != b.gpus) {
+    return a.gpus < b.gpus ? -1 : 1;
+  }
+  return a.region.compare(b.region);
+}
+[[nodiscard]] inline bool offer_before(const Offer& a, const Offer& b) noexcept { return offer_order(a, b) < 0; }
+
 // One list keyed by (provider, card, gpus, region). For each (provider, card, gpus) only the
 // offers of the highest precedence present are kept (cli.md plan v4: config > live > catalogue >
 // snapshot and hand-kept built-in prices; price_source_of), all their regions; within one region

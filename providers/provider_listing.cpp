@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <iterator>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "common/text.hpp"
@@ -13,6 +12,7 @@
 #include "providers/cloud_rules.hpp"
 #include "providers/market/snapshot.hpp"
 #include "providers/offer_data.hpp"
+#include "providers/offers.hpp"
 
 namespace gpurent {
 namespace {
@@ -68,17 +68,15 @@ std::span<const Offer> builtin_offers() noexcept
   // all four, as merge_offers reads them: the snapshot is generated in that order and the file's
   // few offers are merged in, so no start-up sorts the market.
   static const std::vector<Offer> k_offers = [] {
-    const auto key = [](const Offer& o) { return std::tie(o.provider, o.card, o.gpus, o.region); };
-    const auto before = [&](const Offer& a, const Offer& b) { return key(a) < key(b); };
     std::vector<Offer> file = builtin_offer_data().offers;
-    std::stable_sort(file.begin(), file.end(), before);
+    std::stable_sort(file.begin(), file.end(), offer_before);
     std::vector<Offer> snapshot;
     market::append_snapshot_offers(snapshot);
     std::vector<Offer> all;
     all.reserve(file.size() + snapshot.size());
     std::merge(std::make_move_iterator(file.begin()), std::make_move_iterator(file.end()),
                std::make_move_iterator(snapshot.begin()), std::make_move_iterator(snapshot.end()), std::back_inserter(all),
-               before);
+               offer_before);
     return all;
   }();
   return k_offers;

@@ -13,13 +13,13 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "common/codegen.hpp"
 #include "providers/card_data.hpp"
 #include "providers/market/catalog_csv.hpp"
 #include "providers/market/name_map.hpp"
+#include "providers/offers.hpp"
 
 namespace {
 
@@ -131,9 +131,7 @@ int main(int argc, char** argv)
   }
   // In (provider, card, GPUs, region) order, the files' order kept among equals: builtin_offers()
   // and merge_offers rely on it, so that no start-up sorts the market.
-  std::stable_sort(offers.begin(), offers.end(), [](const gpurent::Offer& a, const gpurent::Offer& b) {
-    return std::tie(a.provider, a.card, a.gpus, a.region) < std::tie(b.provider, b.card, b.gpus, b.region);
-  });
+  std::stable_sort(offers.begin(), offers.end(), gpurent::offer_before);
   std::ostringstream out;
   out << "// Generated from data/market/ by providers/gen/gen_market_snapshot.cpp; do not edit.\n"
       << "#include <cstdint>\n#include <iterator>\n#include <string>\n#include <vector>\n\n#include \"providers/market/snapshot.hpp\"\n\n"
