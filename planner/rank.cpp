@@ -173,29 +173,6 @@ void sort_options(std::vector<PlanOption>& options, const OptionOrder& order)
 
 }  // namespace
 
-// The market sells one shape (card, GPUs per server, servers) on many clouds. The list keeps, per
-// shape and in ranking order, the best option and, when that one is a cloud gpurent does not rent,
-// the best rentable one too: alternatives a user weighs, not every cloud's copy of the same server
-// (`gpurent offers` lists those). The choice, first, is always kept.
-
-void keep_alternatives(std::vector<PlanOption>& options)
-{
-  using Shape = std::tuple<std::string, std::uint32_t, std::uint32_t>;  // copies: the options move
-  std::set<Shape> any;
-  std::set<Shape> rentable;
-  std::vector<PlanOption> kept;
-  kept.reserve(options.size());
-  for (auto& o : options) {
-    const Shape shape{o.card, o.gpus, o.nodes};
-    const bool first = any.insert(shape).second;
-    const bool first_rentable = o.rentable && rentable.insert(shape).second;
-    if (first || first_rentable) {
-      kept.push_back(std::move(o));
-    }
-  }
-  options = std::move(kept);
-}
-
 namespace {
 
 // The choice among the sorted options: the best usable one, unless another of the same run
@@ -384,21 +361,25 @@ void add_bill(PlanOption& opt, const JobSpec& there, const ProviderInfo& provide
 // pods of every count are most of the market's shapes).
 struct Sold {
   const Offer* base;
-  const std::string& provider;
-  const std::string& card;
   std::uint32_t gpus;
   MicroUsd price_per_hour;
   std::optional<MicroUsd> spot_price_per_hour;
+  [[nodiscard]] const std::string& provider() const noexcept { return base->provider; }
+  [[nodiscard]] const std::string& card() const noexcept { return base->card; }
   [[nodiscard]] bool derived() const noexcept { return gpus != base->gpus; }
+  // --spot ranks and bills the spot price where there is one.
+  [[nodiscard]] bool spot(bool asked) const noexcept { return asked && spot_price_per_hour.has_value(); }
+  [[nodiscard]] MicroUsd price(bool asked) const noexcept { return spot(asked) ? *spot_price_per_hour : price_per_hour; }
 };
 
 // What an option is on its shape, whoever sells it: the job as run there, memory, fit, serving
 // size, speed and hours. The market sells one shape on many clouds and regions (some 1,300 offers
 // of about 100 shapes), so each shape is worked out once (plan's start-up, docs/benchmarks.md).
 struct ShapeOption {
-  PlanOption option;  // every field but the seller's and the price's
-  JobSpec there;      // the job the bill reads (the serving replica's when sized for a workload)
-  PlanOption probe;   // a copy each offer of the shape is filled into to rank it (alternatives_only)
+  // Every field but the seller's and the price's. alternatives_only ranks each offer of the shape
+  // in it (fill_price); every field that sets is set again for each option built from it.
+  PlanOption option;
+  JobSpec there;  // the job the bill reads (the serving replica's when sized for a workload)
 };
 
 // An offer to become an option: `nodes` servers of its shape (over `link` when more than one).
@@ -442,7 +423,7 @@ std::vector<Sold> expand_sold(std::span<const Offer* const> offers, std::span<co
     if (p == nullptr || c == nullptr || !allowed(*p, *c, o.gpus)) {
       continue;
     }
-    out.push_back(Sold{&o, o.provider, o.card, o.gpus, o.price_per_hour, o.spot_price_per_hour});
+    out.push_back(Sold{&o, o.gpus, o.price_per_hour, o.spot_price_per_hour});
     const auto& counts = listed[{o.provider, o.card}];
     if (!p->per_gpu_servers || o.gpus != 1) {
       continue;  // the provider sells only the shapes it lists
@@ -457,7 +438,7 @@ std::vector<Sold> expand_sold(std::span<const Offer* const> offers, std::span<co
       if (o.spot_price_per_hour) {
         spot = MicroUsd{o.spot_price_per_hour->n * n};
       }
-      out.push_back(Sold{&o, o.provider, o.card, n, MicroUsd{o.price_per_hour.n * n}, spot});
+      out.push_back(Sold{&o, n, MicroUsd{o.price_per_hour.n * n}, spot});
     }
   }
   return out;
@@ -501,7 +482,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   const std::vector<const Offer*> selected = select_offer_ptrs(offers, providers, request.filter, request.spot);
   const std::vector<Sold> sold = expand_sold(selected, providers, cards);
   const auto wanted = [&](const Sold& o) {
-    return !request.card || o.card == *request.card;
+    return !request.card || o.card() == *request.card;
   };
   // --card: the smallest feasible GPU count sold for that card (1..8 when nobody sells it) that
   // fits (1 when none does).
@@ -580,16 +561,15 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     } else {
       add_speed(opt, there, shape, c, request, memory, link);
     }
-    PlanOption probe = opt;
-    return shape_options.emplace(key, ShapeOption{std::move(opt), std::move(there), std::move(probe)}).first->second;
+    return shape_options.emplace(key, ShapeOption{std::move(opt), std::move(there)}).first->second;
   };
 
   // What ranks an offer on its shape: whether gpurent rents it, the price and the bill.
   const auto fill_price = [&](PlanOption& opt, const Candidate& cand) {
     const Sold& o = *cand.offer;
     const ProviderInfo& p = *cand.provider;
-    const bool spot = request.spot && o.spot_price_per_hour.has_value();
-    const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
+    const bool spot = o.spot(request.spot);
+    const MicroUsd price = o.price(request.spot);
     opt.rentable = p.rentable();
     opt.billing_rule = spot ? p.spot_billing : p.billing;
     opt.price_per_hour = price;
@@ -622,19 +602,15 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   const ProviderInfo* last_provider = nullptr;
   const Card* last_card = nullptr;
   const auto add_option = [&](const Sold& o, std::uint32_t nodes, const NodeLink* link) {
-    if (last_provider == nullptr || last_provider->name != o.provider) {
-      last_provider = provider_named(providers, o.provider);
+    if (last_provider == nullptr || last_provider->name != o.provider()) {
+      last_provider = provider_named(providers, o.provider());
     }
-    if (last_card == nullptr || last_card->id != o.card) {
-      last_card = card_with_id(cards, o.card);
+    if (last_card == nullptr || last_card->id != o.card()) {
+      last_card = card_with_id(cards, o.card());
     }
     candidates.push_back(Candidate{&o, last_provider, nodes, link, &shape_option(*last_card, o.gpus, nodes, link)});
   };
-  const auto priced_ok = [&](const Sold& o) {
-    const bool spot = request.spot && o.spot_price_per_hour.has_value();
-    const MicroUsd price = spot ? *o.spot_price_per_hour : o.price_per_hour;
-    return !request.max_price || price <= *request.max_price;
-  };
+  const auto priced_ok = [&](const Sold& o) { return !request.max_price || o.price(request.spot) <= *request.max_price; };
   const std::uint32_t asked_nodes = request.nodes.value_or(1);
   std::map<std::uint32_t, bool> feasible;  // per GPU count, on one server
   const auto feasible_on_one = [&](std::uint32_t gpus) {
@@ -660,16 +636,16 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     // (provider, card) -> the largest shape sold: the server a link between separate servers joins.
     std::map<std::pair<std::string, std::string>, std::uint32_t> largest;
     for (const auto& o : sold) {
-      auto& l = largest[{o.provider, o.card}];
+      auto& l = largest[{o.provider(), o.card()}];
       l = std::max(l, o.gpus);
     }
     for (const auto& o : sold) {
-      const auto& p = *provider_named(providers, o.provider);
-      const NodeLink* link = node_link_for(p.node_links, o.card);
+      const auto& p = *provider_named(providers, o.provider());
+      const NodeLink* link = node_link_for(p.node_links, o.card());
       if (link == nullptr || !wanted(o) || (count && o.gpus != *count) || !priced_ok(o)) {
         continue;
       }
-      if (o.gpus != (link->gpus_per_node > 0 ? link->gpus_per_node : largest[{o.provider, o.card}])) {
+      if (o.gpus != (link->gpus_per_node > 0 ? link->gpus_per_node : largest[{o.provider(), o.card()}])) {
         continue;
       }
       const std::uint32_t most = std::min(link->max_nodes, k_max_nodes);
@@ -682,7 +658,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       if (!link->known()) {
         continue;  // by itself plan spreads a job only over servers whose link it knows: ask with --nodes
       }
-      const auto& c = *card_with_id(cards, o.card);
+      const auto& c = *card_with_id(cards, o.card());
       const JobSpec& there = runs.on(c).job;
       for (std::uint32_t n = 2; n <= most; ++n) {
         if (gpus_feasible(there, o.gpus, request.shard, n) &&
@@ -696,8 +672,9 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   const OptionOrder order{request.ranking(job.task), request.size.sized(), job.task};
   result.ranked_by = order.by;
   // The options: every candidate, or (alternatives_only) per shape the best and the best rentable
-  // one, found by ranking each candidate in its shape's probe before any option is built: the same
-  // list keep_alternatives() leaves of all of them (tests/planner), at a fraction of the copies.
+  // one, found by ranking each candidate on its shape before any option is built: the same list
+  // keep_alternatives() would leave of all of them (tests/providers/test_plan_alternatives.cpp),
+  // at a fraction of the copies.
   std::vector<const Candidate*> kept;
   kept.reserve(candidates.size());
   if (request.alternatives_only) {
@@ -718,21 +695,21 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
       return std::tie(x.provider, x.card, x.region) < std::tie(y.provider, y.card, y.region);  // earlier wins a full tie
     };
     for (const auto& cand : candidates) {
-      PlanOption& probe = cand.shape->probe;
-      fill_price(probe, cand);
-      const auto key = order.key(probe);
-      Best& b = best[Shape{cand.offer->card, cand.offer->gpus, cand.nodes}];
+      PlanOption& ranked = cand.shape->option;
+      fill_price(ranked, cand);
+      const auto key = order.key(ranked);
+      Best& b = best[Shape{cand.offer->card(), cand.offer->gpus, cand.nodes}];
       if (b.any == nullptr || better(key, cand, b.any_key, *b.any)) {
         b.any = &cand;
         b.any_key = key;
       }
-      if (probe.rentable && (b.rentable == nullptr || better(key, cand, b.rentable_key, *b.rentable))) {
+      if (ranked.rentable && (b.rentable == nullptr || better(key, cand, b.rentable_key, *b.rentable))) {
         b.rentable = &cand;
         b.rentable_key = key;
       }
     }
     for (const auto& cand : candidates) {
-      const Best& b = best.at(Shape{cand.offer->card, cand.offer->gpus, cand.nodes});
+      const Best& b = best.at(Shape{cand.offer->card(), cand.offer->gpus, cand.nodes});
       if (b.any == &cand || b.rentable == &cand) {
         kept.push_back(&cand);
       }

@@ -53,8 +53,9 @@ struct PlanRequest {
   std::optional<std::chrono::seconds> deadline;  // --deadline: options that finish later are not chosen
   ServeTargets targets;                 // --min-user-speed, --max-ttft (serving)
   // plan without --card: per (card, GPUs, servers) only the best option and, when that one is a
-  // cloud gpurent does not rent, the best rentable one (keep_alternatives), decided before the
-  // options are built (the market sells one shape on many clouds).
+  // cloud gpurent does not rent, the best rentable one, decided before the options are built (the
+  // market sells one shape on many clouds; tests/providers/test_plan_alternatives.cpp holds this to
+  // the same cut made of every option).
   bool alternatives_only = false;
   // Sized jobs and serving jobs rank by the bill (a serving job without a size: the tokens a
   // dollar buys at its concurrency, i.e. the cost of a million output tokens); others by the hour.
@@ -180,13 +181,6 @@ using Estimator = std::function<MemoryEstimate(const JobSpec&)>;
 // constraints (max GPUs, minimum card size), are dropped.
 [[nodiscard]] std::vector<Offer> expand_offers(std::span<const Offer> offers, std::span<const ProviderInfo> providers,
                                                std::span<const Card> cards);
-
-// The market sells one shape (card, GPUs per server, servers) on many clouds: `options` (sorted,
-// the choice first) keeps per shape the best option and, when that is a cloud gpurent does not
-// rent, the best rentable one too. What plan lists without --card: rank() with
-// PlanRequest::alternatives_only gives this list without building the others (tests/planner
-// hold the two equal).
-void keep_alternatives(std::vector<PlanOption>& options);
 
 // Ranks every offer (after expand_offers) that matches the request. Each card's job is the job as
 // the engine runs it there (run_on_card: flags, and the memory of a dequantized or fp32 fallback).

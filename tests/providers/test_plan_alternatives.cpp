@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // rank() with PlanRequest::alternatives_only (what plan lists without --card) must give exactly
-// the list keep_alternatives() leaves of every option: the options per shape are chosen before
-// they are built (plan's start-up), and this holds the shortcut to the definition, on the real
-// market (the built-in offers and the snapshot) for jobs of every kind.
+// the list that keep_alternatives() below, the definition, leaves of every option: rank chooses
+// the options per shape before it builds them (plan's start-up), and this holds the shortcut to
+// the definition on the real market (the built-in offers and the snapshot), for jobs of every kind.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,6 +21,25 @@
 using namespace gpurent;
 
 namespace {
+
+// The definition: of every option, ranked (the choice first), per shape (card, GPUs per server,
+// servers) the first and, when that one is a cloud gpurent does not rent, the first rentable one.
+void keep_alternatives(std::vector<PlanOption>& options)
+{
+  using Shape = std::tuple<std::string, std::uint32_t, std::uint32_t>;
+  std::set<Shape> any;
+  std::set<Shape> rentable;
+  std::vector<PlanOption> kept;
+  for (auto& o : options) {
+    const Shape shape{o.card, o.gpus, o.nodes};
+    const bool first = any.insert(shape).second;
+    const bool first_rentable = o.rentable && rentable.insert(shape).second;
+    if (first || first_rentable) {
+      kept.push_back(std::move(o));
+    }
+  }
+  options = std::move(kept);
+}
 
 auto row(const PlanOption& o)
 {
