@@ -73,9 +73,9 @@ void JsonWriter::string(std::string_view s)
 
 void JsonWriter::quoted(std::string_view s)
 {
-  // Printable ASCII but for the quote and backslash goes as it is; anything else (escapes, UTF-8,
-  // and nlohmann's error on invalid UTF-8) is nlohmann's own dump of the string.
-  // Printable ASCII but for the quote and the backslash: a table lookup per byte, no branch.
+  // Printable ASCII but for the quote and the backslash goes as it is (found by a table lookup per
+  // byte, no branch); anything else (escapes, UTF-8, and nlohmann's error on invalid UTF-8) is
+  // nlohmann's own dump of the string.
   static constexpr auto k_escaped = [] {
     std::array<unsigned char, 256> t{};
     for (std::size_t c = 0; c < 256; ++c) {
@@ -87,8 +87,7 @@ void JsonWriter::quoted(std::string_view s)
   for (const char c : s) {
     any |= k_escaped[static_cast<unsigned char>(c)];
   }
-  const bool plain = any == 0;
-  if (plain) {
+  if (any == 0) {
     m_out += '"';
     m_out.append(s);
     m_out += '"';

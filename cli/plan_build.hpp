@@ -21,10 +21,9 @@ struct Services;
 struct PlanInputs {
   Config cfg;
   PlanModel model;
-  // The offers: the built-in market as it is when nothing is laid over it (no copy of it at
-  // start-up), else `merged` (current_offers_into).
+  // The offers: `merged` (current_offers_into), or, when it left that empty because nothing is
+  // laid over them, the built-in market itself (no copy of it at start-up).
   std::vector<Offer> merged;
-  bool builtin_only = false;
   [[nodiscard]] std::span<const Offer> offers() const noexcept;
 };
 [[nodiscard]] Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& opts);

@@ -402,11 +402,7 @@ void add_job_size(Json& job, const PlanReport& r)
 
 Json string_map(const std::map<std::string, std::string>& m)
 {
-  Json out = Json::object();
-  for (const auto& [k, v] : m) {
-    out[k] = v;
-  }
-  return out;
+  return as_json([&](JsonWriter& w) { write_string_map(w, m); });
 }
 
 Json recipe_json(const PlanRecipe& p)
@@ -430,11 +426,7 @@ Json recipe_json(const PlanRecipe& p)
 
 Json fix_json(const Fix& f)
 {
-  Json flags = Json::object();
-  for (const auto& [engine, value] : f.flags) {
-    flags[engine] = value;
-  }
-  return Json{{"id", f.id}, {"description", f.description}, {"saves_gib", gib(f.saves)}, {"flags", flags}};
+  return Json{{"id", f.id}, {"description", f.description}, {"saves_gib", gib(f.saves)}, {"flags", string_map(f.flags)}};
 }
 
 // The document; `options` left empty when `with_options` is false (write_plan_json streams them).

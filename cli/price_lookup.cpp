@@ -77,7 +77,7 @@ std::vector<Offer> current_offers(Services& s, const Config& cfg, market::Catalo
 {
   std::vector<Offer> merged;
   const auto offers = current_offers_into(s, cfg, merged, regions);
-  return offers.data() == merged.data() ? std::move(merged) : std::vector<Offer>(offers.begin(), offers.end());
+  return merged.empty() ? std::vector<Offer>(offers.begin(), offers.end()) : std::move(merged);
 }
 
 std::string describe_origin(const Offer& offer, const ProviderInfo& provider, const Config& cfg)

@@ -31,7 +31,8 @@ struct PricedOffer {
 [[nodiscard]] std::vector<Offer> current_offers(Services& s, const Config& cfg,
                                                 market::CatalogLoad regions = market::CatalogLoad::cheapest_per_shape);
 // The same offers without copying the built-in market when nothing (config prices, the catalogue
-// cache, live offers) is laid over it: then builtin_offers(), else merged into `merged` and that.
+// cache, live offers) is laid over it: then builtin_offers() and `merged` left empty, else the
+// offers merged into `merged`.
 [[nodiscard]] std::span<const Offer> current_offers_into(
     Services& s, const Config& cfg, std::vector<Offer>& merged,
     market::CatalogLoad regions = market::CatalogLoad::cheapest_per_shape);

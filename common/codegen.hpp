@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <cstdio>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 namespace gpurent::codegen {
 
@@ -31,8 +32,6 @@ inline std::string literal(std::string_view s)
   return out + "\"";
 }
 
-// Writes `text` to a temporary file beside `path`, then renames it over `path` (a build stopped
-// half-way never leaves half a source). False with the reason on stderr.
 // A braced list of string literals: {"a", "b"}.
 inline std::string strings(const std::vector<std::string>& v)
 {
@@ -51,6 +50,8 @@ inline std::string exact(double v)
   return buf;
 }
 
+// Writes `text` to a temporary file beside `path`, then renames it over `path` (a build stopped
+// half-way never leaves half a source). False with the reason on stderr.
 inline bool replace_file(const std::string& path, const std::string& text)
 {
   const std::string tmp = path + ".tmp";

@@ -26,8 +26,6 @@ using gpurent::codegen::exact;
 using gpurent::codegen::literal;
 using gpurent::codegen::strings;
 
-
-
 void optional_whole(std::ostringstream& out, const char* field, const std::optional<std::uint32_t>& v)
 {
   if (v) {

@@ -23,8 +23,6 @@ using gpurent::codegen::exact;
 using gpurent::codegen::literal;
 using gpurent::codegen::strings;
 
-
-
 std::string slurp(const char* path, bool& ok)
 {
   std::ifstream in(path, std::ios::binary);

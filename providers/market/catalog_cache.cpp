@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "providers/market/catalog_cache.hpp"
 
-#include "providers/atomic_file.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 
 #include "common/clock.hpp"
+#include "providers/atomic_file.hpp"
 #include "providers/state_store.hpp"
 
 namespace gpurent::market {
@@ -41,12 +34,13 @@ std::string clean(std::string_view s)
   return out;
 }
 
-// A header value we would send back: dropped when it holds a control character.
-std::string header_value(std::string_view s)
+bool has_control(std::string_view s)
 {
-  const bool bad = std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-  return bad ? std::string() : std::string(s);
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
+
+// A header value we would send back: dropped when it holds a control character.
+std::string header_value(std::string_view s) { return has_control(s) ? std::string() : std::string(s); }
 
 std::string day_of(CatalogTime t) { return utc_iso8601(t).substr(0, 10); }
 
@@ -85,11 +79,6 @@ std::optional<std::int64_t> whole(std::string_view s, std::int64_t lo, std::int6
     return std::nullopt;
   }
   return v;
-}
-
-bool has_control(std::string_view s)
-{
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 Result<void> write_atomically(const std::filesystem::path& path, std::string_view text)
