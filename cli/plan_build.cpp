@@ -321,7 +321,7 @@ std::string plan_misfit_reason(const PlanReport& report)
                        round2(to_gib(report.fix_limit)));
   }
   if (res.options.empty()) {
-    return "no offer matches the filters (provider, card, GPUs, max price)";
+    return "no offer matches the filters (--provider, --rentable, --region, --card, --gpus, --max-price)";
   }
   if (report.card_given) {
     return fmt::format("the job fits {} x {}, but no offer of it fits the filters", res.job.gpus, res.card->display);

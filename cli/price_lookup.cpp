@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "common/text.hpp"
@@ -158,14 +159,17 @@ Result<PricedOffer> resolve_offer(Services& s, const Config& cfg, std::string_vi
       why += po.provider.name == "vast" ? " (a marketplace: every host sets its own price)"
                                         : " (its published material gives no prices)";
     } else {
-      std::string have;
+      std::set<std::string_view> priced;  // each card once (the market lists a row per region)
       for (const auto& x : offers) {
         if (x.provider == po.provider.name && x.gpus == gpus) {
-          have += have.empty() ? "" : ", ";
-          have += x.card;
+          priced.insert(x.card);
         }
       }
-      why += have.empty() ? "" : " (built-in x" + std::to_string(gpus) + ": " + have + ")";
+      std::string have;
+      for (const auto card_id : priced) {
+        have += (have.empty() ? "" : ", ") + std::string(card_id);
+      }
+      why += have.empty() ? "" : " (priced x" + std::to_string(gpus) + ": " + have + ")";
     }
     return fail(Errc::not_found, why + "; pass --price USD_PER_HOUR or set [prices." + po.provider.name + "] \"" +
                                      po.card.id + (gpus > 1 ? "x" + std::to_string(gpus) : "") +

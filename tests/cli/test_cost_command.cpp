@@ -148,6 +148,12 @@ TEST_CASE("CostCommand: refusals and usage errors", "[cli][cost]")
   CHECK_THAT(noprice.err, Catch::Contains("[prices.gpucloud]"));
   const auto missing = test::run_cli({"cost", "--provider", "runpod", "--card", "l4"});
   CHECK(missing.code == 2);
+  // A card the cloud does not price: the cards it does price, each once (the market has a row per
+  // region: the list once named Lambda's A10 eighteen times).
+  const auto unpriced = test::run_cli({"cost", "--provider", "lambda", "--card", "rtx-5090", "--hours", "1"});
+  CHECK(unpriced.code == 1);
+  CHECK_THAT(unpriced.err, Catch::Contains("(priced x1: a10, "));
+  CHECK(unpriced.err.find("a10, a10,") == std::string::npos);  // "a10, a100-40gb-sxm" is fine
 }
 
 TEST_CASE("OffersCommand: lists offers with origin, filters, JSON", "[cli][offers]")
