@@ -9,6 +9,7 @@
 #include "common/text.hpp"
 #include "providers/card.hpp"
 #include "providers/market/catalog_cache.hpp"
+#include "providers/market/snapshot.hpp"
 
 namespace gpurent {
 namespace {
@@ -142,24 +143,44 @@ CatalogRefreshSummary refresh_catalogue(Services& s, const Config& cfg, std::str
 
 void refresh_stale_catalogue(Services& s, const Config& cfg, const market::CatalogReader& reader)
 {
+  if (!cfg.catalog_auto_refresh || !s.http) {
+    return;  // the user said only `offers --refresh` fetches it, or this run has no network client
+  }
   auto dir = cache_dir(s);
   if (!dir) {
-    return;  // no cache directory known: nothing to refresh (the snapshot answers)
+    return;  // no cache directory known: nowhere to keep it (the snapshot answers)
   }
   auto cache = market::load_catalog_cache(*dir, market::CatalogLoad::clouds_only);
-  if (cache && !cache->has_value()) {
-    return;  // never fetched: `offers --refresh` starts the cache
-  }
-  const auto due = cache ? market::clouds_due(**cache, catalog_cloud_list(cfg), s.clock.now(), max_age(cfg))
-                         : catalog_cloud_list(cfg);  // a damaged cache is rebuilt
+  const bool never_fetched = cache && !cache->has_value();
+  const auto due = !cache || never_fetched
+                       ? catalog_cloud_list(cfg)  // a damaged cache is rebuilt
+                       : market::clouds_due(**cache, catalog_cloud_list(cfg), s.clock.now(), max_age(cfg));
+  // The first fetch: no cache, or one holding no cloud yet (every earlier try failed; those are
+  // not repeated within the hour, so an offline machine pays one failed connection an hour).
+  const bool first = never_fetched || (cache && (*cache)->clouds.empty());
   if (due.empty()) {
     return;
   }
-  s.err << "refreshing the price catalogue of " << due.size() << (due.size() == 1 ? " cloud" : " clouds") << " (older than "
-        << cfg.catalog_max_age_hours << " h; --offline skips this)\n";
+  const std::string clouds = std::to_string(due.size()) + (due.size() == 1 ? " cloud" : " clouds");
+  if (first) {
+    s.err << "fetching the price catalogue of " << clouds << " from " << host_of(catalog_settings(cfg, {}).base_url)
+          << " (no copy cached yet; --offline or catalog_auto_refresh = false skips this)\n";
+  } else {
+    s.err << "refreshing the price catalogue of " << clouds << " (older than " << cfg.catalog_max_age_hours
+          << " h; --offline skips this)\n";
+  }
+  const std::string snapshot = "the shipped snapshot of " + std::string(market::snapshot_date()) + " answers";
   auto report = run_refresh(s, cfg, due, reader);
   if (!report) {
-    report_warning(s, "the price catalogue was not refreshed: " + report.error().message);
+    report_warning(s, (first ? "the price catalogue was not fetched (" + snapshot + "): "
+                             : std::string("the price catalogue was not refreshed: ")) +
+                          report.error().message);
+    return;
+  }
+  if (first && report->failed() == report->clouds.size()) {
+    // Nothing came (most often: no network): one line, the first cloud's reason.
+    const std::string why = report->clouds.empty() ? std::string("no cloud answered") : report->clouds.front().why;
+    report_warning(s, "the price catalogue was not fetched (" + snapshot + "): " + why);
     return;
   }
   for (const auto& c : report->clouds) {

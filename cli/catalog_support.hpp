@@ -34,10 +34,11 @@ struct CatalogRefreshSummary {
 [[nodiscard]] CatalogRefreshSummary refresh_catalogue(Services& s, const Config& cfg, std::string_view only,
                                                       const market::CatalogReader& reader);
 
-// plan, up and offers without --offline: when a catalogue cache exists and some listed cloud in
-// it is older than catalog_max_age_hours (or missing), fetch those clouds. A line on stderr when
-// it fetches, a warning per failed cloud; never an error. Without a cache nothing is fetched (the
-// shipped snapshot answers until `offers --refresh`), so an offline command stays offline.
+// plan, up and offers without --offline: fetch the listed clouds when there is no cache yet (the
+// first fetch), and those older than catalog_max_age_hours (or missing) in an existing one. A line
+// on stderr when it fetches, a warning per failed cloud (the cached copy, else the shipped
+// snapshot, answers); never an error. Nothing with catalog_auto_refresh = false, or in a run that
+// has no network client.
 void refresh_stale_catalogue(Services& s, const Config& cfg, const market::CatalogReader& reader);
 
 // The cached catalogue offers of the listed clouds (price_source "catalogue"): by default the

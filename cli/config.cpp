@@ -14,7 +14,7 @@
 namespace gpurent {
 namespace {
 
-constexpr std::array<ConfigKeyInfo, 20> k_keys{{
+constexpr std::array<ConfigKeyInfo, 21> k_keys{{
     {"budget_usd", ConfigType::number, "", "GPURENT_BUDGET_USD", "",
      "spend guard: `up` refuses when accrued plus projected spend would pass it (USD)", false},
     {"default_provider", ConfigType::provider, "", "GPURENT_DEFAULT_PROVIDER", "",
@@ -29,6 +29,9 @@ constexpr std::array<ConfigKeyInfo, 20> k_keys{{
      "the clouds whose catalogue files are fetched, comma-separated (default: every cloud with GPU rows)", false},
     {"catalog_max_age_hours", ConfigType::number, "24", "GPURENT_CATALOG_MAX_AGE_HOURS", "",
      "plan, up and offers refresh a catalogue cache older than this (not with --offline)", false},
+    {"catalog_auto_refresh", ConfigType::boolean, "true", "GPURENT_CATALOG_AUTO_REFRESH", "",
+     "plan, up and offers fetch the price catalogue themselves when there is no cached copy or it is older than "
+     "catalog_max_age_hours; false: only `offers --refresh` fetches it", false},
     {"backup_dir", ConfigType::path, "", "GPURENT_BACKUP_DIR", "",
      "where `backup`, `down --destroy` and `run --then backup` write, a directory per server (default ~/.local/share/gpurent/backups/NAME)", false},
     {"ssh_identity", ConfigType::path, "", "GPURENT_SSH_IDENTITY", "",
@@ -156,7 +159,8 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
     return fail(Errc::invalid_input, what + ": empty value; remove the key to unset it");
   }
   if (k.type == ConfigType::boolean) {
-    TRY_ASSIGN(c.allow_insecure_http, parse_config_bool(k.name, text));
+    TRY_ASSIGN(const bool value, parse_config_bool(k.name, text));
+    (k.name == "catalog_auto_refresh" ? c.catalog_auto_refresh : c.allow_insecure_http) = value;
     return {};
   }
   std::string value = text;
@@ -232,8 +236,8 @@ std::optional<std::string> Config::text(std::string_view key) const
     os << (key == "offers_max_age_hours" ? offers_max_age_hours : catalog_max_age_hours);
     return os.str();
   }
-  if (key == "allow_insecure_http") {
-    return std::string(allow_insecure_http ? "true" : "false");
+  if (key == "allow_insecure_http" || key == "catalog_auto_refresh") {
+    return std::string((key == "allow_insecure_http" ? allow_insecure_http : catalog_auto_refresh) ? "true" : "false");
   }
   if (key == "prices") {
     return price_overrides.empty() ? std::nullopt

@@ -55,6 +55,7 @@ struct Config {
   std::optional<std::string> catalog_fallback_url;
   std::optional<std::string> catalog_clouds;  // "aws,gcp" (validated); unset: every catalogue cloud
   double catalog_max_age_hours = 24;
+  bool catalog_auto_refresh = true;  // false: plan, up and offers never fetch it themselves (offers --refresh does)
   bool allow_insecure_http = false;  // credentials may go over plain HTTP to another machine (with a warning)
   std::vector<Offer> price_overrides;  // [prices.<provider>], price_origin "config"
   std::vector<Card> cards;             // [cards.<id>]: cards added or overridden (origin "config")

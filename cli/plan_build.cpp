@@ -236,7 +236,7 @@ Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
 {
   TRY_ASSIGN(Config cfg, load_config(s));
   if (!o.offline) {
-    refresh_stale_catalogue(s, cfg, catalog_reader());  // a stale catalogue cache only; never the first fetch
+    refresh_stale_catalogue(s, cfg, catalog_reader());  // the first fetch, or a stale cache's clouds
   }
   TRY_ASSIGN(ResolvedPlanModel model, resolve_plan_model(s, cfg, o));
   PlanInputs in{std::move(cfg),

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The price catalogue at the command line: `offers --refresh` (304, 429 then the mirror, 404, a
 // refused download, the host down: exit 4 naming the cloud, the cache kept), `offers --offline`
-// reading the cache, plan/offers refreshing a stale cache unless --offline, and the URL from
-// GPURENT_CATALOG_URL over the config file. The cache is seeded through the refresh itself with
+// reading the cache, plan/offers fetching a missing or stale one unless --offline (or
+// catalog_auto_refresh = false), and the URL from GPURENT_CATALOG_URL over the config file. The cache is seeded through the refresh itself with
 // a stand-in reader (tests/fakes/fake_catalog_reader.hpp); the command line uses the build's reader.
 #include <catch2/catch.hpp>
 
@@ -183,15 +183,61 @@ TEST_CASE("offers catalogue: --region chooses among every cached region, not onl
   CHECK(Json::parse(any.out)["choice"]["region"] == "US");
 }
 
-TEST_CASE("offers catalogue: a stale cache is refreshed by plan and offers, not with --offline, not when fresh",
+TEST_CASE("offers catalogue: a missing or stale cache is fetched by plan and offers, not with --offline, not when fresh",
           "[cli][market][offers][plan]")
 {
   Box box;
-  SECTION("no cache: nothing is fetched (the shipped prices answer until `offers --refresh`)")
+  SECTION("no cache, --offline or catalog_auto_refresh = false: nothing is fetched, the snapshot answers")
   {
+    CHECK(box.h.run({"plan", "llama-3.1-8b", "--offline", "--json"}).code == 0);
+    CHECK(box.h.run({"offers", "--offline", "--json"}).code == 0);
+    box.config("catalog_auto_refresh = false\n");
     CHECK(box.h.run({"plan", "llama-3.1-8b", "--json"}).code == 0);
     CHECK(box.h.run({"offers", "--json"}).code == 0);
     CHECK(box.http.requests().empty());
+    box.config("");
+    box.h.env["GPURENT_CATALOG_AUTO_REFRESH"] = "false";  // the environment says the same
+    CHECK(box.h.run({"plan", "llama-3.1-8b", "--json"}).code == 0);
+    CHECK(box.http.requests().empty());
+  }
+  SECTION("no cache: the first plan fetches every listed cloud, says so, and ranks the fetched prices")
+  {
+    // What SkyPilot's files hold (v8 columns), read by this build's reader.
+    const std::string header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Region,SpotPrice,Price\n";
+    box.http.on(get(k_base, "runpod"), 200, header + "1x_H100-SXM_SECURE,H100-SXM,1,16,125,,US,2.69,2.345\n",
+                {{"etag", "\"rp1\""}});
+    box.http.on(get(k_base, "lambda"), 200, header + "gpu_1x_a10,A10,1,30,200,,us-east-1,,0.71\n");
+    const CliRun r = box.h.run({"plan", "llama-3.1-8b", "--card", "h100-sxm", "--gpus", "1", "--provider", "runpod", "--json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("fetching the price catalogue of 2 clouds from catalog.test (no copy cached yet"));
+    CHECK(catalogue_requests(box.http) == 2);
+    const Json choice = Json::parse(r.out)["choice"];
+    CHECK(choice["price_per_hour"] == 2.345);  // the snapshot says 2.99
+    CHECK(choice["price_source"] == "catalogue");
+    CHECK(box.raw("runpod").find("2.345") != std::string::npos);
+    CHECK(box.h.run({"plan", "llama-3.1-8b", "--json"}).code == 0);
+    CHECK(catalogue_requests(box.http) == 2);  // now cached and fresh
+  }
+  SECTION("no cache and no network: one warning naming the snapshot, plan answers, no retry within the hour")
+  {
+    Error e{Errc::unavailable, "HTTP GET …: Couldn't resolve host name"};
+    e.not_sent = true;
+    box.http.fail_with(get(k_base, "runpod"), e);
+    const CliRun r = box.h.run({"plan", "llama-3.1-8b", "--json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("gpurent: warning: the price catalogue was not fetched (the shipped snapshot of 20"));
+    CHECK(r.err.find("lambda: not tried") == std::string::npos);  // one line, not one per cloud
+    CHECK(Json::parse(r.out)["choice"]["price_source"] == "snapshot");
+    CHECK(catalogue_requests(box.http) == 1);
+    CHECK(box.h.run({"plan", "llama-3.1-8b", "--json"}).err.find("fetching") == std::string::npos);
+    CHECK(catalogue_requests(box.http) == 1);
+    box.h.clock.advance(61min);
+    const CliRun later = box.h.run({"plan", "llama-3.1-8b", "--json"});
+    CHECK_THAT(later.err, Catch::Contains("fetching the price catalogue of 2 clouds") &&
+                              Catch::Contains("the price catalogue was not fetched"));
+    CHECK(catalogue_requests(box.http) == 2);
   }
   SECTION("fresh: nothing is fetched")
   {

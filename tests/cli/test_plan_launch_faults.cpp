@@ -42,6 +42,7 @@ Json llama_8b_config()
               {"max_position_embeddings", 131072}, {"torch_dtype", "bfloat16"}, {"tie_word_embeddings", false}};
 }
 
+// A checkpoint folder inside a scratch folder of its own; both go when the test ends, passed or failed.
 struct Folder {
   std::filesystem::path dir;
   explicit Folder(std::filesystem::path d) : dir(std::move(d))
@@ -49,7 +50,7 @@ struct Folder {
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "config.json") << llama_8b_config().dump();
   }
-  ~Folder() { std::filesystem::remove_all(dir); }
+  ~Folder() { std::filesystem::remove_all(dir.parent_path()); }
 };
 
 }  // namespace
@@ -122,7 +123,6 @@ TEST_CASE("Plan launch: a local checkpoint folder is named as the server will ha
     CHECK(line.starts_with("vllm serve ./" + rel + " "));
     CHECK(flat(r.text).find("the launch line loads ./" + rel + " from the folder it starts in") != std::string::npos);
   }
-  std::filesystem::remove_all(std::filesystem::current_path() / ("gpurent-launch-in-" + tag));
 
   // Outside it: `gpurent push NAME DIR` copies it to ~/gpurent/<name>, ../<name> from where run starts.
   const Folder outside(std::filesystem::temp_directory_path() / ("gpurent-launch-out-" + tag) / "my-llama");

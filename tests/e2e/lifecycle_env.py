@@ -51,6 +51,7 @@ class Env:
                     # The price catalogue is not what these tests are about: `offers --refresh --provider
                     # lambda|runpod|vast` asks no catalogue file, and any other ask stays on this machine.
                     "GPURENT_CATALOG_CLOUDS": "aws", "GPURENT_CATALOG_URL": "http://127.0.0.1:9/catalogs",
+                    "GPURENT_CATALOG_AUTO_REFRESH": "false",
                     "GPURENT_WAIT_TIMEOUT_S": "20"}
 
     def run(self, *args, extra=None, stdin=subprocess.DEVNULL):

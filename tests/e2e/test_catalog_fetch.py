@@ -5,7 +5,8 @@ hosts (tests/e2e/catalog_double.py): `offers --offline` reads the cache and asks
 `offers --refresh` asks conditionally (If-None-Match), takes 304 as current, goes to the mirror on
 429, and for a 404, an HTML page or garbage served with 200, or a cut file names the cloud, keeps
 the cached copy, writes nothing for it and exits 4; `plan` refreshes a stale cache (not with
---offline, not again within the hour after an attempt). The cache is seeded in the documented
+--offline, not again within the hour after an attempt), and fetches it the first time when there
+is none (not with catalog_auto_refresh=false; without network, one warning and the snapshot). The cache is seeded in the documented
 offers.tsv format (providers/market/catalog_cache.hpp).
 """
 import json
@@ -134,6 +135,39 @@ def main():
               f"plan asked each stale cloud once: {reqs}")
         p = run(["plan", "llama-3.1-8b", "--json"], env)
         check(p.returncode == 0 and double.take_requests() == [], "a fresh cache is not asked again")
+
+    # No cache yet: the first plan fetches every listed cloud (the snapshot would say $2.99).
+    with tempfile.TemporaryDirectory(prefix="gpurent-catalog-first-") as tmp:
+        fresh = dict(env, HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
+                     XDG_CONFIG_HOME=os.path.join(tmp, "config"), XDG_STATE_HOME=os.path.join(tmp, "state"))
+        double.set("primary", "runpod", etag='"rp2"', body=RUNPOD_CSV)
+        double.set("primary", "lambda", etag='"la2"', body=LAMBDA_CSV)
+        h100 = ["plan", "llama-3.1-8b", "--card", "h100-sxm", "--gpus", "1", "--provider", "runpod", "--json"]
+        p = run(h100, dict(fresh, GPURENT_CATALOG_AUTO_REFRESH="false"))
+        check(p.returncode == 0 and double.take_requests() == [], f"catalog_auto_refresh=false fetched: {p.stderr}")
+        check(json.loads(p.stdout)["choice"]["price_source"] == "snapshot", "without a cache the snapshot answers")
+        p = run(h100, fresh)
+        check(p.returncode == 0, f"plan's first fetch: {p.stderr}")
+        check("fetching the price catalogue of 2 clouds from 127.0.0.1" in p.stderr and "no copy cached yet" in p.stderr,
+              f"plan says it fetches: {p.stderr}")
+        check(sorted(r["cloud"] for r in double.take_requests()) == ["lambda", "runpod"], "each cloud asked once")
+        choice = json.loads(p.stdout)["choice"]
+        check(choice["price_per_hour"] == 2.345 and choice["price_source"] == "catalogue",
+              f"the fetched price is ranked: {choice}")
+        check(read(os.path.join(tmp, "cache", "gpurent", "catalog", "v8", "runpod.csv")) == RUNPOD_CSV.encode(),
+              "the fetched file is cached")
+
+    # No cache and no network (nothing listens on port 9): one warning, the snapshot answers.
+    with tempfile.TemporaryDirectory(prefix="gpurent-catalog-down-") as tmp:
+        down = dict(env, HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"),
+                    XDG_STATE_HOME=os.path.join(tmp, "state"), GPURENT_CATALOG_URL="http://127.0.0.1:9/catalogs")
+        p = run(["plan", "llama-3.1-8b", "--json"], down)
+        check(p.returncode == 0, f"plan without network: {p.stderr}")
+        check(p.stderr.count("warning") == 1 and "the price catalogue was not fetched (the shipped snapshot of" in p.stderr,
+              f"one warning naming the snapshot: {p.stderr}")
+        check(json.loads(p.stdout)["choice"]["price_source"] == "snapshot", "the snapshot answers")
+        p = run(["plan", "llama-3.1-8b", "--json"], down)
+        check(p.returncode == 0 and "fetching" not in p.stderr, f"not tried again within the hour: {p.stderr}")
     double.close()
     print("ok")
 

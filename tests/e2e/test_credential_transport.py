@@ -77,7 +77,8 @@ def main():
                 "XDG_STATE_HOME": os.path.join(tmp, "xstate"), "GPURENT_STATE_DIR": os.path.join(tmp, "state"),
                 "GPURENT_HTTP_BACKOFF_MS": "10", "GPURENT_HTTP_TIMEOUT_S": "10",
                 # No catalogue file for the providers these tests refresh (docs/catalogue_fetch.md).
-                "GPURENT_CATALOG_CLOUDS": "aws", "GPURENT_CATALOG_URL": "http://127.0.0.1:9/catalogs"}
+                "GPURENT_CATALOG_CLOUDS": "aws", "GPURENT_CATALOG_URL": "http://127.0.0.1:9/catalogs",
+                "GPURENT_CATALOG_AUTO_REFRESH": "false"}
         if "GPURENT_IO_MODULE" in os.environ:
             base["GPURENT_IO_MODULE"] = os.environ["GPURENT_IO_MODULE"]
 

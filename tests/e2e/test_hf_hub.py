@@ -31,7 +31,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "HOME": tmp,
                "XDG_CACHE_HOME": os.path.join(tmp, "cache"), "XDG_CONFIG_HOME": os.path.join(tmp, "config"),
-               "XDG_STATE_HOME": os.path.join(tmp, "state")}
+               "XDG_STATE_HOME": os.path.join(tmp, "state"), "GPURENT_CATALOG_AUTO_REFRESH": "false"}
         if "GPURENT_IO_MODULE" in os.environ:
             env["GPURENT_IO_MODULE"] = os.environ["GPURENT_IO_MODULE"]
 
