@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json_writer.hpp"
 #include "cli/plan_json.hpp"
 #include "cli/plan_text.hpp"
 #include "cli_harness.hpp"
@@ -595,5 +596,37 @@ TEST_CASE("plan command: training chooses its micro-batch per card and says so (
     const auto r = h.run(args);
     CHECK(r.code == 2);
     CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("JSON writer: every byte at every place of a word is escaped as nlohmann escapes it", "[cli][plan][json]")
+{
+  // The writer tests eight bytes at a time for one that needs escaping: a byte at any of the
+  // places of a word, and in the tail after the last whole word, must still be found.
+  const auto writer_text = [](const std::string& s) {
+    std::string out;
+    gpurent::JsonWriter w(out);
+    w.string(s);
+    return out;
+  };
+  for (std::size_t len : {1U, 7U, 8U, 9U, 16U, 19U}) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (int b = 1; b < 256; ++b) {
+        std::string s(len, 'a');
+        s[at] = static_cast<char>(b);
+        INFO("length " << len << ", byte " << b << " at " << at);
+        std::string expected;
+        try {
+          expected = nlohmann::json(s).dump();
+        } catch (const nlohmann::json::type_error&) {
+          CHECK_THROWS_AS(writer_text(s), nlohmann::json::type_error);  // invalid UTF-8, as nlohmann says
+          continue;
+        }
+        CHECK(writer_text(s) == expected);
+      }
+      std::string utf8(len + 1, 'a');
+      utf8.replace(at, 2, "\xc3\xa9");  // é: valid UTF-8 across any place
+      CHECK(writer_text(utf8) == nlohmann::json(utf8).dump());
+    }
   }
 }
