@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Issue #43's cases, in one run, each against the tool a user would otherwise use over the same
+# loopback sshd and the same algorithms (aes128-ctr + hmac-sha2-256 + curve25519-sha256), with
+# bench/delay_proxy.py for latency. Prints each ratio beside its goal and "met"/"NOT met":
+#   - push of a tree of BENCH_FILES (20,000) files of 200-6,000 random bytes in 2 x 256 folders,
+#     no .git: first push and no-change re-push against rsync -a, on loopback and at 50 ms;
+#   - push of one BENCH_PUSH_MIB (256) MiB random file at 50 ms against rsync -a;
+#   - backup of one BENCH_BACKUP_MIB (512) MiB random file on loopback and at 100 ms against scp.
+# Speeds are compared as times: "0.80x" is gpurent's time over the other tool's.
+#
+#   bash bench/transfer_goals.sh [BUILD_DIR]     (default build/; not part of the test suite)
+# Env: BENCH_ROUNDS (1; the median of the rounds), BENCH_DIR (a temp dir; needs ~2 GiB),
+# BENCH_FILES, BENCH_PUSH_MIB, BENCH_BACKUP_MIB; GPURENT_VERBOSE=1 adds -v to gpurent.
+# Exit 0 whether goals are met or not (it measures; it does not gate).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build}
+GPURENT=$BUILD/gpurent
+[ -x "$GPURENT" ] || { echo "build gpurent first ($GPURENT missing)" >&2; exit 1; }
+ROUNDS=${BENCH_ROUNDS:-1}
+FILES=${BENCH_FILES:-20000}
+PUSH_MIB=${BENCH_PUSH_MIB:-256}
+BACKUP_MIB=${BENCH_BACKUP_MIB:-512}
+source "$ROOT/bench/bench_env.sh"
+bench_setup transfer-goals
+VFLAG=${GPURENT_VERBOSE:+-v}
+
+echo "generating $FILES files in $B/tree, a $PUSH_MIB MiB and a $BACKUP_MIB MiB file ..." >&2
+python3 - "$B/tree" "$FILES" <<'PY'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(43)
+for i in range(n):
+    d = os.path.join(root, "a%03d" % (i % 2), "b%03d" % ((i // 2) % 256))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.bin" % i), "wb") as f:
+        f.write(rng.randbytes(rng.randrange(200, 6001)))
+PY
+mkdir -p "$B/big"
+openssl rand -out "$B/big/weights.safetensors" $((PUSH_MIB * 1024 * 1024))
+openssl rand -out "$B/backup.safetensors" $((BACKUP_MIB * 1024 * 1024))
+find "$B/tree" "$B/big" "$B/backup.safetensors" -type f -exec cat {} + > /dev/null   # the page cache
+
+ALG="-c aes128-ctr -o MACs=hmac-sha2-256 -o KexAlgorithms=curve25519-sha256 -o Compression=no"
+U=$SSHD_USER
+H=127.0.0.1
+now() { date +%s.%N; }
+t() { local a b; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+med() { median < "$B/$1.times"; }
+
+# A proxy adding RTT ms in front of the sshd: its port in $PROXY_PORT, known_hosts for it in $B/kh_RTT.
+PROXIES=""
+proxy() {
+  local rtt=$1
+  PROXY_PORT=$(sshd_free_port)
+  python3 "$ROOT/bench/delay_proxy.py" "$PROXY_PORT" "$SSHD_PORT" "$rtt" > /dev/null 2>&1 &
+  PROXIES="$PROXIES $!"
+  for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break; sleep 0.05; done
+  sed "s/^\[127.0.0.1\]:$SSHD_PORT /[127.0.0.1]:$PROXY_PORT /" "$SSHD_KNOWN_HOSTS" > "$B/kh_$rtt"
+}
+trap 'for p in $PROXIES; do kill "$p" 2>/dev/null || true; done; bench_cleanup' EXIT
+
+ssh_opts() {  # ssh_opts PORT KNOWN_HOSTS
+  echo "-p $1 -i $SSHD_KEY -o IdentitiesOnly=yes -o UserKnownHostsFile=$2 -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes -o LogLevel=ERROR $ALG"
+}
+
+push_cases() {  # push_cases NAME PORT KNOWN_HOSTS WITH_BIG
+  local name=$1 port=$2 kh=$3 big=$4 r
+  local G="$GPURENT push $VFLAG --host $U@$H:$port --identity $SSHD_KEY --known-hosts $kh --json"
+  local SSHO
+  SSHO=$(ssh_opts "$port" "$kh")
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "$name: push round $r/$ROUNDS ..." >&2
+    rm -rf "$B/dst"; mkdir -p "$B/dst"
+    t $G "$B/tree" --to "$B/dst/g" >> "$B/$name.first.gpurent.times"
+    t rsync -a -e "ssh $SSHO" "$B/tree/" "$U@$H:$B/dst/r/" >> "$B/$name.first.rsync.times"
+    t $G "$B/tree" --to "$B/dst/g" >> "$B/$name.noop.gpurent.times"
+    t rsync -a -e "ssh $SSHO" "$B/tree/" "$U@$H:$B/dst/r/" >> "$B/$name.noop.rsync.times"
+    if [ "$big" = 1 ]; then
+      t $G "$B/big" --to "$B/dst/gb" >> "$B/$name.big.gpurent.times"
+      t rsync -a -e "ssh $SSHO" "$B/big/" "$U@$H:$B/dst/rb/" >> "$B/$name.big.rsync.times"
+      cmp "$B/big/weights.safetensors" "$B/dst/gb/weights.safetensors"
+    fi
+    diff -r "$B/tree" "$B/dst/g" > /dev/null && diff -r "$B/tree" "$B/dst/r" > /dev/null
+  done
+}
+
+backup_cases() {  # backup_cases NAME PORT KNOWN_HOSTS
+  local name=$1 port=$2 kh=$3 r
+  local G="$GPURENT backup $VFLAG --host $U@$H:$port --identity $SSHD_KEY --known-hosts $kh --json"
+  local SCPO
+  SCPO=$(ssh_opts "$port" "$kh" | sed 's/^-p /-P /')
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "$name: backup round $r/$ROUNDS ..." >&2
+    rm -rf "$B/dst"; mkdir -p "$B/dst"
+    t $G "$B/backup.safetensors" --to "$B/dst/g" >> "$B/$name.backup.gpurent.times"
+    t scp -q $SCPO "$U@$H:$B/backup.safetensors" "$B/dst/s.safetensors" >> "$B/$name.backup.scp.times"
+    cmp "$B/backup.safetensors" "$(find "$B/dst/g" -type f -name backup.safetensors | head -1)"
+  done
+}
+
+push_cases lo "$SSHD_PORT" "$SSHD_KNOWN_HOSTS" 0
+backup_cases lo "$SSHD_PORT" "$SSHD_KNOWN_HOSTS"
+proxy 50
+push_cases ms50 "$PROXY_PORT" "$B/kh_50" 1
+proxy 100
+backup_cases ms100 "$PROXY_PORT" "$B/kh_100"
+
+MET=0
+ALL=0
+# row LABEL GPURENT_KEY OTHER_KEY OTHER_NAME GOAL_RATIO GOAL_TEXT: ratio = gpurent's time / the other's.
+row() {
+  local g o ratio ok
+  g=$(med "$2"); o=$(med "$3")
+  ratio=$(echo "scale=3; $g / $o" | bc)
+  ok=$(echo "$ratio <= $5" | bc)
+  ALL=$((ALL + 1)); MET=$((MET + ok))
+  printf '| %s | %.2f s | %s %.2f s | %.2fx | %s | %s |\n' "$1" "$g" "$4" "$o" "$ratio" "$6" "$([ "$ok" = 1 ] && echo met || echo NOT met)"
+}
+echo
+echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) vCPU, load $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS round(s), median; $FILES files, $PUSH_MIB MiB push, $BACKUP_MIB MiB backup."
+echo
+echo "| case | gpurent | other tool | time ratio | goal | |"
+echo "|---|---|---|---|---|---|"
+row "loopback: tree, first push" lo.first.gpurent lo.first.rsync rsync 1.10 "<= 1.10x rsync's time"
+row "loopback: tree, no-change re-push" lo.noop.gpurent lo.noop.rsync rsync 1.10 "<= 1.10x rsync's time"
+row "loopback: backup ${BACKUP_MIB} MiB" lo.backup.gpurent lo.backup.scp scp 1.10 "<= 1.10x scp's time"
+row "50 ms: tree, first push" ms50.first.gpurent ms50.first.rsync rsync 0.909 ">= 1.1x rsync's speed"
+row "50 ms: tree, no-change re-push" ms50.noop.gpurent ms50.noop.rsync rsync 0.40 "<= 0.4x rsync's no-op time"
+row "50 ms: ${PUSH_MIB} MiB file" ms50.big.gpurent ms50.big.rsync rsync 0.50 ">= 2x rsync's speed"
+row "100 ms: backup ${BACKUP_MIB} MiB" ms100.backup.gpurent ms100.backup.scp scp 0.222 ">= 4.5x scp's speed"
+echo
+echo "goals met: $MET of $ALL"
