@@ -30,7 +30,7 @@ TEST_CASE("Card data: the built-in file parses and every card is complete or say
 {
   const auto data = card_data_from_json(embedded_cards_json());
   REQUIRE(data.has_value());
-  REQUIRE(data->cards.size() >= 23);
+  REQUIRE(data->cards.size() >= 28);
   std::map<std::string, std::string> owner;  // spelling -> the card it names
   for (const Card& c : data->cards) {
     INFO(c.id);
@@ -41,7 +41,7 @@ TEST_CASE("Card data: the built-in file parses and every card is complete or say
       CHECK(it->second == c.id);  // no spelling names two cards
     }
     REQUIRE(c.compute_capability.has_value());  // every built-in card's generation is known
-    CHECK(*c.compute_capability >= 75);
+    CHECK(*c.compute_capability >= 70);  // Volta (V100) is the oldest built-in generation
     CHECK_FALSE(c.source.empty());
     CHECK(c.sources.contains("compute_capability"));
     if (c.mem_bw_gbs) {
@@ -70,6 +70,36 @@ TEST_CASE("Card data: SXM, PCIe and NVL boards are different cards", "[providers
   CHECK(*find_card("rtx-5090")->compute_capability == 120);
   CHECK(*find_card("b200")->compute_capability == 100);
   CHECK(compute_capability_text(*find_card("rtx-pro-6000")) == "12.0");
+}
+
+TEST_CASE("Card data: A40, L40, the SXM2 V100s and the 96 GB GH200, by the names their sellers use", "[providers][card]")
+{
+  CHECK(find_card("A40")->id == "a40");
+  CHECK(*find_card("a40")->compute_capability == 86);
+  CHECK(find_card("NVIDIA L40")->id == "l40");
+  CHECK(find_card("l40")->id != find_card("l40s")->id);
+  CHECK(find_card("l40")->tflops.bf16 < find_card("l40s")->tflops.bf16);
+  // The V100 is here as the SXM2 modules: a size alone names one, the bare name is ambiguous.
+  const auto v16 = find_card("v100-16gb");
+  REQUIRE(v16);
+  CHECK(v16->id == "v100-16gb-sxm");
+  CHECK(find_card("Tesla V100-SXM2-32GB")->id == "v100-32gb-sxm");
+  CHECK(*v16->compute_capability == 70);
+  CHECK_FALSE(v16->tflops.bf16.has_value());  // Volta: FP16 tensor cores only
+  CHECK_FALSE(v16->tflops.int8.has_value());
+  CHECK(*v16->tflops.fp16 == 125);
+  CHECK(*v16->link.nvlink_gen == 2);
+  for (const char* name : {"v100", "Tesla V100", "nvidia v100"}) {
+    INFO(name);
+    const auto amb = find_card(name);
+    REQUIRE_FALSE(amb.has_value());
+    CHECK(amb.error().message.find("v100-16gb-sxm, v100-32gb-sxm") != std::string::npos);
+  }
+  // nvidia-smi names the 96 GB HBM3 GH200 "NVIDIA GH200 480GB" (480 GB: the Grace CPU's LPDDR5X).
+  CHECK(find_card("NVIDIA GH200 480GB")->id == "gh200");
+  CHECK(*find_card("gh200")->compute_capability == 90);
+  CHECK(find_card("gh200")->label_gb == 96);
+  CHECK_FALSE(find_card("gh200")->gaps.empty());  // its links are not sourced: said
 }
 
 TEST_CASE("Card data: bad files are errors naming the card and key", "[providers][card]")
