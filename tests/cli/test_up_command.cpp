@@ -161,13 +161,14 @@ TEST_CASE("up --from-plan: a 70B QLoRA rents what plan sizes it at with gradient
   running["id"] = Json::parse(read_fixture("runpod/pod_booting.json")).value("id", "");
   running["name"] = "ft";
   u.http.on("GET " + k_runpod + "/pods/" + running["id"].get<std::string>(), 200, running.dump());
-  // --rentable: among the clouds gpurent rents itself (the market's cheapest may be one it does not).
-  const auto r = u.up({"--from-plan", "meta-llama/Llama-3.1-70B", "--task", "qlora", "--rentable", "--name", "ft", "--yes",
-                       "--no-wait", "--json"});
+  // --rentable: among the clouds gpurent rents itself (the market's cheapest may be one it does not);
+  // --provider runpod: the one this test answers for (Vast's two A40s at $0.40/h each are cheaper).
+  const auto r = u.up({"--from-plan", "meta-llama/Llama-3.1-70B", "--task", "qlora", "--rentable", "--provider", "runpod",
+                       "--name", "ft", "--yes", "--no-wait", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const Json j = Json::parse(r.out);
-  // Two L40S ($0.43/h each in the market snapshot) are cheaper than one 80 GB card.
+  // Two L40S ($0.43/h each in the market snapshot) are cheaper than one 80 GB card and than two A40s ($0.44/h each).
   CHECK(j["gpus"] == 2);
   CHECK(j["card"] == "l40s");
   CHECK(j["plan"]["memory_per_gpu_gib"].get<double>() < 60.0);

@@ -167,3 +167,30 @@ TEST_CASE("market snapshot: RunPod's H100 SXM is $2.99/h on demand and $2.69 spo
   const auto builtin = builtin_offers();
   CHECK(std::any_of(builtin.begin(), builtin.end(), [&](const Offer& o) { return same(o, *rp); }));
 }
+
+TEST_CASE("market snapshot: A40, L40, the SXM2 V100 and Lambda's GH200 are offered, rows that do not say SXM2 are not", "[market]")
+{
+  const auto offers = snapshot_offers();
+  const auto any = [&](auto&& pred) { return std::any_of(offers.begin(), offers.end(), pred); };
+  CHECK(any([](const Offer& o) { return o.provider == "runpod" && o.card == "a40" && o.gpus == 1; }));
+  CHECK(any([](const Offer& o) { return o.provider == "runpod" && o.card == "l40" && o.gpus == 1; }));
+  CHECK(any([](const Offer& o) { return o.provider == "vast" && o.card == "a40"; }));
+  CHECK(any([](const Offer& o) { return o.provider == "lambda" && o.card == "gh200" && o.gpus == 1; }));
+  CHECK(any([](const Offer& o) { return o.provider == "aws" && o.card == "v100-16gb-sxm" && o.instance_type == "p3.2xlarge"; }));
+  CHECK(any([](const Offer& o) { return o.provider == "gcp" && o.card == "v100-16gb-sxm" && o.gpu_only; }));
+  // Lambda's gpu_8x_v100, AWS's p3dn and Prime Intellect's latitude "L40" (an L40S upstream) stay out.
+  CHECK_FALSE(any([](const Offer& o) { return o.provider == "lambda" && o.card.starts_with("v100"); }));
+  CHECK_FALSE(any([](const Offer& o) { return o.instance_type.starts_with("p3dn."); }));
+  CHECK_FALSE(any([](const Offer& o) { return o.upstream == "latitude" && o.card == "l40"; }));
+  const auto unmapped = snapshot_unmapped();
+  const auto listed = [&](std::string_view cloud, std::string_view name) {
+    return std::any_of(unmapped.begin(), unmapped.end(), [&](const UnmappedName& u) {
+      return u.cloud == cloud && u.accelerator_name == name && !u.reason.empty();
+    });
+  };
+  CHECK(listed("lambda", "V100"));
+  CHECK(listed("aws", "V100-32GB"));
+  CHECK(listed("primeintellect", "L40"));
+  CHECK_FALSE(listed("runpod", "A40"));
+  CHECK_FALSE(listed("lambda", "GH200"));
+}
