@@ -213,6 +213,20 @@ RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
   return serving_dtypes(j, cc, v, "sglang", "SGLang");
 }
 
+// PyTorch's own wheels: 2.11 dropped sm_70 from every CUDA build and CUDA 13 (cu130) from the start;
+// torch 2.10 with a cu128 (or cu126) wheel is the last to run on Volta. Not the default install, so a
+// fallback; the launch lines do not pin torch, the reason says which to install.
+void volta_torch(Verdict& v, std::uint32_t cc)
+{
+  if (cc >= 75) {
+    return;
+  }
+  v.add(RunStatus::fallback, fmt::format("PyTorch 2.11 and newer and every cu130 wheel carry no kernels for CC {} (\"no "
+                                         "kernel image is available for execution on the device\"): install torch 2.10 or "
+                                         "older from the cu128 or cu126 index (unsloth PR #5876, FreeToken PR #253)",
+                                         cc_text(cc)));
+}
+
 // transformers generate(): the quantizers' own checks.
 RunVerdict transformers_infer_rules(JobSpec& j, std::uint32_t cc)
 {
@@ -242,6 +256,7 @@ RunVerdict transformers_infer_rules(JobSpec& j, std::uint32_t cc)
                                            cc_text(cc), to_string(j.weights)));
     v.flag("transformers", "torch_dtype=torch.float16");
   }
+  volta_torch(v, cc);
   return v.done(fmt::format("transformers runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
 }
 
@@ -268,13 +283,15 @@ RunVerdict training_rules(JobSpec& j, std::uint32_t cc)
       v.flag(key, "--fp16 true");
     }
   }
+  volta_torch(v, cc);
   return v.done(cc >= 100 ? fmt::format("{} trains natively on CC {} with CUDA 12.8+ software (PyTorch 2.7+ cu128 "
                                         "wheels; cu126 builds stop at sm_90)",
                                         key, cc_text(cc))
                           : fmt::format("{} trains natively on CC {}", key, cc_text(cc)));
 }
 
-// llama.cpp and ollama: the default CUDA build covers every card from CC 5.0.
+// llama.cpp and ollama: the default CUDA build covers every card from CC 5.0 (llama.cpp's CUDA 12
+// builds; CUDA 13 starts at 7.5).
 RunVerdict gguf_rules(JobSpec& j, std::uint32_t cc)
 {
   Verdict v;
@@ -285,6 +302,12 @@ RunVerdict gguf_rules(JobSpec& j, std::uint32_t cc)
   const KvDtype kv = resolve_kv_dtype(j);
   if ((kv == KvDtype::q8_0 || kv == KvDtype::q4_0) && !j.flash_attention) {
     j.flash_attention = true;  // "quantized V cache was requested, but this requires Flash Attention"
+  }
+  if (j.engine == Engine::llama_cpp && cc < 75) {
+    // CUDA 13 compiles nothing below sm_75; llama.cpp's CUDA 12 builds carry PTX for 5.0, 6.1 and 7.0.
+    return v.done(fmt::format("{} runs {} on CC {} from a CUDA 12 build (PTX for 5.0, 6.1 and 7.0), not a CUDA 13 build "
+                              "(CUDA 13 starts at CC 7.5)",
+                              key, to_string(j.weights), cc_text(cc)));
   }
   return v.done(fmt::format("{} runs {} on CC {} (its CUDA build covers CC 5.0 and newer)", key, to_string(j.weights),
                             cc_text(cc)));

@@ -113,6 +113,37 @@ TEST_CASE("Rules: bf16 on Turing: fp16 for serving, --fp16 for TRL, fp32 for tor
   CHECK(status(job("llama-3.1-8b", Task::train, Engine::deepspeed, WeightFormat::bf16), 86) == RunStatus::native);
 }
 
+TEST_CASE("Rules: Volta (CC 7.0): vLLM and SGLang refuse, torch runs fp16 from a 2.10 wheel, llama.cpp from CUDA 12", "[sizing][rules]")
+{
+  const JobSpec serve = job("llama-3.1-8b", Task::serve, Engine::vllm, WeightFormat::bf16);
+  const CardRun v = run_on_card(serve, 70);
+  CHECK(v.runs.status == RunStatus::refused);
+  CHECK(v.runs.why.find("7.5") != std::string::npos);
+  JobSpec sg = serve;
+  sg.engine = Engine::sglang;
+  CHECK(status(sg, 70) == RunStatus::refused);
+  const CardRun t = run_on_card(job("llama-3.1-8b", Task::infer, Engine::transformers, WeightFormat::bf16), 70);
+  CHECK(t.runs.status == RunStatus::fallback);
+  CHECK(t.job.weights == WeightFormat::fp16);  // no bf16 on Volta
+  CHECK(t.runs.why.find("torch 2.10") != std::string::npos);
+  // An fp16 checkpoint needs no dtype change, but the default torch has no sm_70 code: still a fallback.
+  const JobSpec fp16 = job("llama-3.1-8b", Task::infer, Engine::transformers, WeightFormat::fp16);
+  CHECK(status(fp16, 70) == RunStatus::fallback);
+  CHECK(status(fp16, 75) == RunStatus::native);
+  const CardRun trl = run_on_card(job("llama-3.1-8b", Task::lora, Engine::transformers, WeightFormat::bf16), 70);
+  CHECK(trl.runs.status == RunStatus::fallback);
+  CHECK(trl.job.fp16_compute);
+  CHECK(trl.runs.flags.at("transformers") == "--fp16 true");
+  CHECK(trl.runs.why.find("cu128") != std::string::npos);
+  const CardRun tt = run_on_card(job("llama-3.1-8b", Task::lora, Engine::torchtune, WeightFormat::bf16), 70);
+  CHECK(tt.job.weights == WeightFormat::fp32);
+  const CardRun cpp = run_on_card(job("llama-3.1-8b", Task::serve, Engine::llama_cpp, WeightFormat::gguf_q4_k_m), 70);
+  CHECK(cpp.runs.status == RunStatus::native);
+  CHECK(cpp.runs.why.find("CUDA 12") != std::string::npos);
+  const CardRun turing = run_on_card(job("llama-3.1-8b", Task::serve, Engine::llama_cpp, WeightFormat::gguf_q4_k_m), 75);
+  CHECK(turing.runs.why.find("CUDA 12") == std::string::npos);
+}
+
 TEST_CASE("Rules: an FP8 KV cache below 8.9 becomes e5m2, unknown generations are never native", "[sizing][rules]")
 {
   JobSpec j = job("llama-3.1-8b", Task::serve, Engine::vllm, WeightFormat::bf16);
