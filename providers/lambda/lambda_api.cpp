@@ -127,7 +127,8 @@ std::optional<std::string> card_of(std::string_view gpu_description)
     const char* form;  // "": any
     const char* card;
   };
-  // Lambda's descriptions: "A100 (40 GB SXM4)", "A100 (40 GB PCIe)", "H100 (80 GB PCIe)", "H100 (80 GB SXM5)".
+  // Lambda's descriptions: "A100 (40 GB SXM4)", "A100 (40 GB PCIe)", "H100 (80 GB PCIe)", "H100 (80 GB SXM5)",
+  // "GH200 (96 GB)". "Tesla V100 (16 GB)" names no form factor (SXM2 or PCIe): not mapped.
   static constexpr Row k_rows[] = {
       {"a10", 0, "", "a10"},
       {"a100", 40, "pcie", "a100-40gb-pcie"},
@@ -137,6 +138,7 @@ std::optional<std::string> card_of(std::string_view gpu_description)
       {"h100", 80, "pcie", "h100-pcie"},
       {"h100", 80, "", "h100-sxm"},
       {"h200", 0, "", "h200"},
+      {"gh200", 96, "", "gh200"},
       {"b200", 0, "", "b200"},
       {"a6000", 0, "", "a6000"},
       {"rtxa6000", 0, "", "a6000"},

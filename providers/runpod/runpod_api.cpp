@@ -24,6 +24,8 @@ constexpr Row k_rows[] = {
     {"NVIDIA GeForce RTX 3090", "rtx-3090"},
     {"NVIDIA L4", "l4"},
     {"NVIDIA L40S", "l40s"},
+    {"NVIDIA L40", "l40"},
+    {"NVIDIA A40", "a40"},
     {"NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"},
     {"NVIDIA RTX A6000", "a6000"},
     {"NVIDIA A100 80GB PCIe", "a100-80gb-pcie"},
@@ -36,6 +38,8 @@ constexpr Row k_rows[] = {
     {"NVIDIA B200", "b200"},
     {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"},
     {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"},
+    {"Tesla V100-SXM2-16GB", "v100-16gb-sxm"},  // the PCIe and FHHL V100s are not cards here
+    {"Tesla V100-SXM2-32GB", "v100-32gb-sxm"},
 };
 
 std::string str(const json& j, const char* key)

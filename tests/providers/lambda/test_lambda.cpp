@@ -20,14 +20,18 @@ TEST_CASE("Lambda API: instance types map to offers only for known cards, with c
 {
   auto types = lambda::parse_instance_types(read_fixture("lambda/instance_types.json"));
   REQUIRE(types);
-  REQUIRE(types->size() == 3);
+  REQUIRE(types->size() == 4);
   const auto offers = lambda::offers_from(*types, "2026-11-30T10:00:00Z");
-  REQUIRE(offers.size() == 2);  // GH200 is not in the card catalogue
+  REQUIRE(offers.size() == 3);  // "Tesla V100 (16 GB)" names no form factor: no card, no offer
   for (const auto& o : offers) {
     if (o.card == "a100-40gb-sxm") {
       CHECK(o.gpus == 1);
       CHECK(o.price_per_hour.n == 1'290'000);  // 129 cents
       CHECK(o.region == "us-east-1");
+    } else if (o.card == "gh200") {
+      CHECK(o.gpus == 1);
+      CHECK(o.price_per_hour.n == 1'490'000);
+      CHECK(o.region == "us-west-1");
     } else {
       CHECK(o.card == "h100-sxm");
       CHECK(o.gpus == 8);
@@ -74,6 +78,9 @@ TEST_CASE("Lambda API: statuses, booting without an ip, unknown states", "[provi
   CHECK(lambda::card_of("H100 (80 GB PCIe)") == std::optional<std::string>("h100-pcie"));
   CHECK(lambda::card_of("H100 (80 GB SXM5)") == std::optional<std::string>("h100-sxm"));
   CHECK_FALSE(lambda::card_of("A100 (12 GB)"));
+  CHECK(lambda::card_of("GH200 (96 GB)") == std::optional<std::string>("gh200"));
+  CHECK_FALSE(lambda::card_of("GH200 (144 GB)"));     // the HBM3e superchip is not a card here
+  CHECK_FALSE(lambda::card_of("Tesla V100 (16 GB)"));  // SXM2 or PCIe: not said
 }
 
 TEST_CASE("Lambda API: implausible prices and empty ids are refused, not overflowed", "[providers][lambda]")

@@ -61,6 +61,13 @@ TEST_CASE("RunPod API: GPU prices are per GPU and known cards only", "[providers
   CHECK((*offers)[4].price_per_hour.n == 2'590'000);
   CHECK((*offers)[8].card == "a100-80gb-pcie");
   CHECK_FALSE((*offers)[8].spot_price_per_hour);
+  // RunPod's gpuTypeIds say the V100's form factor: the SXM2 modules are cards, the PCIe ones not.
+  CHECK(runpod::card_of("NVIDIA A40") == std::optional<std::string>("a40"));
+  CHECK(runpod::card_of("NVIDIA L40") == std::optional<std::string>("l40"));
+  CHECK(runpod::card_of("Tesla V100-SXM2-16GB") == std::optional<std::string>("v100-16gb-sxm"));
+  CHECK(runpod::card_of("Tesla V100-SXM2-32GB") == std::optional<std::string>("v100-32gb-sxm"));
+  CHECK_FALSE(runpod::card_of("Tesla V100-PCIE-16GB"));
+  CHECK(runpod::gpu_type_ids("a40") == std::vector<std::string>{"NVIDIA A40"});
 }
 
 TEST_CASE("RunPod driver: create, stop, terminate requests and error mapping", "[providers][runpod]")
