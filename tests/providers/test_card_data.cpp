@@ -95,7 +95,7 @@ TEST_CASE("Card data: A40, L40, the SXM2 V100s and the 96 GB GH200, by the names
     REQUIRE_FALSE(amb.has_value());
     CHECK(amb.error().message.find("v100-16gb-sxm, v100-32gb-sxm") != std::string::npos);
   }
-  // nvidia-smi names the 96 GB HBM3 GH200 "NVIDIA GH200 480GB" (480 GB: the Grace CPU's LPDDR5X).
+  // CUDA names the 96 GB HBM3 GH200 "NVIDIA GH200 480GB" (480 GB: the Grace CPU's LPDDR5X).
   CHECK(find_card("NVIDIA GH200 480GB")->id == "gh200");
   CHECK(*find_card("gh200")->compute_capability == 90);
   CHECK(find_card("gh200")->label_gb == 96);
