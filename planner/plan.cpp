@@ -186,6 +186,12 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
     PlanRequest elsewhere = o.request;
     elsewhere.card.reset();
     elsewhere.gpus.reset();
+    // "The cheapest card that runs it": without a job size, the lowest price per hour. Unsized
+    // serving otherwise ranks by the cost of a million tokens at what each KV pool holds, which
+    // named 8 x H100 ($8/h) for a 20B model refused on a T4 that one $0.4/h card serves.
+    if (!o.request.rank_by && !o.request.size.sized()) {
+      elsewhere.rank_by = RankBy::hourly;
+    }
     const PlanResult other = rank(job, offers, providers, catalogues.cards, elsewhere, [](const JobSpec& j) { return estimate(j); });
     r.runs_elsewhere = other.choice;
     r.runs_with = engine_here(o, model.arch, job, catalogues, model.hf_id);

@@ -85,6 +85,15 @@ TEST_CASE("Plan launch: a refused job names the engine that runs it natively on 
   REQUIRE(r.code == 3);
   CHECK(r.j["card"]["runs"]["status"] == "refused");
   REQUIRE(r.j["card"]["runs_elsewhere"].is_object());
+  // The cheapest card that runs it: the choice of the same job on any card ranked by the hourly
+  // price (it once named 8 x H100 at $8/h, the best $/Mtok at a full KV pool).
+  const Json& elsewhere = r.j["card"]["runs_elsewhere"];
+  const Run any = plan({"gpt-oss-20b", "--task", "serve", "--rank-by", "hourly", "--offline"});
+  REQUIRE(any.code == 0);
+  CHECK(elsewhere["price_per_hour"] == any.j["choice"]["price_per_hour"]);
+  CHECK(elsewhere["card"] == any.j["choice"]["card"]);
+  CHECK(elsewhere["gpus"] == 1);
+  CHECK(elsewhere["price_per_hour"].get<double>() < 1.0);
   REQUIRE(r.j["card"]["runs_with"].is_object());
   const Json& with = r.j["card"]["runs_with"];
   CHECK(with["engine"] == "llama.cpp");
