@@ -288,6 +288,11 @@ nlohmann::json push_report_json(const PushReport& r)
           {"seconds", round_to_places(r.seconds, 3)},
           {"sessions", r.sessions},
           {"streams", r.sessions},
+          // What chose the connections (sync/push_plan.hpp choose_push_sessions); null when --streams said.
+          {"link", r.round_trip && r.connection_setup
+                       ? nlohmann::json{{"round_trip_ms", round_to_places(r.round_trip->count() * 1000.0, 3)},
+                                        {"connection_setup_s", round_to_places(r.connection_setup->count(), 3)}}
+                       : nlohmann::json(nullptr)},
           {"per_stream", per_stream_json(r.per_stream, "units")},
           {"ranges_resumed", r.ranges_resumed},
           {"verified", r.verified},

@@ -110,10 +110,12 @@ Result<PushReport> Pusher::run()
   }
 
   // The listing, through the channel that then carries the first stream.
+  const auto listing_started = std::chrono::steady_clock::now();
   TRY_ASSIGN(auto agent, m_main.open_exec(push_agent_command(m_req.remote_dir, true)));
   AgentListingReader listing;
   TRY(agent->read_until([&](const char* p, std::size_t n) { return listing.feed(std::string_view(p, n)); },
                         [&] { return listing.done(); }));
+  const std::chrono::duration<double> listing_time = std::chrono::steady_clock::now() - listing_started;
   auto remote = listing.result();
   if (!remote) {
     return fail(remote.error().code, "push to " + m_req.remote_dir + ": " + remote.error().message +
@@ -138,9 +140,21 @@ Result<PushReport> Pusher::run()
     big_bytes += m_local[i].size;
   }
   std::size_t sessions = 1;
-  if (m_more && m_req.streams >= 1) {
+  const LinkTimes link = m_main.link_times();
+  if (plan.stream.empty() && plan.big.empty()) {
+    // Nothing to send (a no-change re-push): no more connections, whatever --streams says.
+  } else if (m_more && m_req.streams >= 1) {
     sessions = m_req.streams;
+  } else if (m_more && m_req.max_sessions > 1 && link.round_trip) {
+    // Another connection costs what the first did: its connect and key exchange, authentication
+    // (about two round trips) and the shell starting its command (the listing's time, which holds it).
+    const std::chrono::duration<double> rtt = *link.round_trip;
+    const std::chrono::duration<double> setup = std::chrono::duration<double>(link.connect) + 2 * rtt + listing_time;
+    sessions = choose_push_sessions(plan.bytes_to_send, rtt, setup, m_req.max_sessions);
+    m_report.round_trip = rtt;
+    m_report.connection_setup = setup;
   } else if (m_more && m_req.max_sessions > 1) {
+    // A session that measures nothing (a test double): one more connection per bytes_per_session.
     sessions = std::min<std::size_t>(m_req.max_sessions, 1 + plan.bytes_to_send / std::max<std::uint64_t>(m_req.bytes_per_session, 1));
   }
   m_stats.assign(sessions, StreamStat{});

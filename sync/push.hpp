@@ -31,8 +31,8 @@ struct PushRequest {
   std::uint64_t big_threshold = 64 * k_push_mib;     // files this large go as byte ranges
   std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
   std::size_t streams = 0;                           // SSH connections (--streams; 0: chosen as below)
-  std::size_t max_sessions = 6;                      // chosen: at most this many (1: only the given one)
-  std::uint64_t bytes_per_session = 16 * k_push_mib; // one more connection per this much to send
+  std::size_t max_sessions = 6;                      // chosen (choose_push_sessions): at most this many (1: only the given one)
+  std::uint64_t bytes_per_session = 16 * k_push_mib; // a session that measures no link: one more connection per this much
   // --delete: what an earlier push sent (`pushed_before`, sync/push_record.hpp) that remote_dir
   // still holds and the local tree lacks (sync/push_delete.hpp says what is always kept) is
   // removed once every file arrived intact; without a record nothing is. `confirm_delete` sees the list
@@ -57,6 +57,9 @@ struct PushReport {
   std::uint64_t entries_sent = 0;   // files, directories and links
   LocalTree tree;                   // what was walked (skipped paths, warnings)
   std::size_t sessions = 1;         // SSH connections used
+  // What chose them (choose_push_sessions), when the session measured its link and --streams did not say.
+  std::optional<std::chrono::duration<double>> round_trip;
+  std::optional<std::chrono::duration<double>> connection_setup;
   std::vector<StreamStat> per_stream;  // what each connection carried
   std::uint64_t ranges_resumed = 0;    // ranges a killed push had written and verified: not sent again
   double seconds = 0;

@@ -93,4 +93,25 @@ std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const s
   return out;
 }
 
+std::size_t choose_push_sessions(std::uint64_t bytes, std::chrono::duration<double> round_trip,
+                                 std::chrono::duration<double> setup, std::size_t most, std::uint64_t window)
+{
+  if (most <= 1 || window == 0 || !(round_trip.count() > 0)) {
+    return 1;
+  }
+  // Seconds the window alone would take over one connection.
+  const double windowed = static_cast<double>(bytes) * round_trip.count() / static_cast<double>(window);
+  const double each = std::max(setup.count(), 0.0);
+  std::size_t best = 1;
+  double best_time = windowed;
+  for (std::size_t n = 2; n <= most; ++n) {
+    const double t = windowed / static_cast<double>(n) + static_cast<double>(n - 1) * each;
+    if (t < best_time) {
+      best = n;
+      best_time = t;
+    }
+  }
+  return best;
+}
+
 }  // namespace gpurent

@@ -5,6 +5,7 @@
 // something else there, or its size or modification second differs (tar keeps whole seconds);
 // a directory when the server lacks it; a symlink when the server's differs. Nothing on the
 // server is deleted here (`push --delete` is sync/push_delete.hpp).
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -32,6 +33,21 @@ struct PushPlan {
 // per entry for its header and the per-file work on the server); none empty.
 [[nodiscard]] std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t>& stream,
                                                                  const std::vector<LocalEntry>& local, std::size_t parts);
+
+// The receive window sshd grants each channel (OpenSSH channels.h: CHAN_SES_WINDOW_DEFAULT, 64
+// packets of 32 KiB): a channel carries at most this much to the server per round trip.
+inline constexpr std::uint64_t k_sshd_channel_window = 2ULL * 1024 * 1024;
+
+// The SSH connections a push opens when --streams does not say (docs/benchmarks.md, "Push: the
+// connections it opens"). Sending `bytes` over n connections takes at least
+// bytes x round_trip / (n x window) (each channel waits for the server's window); every connection
+// after the first costs `setup` (its connect, key exchange, authentication and the shell that runs
+// its command, as the first one took), on the same link and CPUs. The n in [1, most] with the
+// least sum: one on a fast link or for little data; more only where the window, not the CPUs,
+// would bound the transfer. A round trip of zero (unknown) gives 1.
+[[nodiscard]] std::size_t choose_push_sessions(std::uint64_t bytes, std::chrono::duration<double> round_trip,
+                                               std::chrono::duration<double> setup, std::size_t most,
+                                               std::uint64_t window = k_sshd_channel_window);
 
 struct ByteRange {
   std::size_t entry = 0;  // index into the local entries

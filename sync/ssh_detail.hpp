@@ -79,10 +79,12 @@ public:
   LibsshSession& operator=(const LibsshSession&) = delete;
   ~LibsshSession() override;
 
-  // ssh_transport.cpp: the handshake, the host key check and authentication.
-  [[nodiscard]] Result<void> handshake(const SshOptions& o);
+  // ssh_transport.cpp: the handshake, the host key check and authentication; `started`: when the
+  // TCP connect began (the link's connect time is measured from it to the end of the key exchange).
+  [[nodiscard]] Result<void> handshake(const SshOptions& o, std::chrono::steady_clock::time_point started);
 
   std::string host_key_fingerprint() const override { return m_fingerprint; }
+  LinkTimes link_times() const override { return m_link; }
 
   // ssh_exec.cpp
   Result<ExecResult> exec(const std::string& command, std::string_view stdin_data) override;
@@ -125,6 +127,7 @@ private:
   LIBSSH2_SESSION* m_session;
   LIBSSH2_SFTP* m_sftp = nullptr;
   std::string m_fingerprint;
+  LinkTimes m_link;  // the connect time (set by gpurent_ssh_connect), the fastest channel open (start_exec)
 };
 
 }  // namespace gpurent::ssh_detail

@@ -2,6 +2,7 @@
 // Exec channels of the libssh2 session (sync/ssh_detail.hpp): a command pumped non-blocking so
 // that stdout, stderr and stdin never deadlock each other, and what the port builds on it (a
 // remote tar stream, remote hashing, the one-channel backup agent, a stream the caller drives).
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -309,10 +310,16 @@ Result<std::unique_ptr<ExecChannel>> LibsshSession::start_exec(const std::string
                                                                 std::size_t capture_limit)
 {
   libssh2_session_set_blocking(m_session, 1);
+  const auto asked = std::chrono::steady_clock::now();
   LIBSSH2_CHANNEL* ch =
       libssh2_channel_open_ex(m_session, "session", 7, window == 0 ? k_exec_window : window, LIBSSH2_CHANNEL_PACKET_DEFAULT, nullptr, 0);
   if (ch == nullptr) {
     return std::unexpected(session_error(m_session, to_string(m_target), "open a channel"));
+  }
+  // Opening a channel is one round trip (the server answers at once): the fastest seen is the link's.
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - asked);
+  if (!m_link.round_trip || took < *m_link.round_trip) {
+    m_link.round_trip = took;
   }
   if (libssh2_channel_process_startup(ch, "exec", 4, command.c_str(), static_cast<unsigned>(command.size())) != 0) {
     const Error e = session_error(m_session, to_string(m_target), "run a command");

@@ -130,13 +130,15 @@ void LibsshSession::wait_socket(int extra_fd, short extra_events, bool* extra_re
   }
 }
 
-Result<void> LibsshSession::handshake(const SshOptions& o)
+Result<void> LibsshSession::handshake(const SshOptions& o, std::chrono::steady_clock::time_point started)
 {
   libssh2_session_set_blocking(m_session, 1);
   libssh2_session_set_timeout(m_session, static_cast<long>(o.connect_timeout.count()) * 1000);
   if (libssh2_session_handshake(m_session, m_fd) != 0) {
     return std::unexpected(session_error(m_session, to_string(m_target), "SSH handshake"));
   }
+  // The connection's cost before authentication (which may wait for a passphrase typed by hand).
+  m_link.connect = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   TRY(verify_host_key(o));
   TRY(authenticate(o));
   libssh2_session_set_timeout(m_session, k_op_timeout_ms);
@@ -322,6 +324,7 @@ extern "C" void gpurent_ssh_connect(const gpurent::SshTarget* target, const gpur
   using namespace gpurent;
   using namespace gpurent::ssh_detail;
   init_library();
+  const auto started = std::chrono::steady_clock::now();
   auto fd = connect_socket(*target, options->connect_timeout);
   if (!fd) {
     *out = std::unexpected(fd.error());
@@ -334,7 +337,7 @@ extern "C" void gpurent_ssh_connect(const gpurent::SshTarget* target, const gpur
     return;
   }
   auto session = std::make_unique<LibsshSession>(*target, *fd, s);
-  if (auto r = session->handshake(*options); !r) {
+  if (auto r = session->handshake(*options, started); !r) {
     *out = std::unexpected(r.error());
     return;
   }

@@ -158,9 +158,17 @@ struct InteractiveIo {
   std::function<std::pair<int, int>()> window_size;
 };
 
+// What a session measured of its link, for choosing how many connections to open (push).
+struct LinkTimes {
+  std::chrono::microseconds connect{0};           // TCP connect and SSH key exchange (no authentication)
+  std::optional<std::chrono::microseconds> round_trip;  // the fastest channel open: one round trip
+};
+
 class SshSession {
 public:
   virtual ~SshSession() = default;
+  // Unknown (zero, nullopt) where the session measures nothing (test doubles).
+  [[nodiscard]] virtual LinkTimes link_times() const { return {}; }
   // The server's host key as OpenSSH prints it: "SHA256:<base64 without padding>".
   [[nodiscard]] virtual std::string host_key_fingerprint() const = 0;
   // Runs a command (through the user's shell), feeding `stdin_data`, capturing everything.

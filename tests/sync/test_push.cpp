@@ -57,8 +57,7 @@ TEST_CASE("run_push over a real sshd: several connections, ranges, verification,
   req.remote_dir = (sshd.dir() / "remote" / "proj").string();
   req.big_threshold = 256 * 1024;
   req.range_size = 200 * 1024;
-  req.max_sessions = 3;
-  req.bytes_per_session = 300 * 1024;
+  req.streams = 3;  // as --streams 3: on loopback the chosen count would be one (the test below)
   Quiet quiet;
   const auto first = run_push(**session, more, req, quiet);
   REQUIRE(first.has_value());
@@ -98,4 +97,45 @@ TEST_CASE("run_push over a real sshd: several connections, ranges, verification,
   CHECK(third->failed.front().path == "clash");
   CHECK_FALSE(third->verified);
   CHECK(slurp(sshd.dir() / "remote" / "proj" / "d1" / "f1.txt") == "changed");
+}
+
+TEST_CASE("run_push over a real sshd: without --streams a fast link gets one connection, and says why", "[sync][push][ssh]")
+{
+  // Another connection costs its handshake and the shell that starts its command; on loopback the
+  // window never bounds the transfer, so one connection carries it (choose_push_sessions).
+  SshdFixture sshd;
+  const auto src = sshd.dir() / "src";
+  std::string big(3 * 1024 * 1024, '\0');
+  std::mt19937 rng(2);
+  for (auto& c : big) {
+    c = static_cast<char>(rng());
+  }
+  write_file(src / "w.bin", big);
+  for (int i = 0; i < 20; ++i) {
+    write_file(src / "small" / ("f" + std::to_string(i)), std::string(1000U + static_cast<std::size_t>(i), 'x'));
+  }
+  auto session = sshd.connect();
+  REQUIRE(session.has_value());
+  int opened = 0;
+  const SessionFactory more = [&]() {
+    ++opened;
+    return sshd.connect();
+  };
+  PushRequest req;
+  req.local_root = src;
+  req.remote_dir = (sshd.dir() / "remote" / "one").string();
+  req.big_threshold = 256 * 1024;
+  req.range_size = 256 * 1024;
+  Quiet quiet;
+  const auto r = run_push(**session, more, req, quiet);
+  REQUIRE(r.has_value());
+  CHECK(r->failed.empty());
+  CHECK(r->verified);
+  CHECK(r->sessions == 1);
+  CHECK(opened == 0);
+  REQUIRE(r->round_trip.has_value());
+  REQUIRE(r->connection_setup.has_value());
+  CHECK(r->round_trip->count() > 0);
+  CHECK(*r->connection_setup > *r->round_trip);
+  CHECK(slurp(sshd.dir() / "remote" / "one" / "w.bin") == big);
 }

@@ -121,3 +121,39 @@ TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sy
   CHECK((left[1].entry == 0 && left[1].offset == 70 && left[1].length == 30));
   CHECK((left[2].entry == 1 && left[2].offset == 0 && left[2].length == 30));
 }
+
+TEST_CASE("choose_push_sessions: more connections only where the window, not the set-up, bounds the push", "[sync][push]")
+{
+  using namespace std::chrono_literals;
+  const std::uint64_t mib = 1024 * 1024;
+  // Loopback: a round trip of 0.1 ms never lets the 2 MiB window bind.
+  CHECK(choose_push_sessions(59 * mib, 100us, 900ms, 6) == 1);
+  CHECK(choose_push_sessions(10240 * mib, 100us, 900ms, 6) == 1);
+  // 50 ms, a connection costing 1.2 s: 59 MiB of small files (1.5 s through one window) stay on
+  // one; 256 MiB (6.4 s) takes two, as measured (docs/benchmarks.md: 1: 12.0 s, 2: 8.3 s, 3: 8.4 s, 6: 12.5 s).
+  CHECK(choose_push_sessions(59 * mib, 50ms, 1200ms, 6) == 1);
+  CHECK(choose_push_sessions(256 * mib, 50ms, 1200ms, 6) == 2);
+  // A 10 GiB checkpoint at 100 ms: as many as allowed.
+  CHECK(choose_push_sessions(10240 * mib, 100ms, 1s, 6) == 6);
+  CHECK(choose_push_sessions(10240 * mib, 100ms, 1s, 3) == 3);
+  // Nothing to send, no round trip measured, one allowed: one.
+  CHECK(choose_push_sessions(0, 50ms, 1s, 6) == 1);
+  CHECK(choose_push_sessions(256 * mib, 0ms, 1s, 6) == 1);
+  CHECK(choose_push_sessions(256 * mib, 50ms, 1s, 1) == 1);
+  // Free connections: the window alone decides, so the most.
+  CHECK(choose_push_sessions(256 * mib, 50ms, 0ms, 6) == 6);
+  // Never more when the set-up grows, never fewer when the data grows (property over a grid).
+  for (std::uint64_t b = 1; b <= 16384; b *= 2) {
+    for (int rtt_ms = 1; rtt_ms <= 200; rtt_ms *= 3) {
+      std::size_t last = 6;
+      for (int setup_ms = 0; setup_ms <= 4000; setup_ms += 250) {
+        const auto n = choose_push_sessions(b * mib, std::chrono::milliseconds(rtt_ms), std::chrono::milliseconds(setup_ms), 6);
+        CHECK(n <= last);
+        CHECK(n >= 1);
+        last = n;
+      }
+      CHECK(choose_push_sessions(2 * b * mib, std::chrono::milliseconds(rtt_ms), 1s, 6) >=
+            choose_push_sessions(b * mib, std::chrono::milliseconds(rtt_ms), 1s, 6));
+    }
+  }
+}
