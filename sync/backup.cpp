@@ -317,7 +317,7 @@ Result<BackupReport> Runner::run()
         m_report.failed.push_back(FailedFile{e.path, "removed on the server during the backup"});
         continue;
       }
-      const bool changed = now->second->size != e.size || now->second->mtime_ns != e.mtime_ns || c.bytes != e.size;
+      const bool changed = now->second->size != e.size || !same_listed_mtime(now->second->mtime_ns, e.mtime_ns) || c.bytes != e.size;
       if (changed || (have_sums && !hash_ok(c))) {
         if (round == 2) {
           m_report.failed.push_back(FailedFile{e.path, changed ? "kept changing on the server during the backup; re-run when it is idle"

@@ -224,4 +224,15 @@ BackupPlan plan_backup(const std::vector<RemoteEntry>& remote, const Manifest& m
   return plan;
 }
 
+bool same_listed_mtime(std::int64_t a_ns, std::int64_t b_ns) noexcept
+{
+  constexpr std::int64_t second = 1'000'000'000;
+  if (a_ns == b_ns) {
+    return true;
+  }
+  const auto floor_s = [](std::int64_t ns) { return ns >= 0 ? ns / second : -((-(ns + 1)) / second) - 1; };
+  const bool whole = a_ns % second == 0 || b_ns % second == 0;
+  return whole && floor_s(a_ns) == floor_s(b_ns);
+}
+
 }  // namespace gpurent

@@ -61,4 +61,10 @@ struct BackupPlan {
 [[nodiscard]] BackupPlan plan_backup(const std::vector<RemoteEntry>& remote, const Manifest& manifest,
                                      const std::map<std::string, LocalFile>& local, const Filters& filters);
 
+// Whether two listings give a file the same modification time. A single file given as the
+// remote path is listed again by SFTP stat, in whole seconds, where the first listing (find) had
+// nanoseconds: then the seconds are compared (the server's SHA-256 of the copy still guards its
+// content). Compared exactly, every byte-range backup of a single file was copied twice.
+[[nodiscard]] bool same_listed_mtime(std::int64_t a_ns, std::int64_t b_ns) noexcept;
+
 }  // namespace gpurent

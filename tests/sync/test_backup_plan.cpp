@@ -144,3 +144,15 @@ TEST_CASE("plan_backup: directories come before their contents, filters apply", 
   }
   CHECK(order == std::vector<std::string>{"a", "a/b", "a/b/c.pt"});
 }
+
+TEST_CASE("same_listed_mtime: exact, or the same second when one listing had whole seconds only", "[sync][backup]")
+{
+  constexpr std::int64_t s = 1'000'000'000;
+  CHECK(same_listed_mtime(1796492403091560525, 1796492403091560525));
+  CHECK(same_listed_mtime(1796492403 * s, 1796492403091560525));  // SFTP stat against find
+  CHECK(same_listed_mtime(1796492403091560525, 1796492403 * s));
+  CHECK_FALSE(same_listed_mtime(1796492404 * s, 1796492403091560525));  // another second
+  CHECK_FALSE(same_listed_mtime(1796492403091560525, 1796492403091560526));  // both precise: exact
+  CHECK(same_listed_mtime(-s, -1));  // before 1970: the second below
+  CHECK_FALSE(same_listed_mtime(0, -1));
+}
