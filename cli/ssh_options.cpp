@@ -298,7 +298,7 @@ void add_streams_flag(CLI::App& sub, std::size_t& streams)
 {
   sub.add_option("--streams", streams,
                  "SSH connections that carry files of 64 MiB and more as byte ranges, each verified and resumable "
-                 "(backup default 1: one tar stream; push default: one per 16 MiB to send, up to 6)")
+                 "(backup default 1: one tar stream; push default: chosen from the link's round trip, up to 6)")
       ->check(CLI::Range(1, 64));
 }
 
