@@ -42,10 +42,6 @@ H=127.0.0.1
 U=$SSHD_USER
 G="$GPURENT backup --host $SSHD_TARGET --identity $SSHD_KEY --known-hosts $SSHD_KNOWN_HOSTS --json"
 
-now() { date +%s.%N; }
-# t CMD...: prints the wall time in seconds of one run.
-t() { local a b; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 fresh() { rm -rf "$B/dst"; mkdir -p "$B/dst"; }
 
 declare -A R
@@ -127,8 +123,6 @@ RSS=$(python3 -c 'import resource,subprocess,sys; subprocess.run(sys.argv[1:], s
 cmp "$B/src/checkpoints/model-1.safetensors" "$B/dst/m/checkpoints/model-1.safetensors"
 diff -r "$B/src" "$B/dst/m" -x .gpurent-manifest.json
 
-med() { median < "$B/$1.times"; }
-ratio() { echo "scale=2; $1 / $2" | bc; }
 TREE_BYTES=$(du -sb "$B/src" | cut -f1)
 row() {  # row LABEL KEY
   local g s f r

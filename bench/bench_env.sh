@@ -26,3 +26,12 @@ bench_cleanup() {
 ab_order() {
   if [ $(($1 % 2)) -eq 0 ]; then echo "B A"; else echo "A B"; fi
 }
+
+# Timing helpers (after bench_setup: they write under $B). now: a clock in seconds; t CMD...:
+# runs CMD, prints its wall time in seconds (its output dropped; on failure its stderr and exit);
+# median: of the numbers on stdin; med KEY: the median of $B/KEY.times; ratio A B: A/B, 2 places.
+now() { date +%s.%N; }
+t() { local a b; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+med() { median < "$B/$1.times"; }
+ratio() { echo "scale=2; $1 / $2" | bc; }

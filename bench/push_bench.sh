@@ -69,12 +69,6 @@ find "$B/repo" -type f -exec cat {} + > /dev/null   # warm the page cache
 ALG="-c aes128-ctr -o MACs=hmac-sha2-256 -o KexAlgorithms=curve25519-sha256 -o Compression=no"
 U=$SSHD_USER
 H=127.0.0.1
-now() { date +%s.%N; }
-# t CMD...: prints the wall time in seconds of one run.
-t() { local a b; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-med() { median < "$B/$1.times"; }
-ratio() { echo "scale=2; $1 / $2" | bc; }
 
 # run_cases PREFIX PORT KNOWN_HOSTS ROUNDS: the three cases through one port, gpurent and rsync interleaved.
 run_cases() {

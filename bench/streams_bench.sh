@@ -27,7 +27,6 @@ cat "$B/src/model.safetensors" > /dev/null
 ALG="-c aes128-ctr -o MACs=hmac-sha2-256 -o KexAlgorithms=curve25519-sha256 -o Compression=no"
 U=$SSHD_USER
 H=127.0.0.1
-now() { date +%s.%N; }
 t() { local a b; a=$(now); "$@" > "$B/last.out" 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
 rss() { /usr/bin/time -f %M -o "$B/rss" "$@" > "$B/last.out" 2> "$B/last.err" || { cat "$B/last.err" >&2; exit 1; }; cat "$B/rss"; }
 down_fresh() { rm -rf "$B/dst"; mkdir -p "$B/dst"; sync; }

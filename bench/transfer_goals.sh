@@ -45,10 +45,6 @@ find "$B/tree" "$B/big" "$B/backup.safetensors" -type f -exec cat {} + > /dev/nu
 ALG="-c aes128-ctr -o MACs=hmac-sha2-256 -o KexAlgorithms=curve25519-sha256 -o Compression=no"
 U=$SSHD_USER
 H=127.0.0.1
-now() { date +%s.%N; }
-t() { local a b; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-med() { median < "$B/$1.times"; }
 
 # A proxy adding RTT ms in front of the sshd: its port in $PROXY_PORT, known_hosts for it in $B/kh_RTT.
 PROXIES=""

@@ -26,6 +26,33 @@ struct Quiet final : PushObserver {
   std::vector<std::string> warnings;
 };
 
+std::string random_bytes(std::size_t n, std::mt19937& rng)
+{
+  std::string s(n, '\0');
+  for (auto& c : s) {
+    c = static_cast<char>(rng());
+  }
+  return s;
+}
+
+// The first connection, more of them counted, and a request into remote/NAME.
+struct PushSetup {
+  explicit PushSetup(SshdFixture& sshd, const std::string& name) : session(sshd.connect())
+  {
+    REQUIRE(session.has_value());
+    more = [this, &sshd]() {
+      ++opened;
+      return sshd.connect();
+    };
+    req.local_root = sshd.dir() / "src";
+    req.remote_dir = (sshd.dir() / "remote" / name).string();
+  }
+  Result<std::unique_ptr<SshSession>> session;
+  int opened = 0;
+  SessionFactory more;
+  PushRequest req;
+};
+
 }  // namespace
 
 TEST_CASE("run_push over a real sshd: several connections, ranges, verification, incremental", "[sync][push][ssh]")
@@ -36,25 +63,14 @@ TEST_CASE("run_push over a real sshd: several connections, ranges, verification,
   for (int i = 0; i < 60; ++i) {
     write_file(src / ("d" + std::to_string(i % 7)) / ("f" + std::to_string(i) + ".txt"), std::string(static_cast<std::size_t>(rng() % 9000), 'a' + static_cast<char>(i % 26)));
   }
-  std::string big(900 * 1024 + 7, '\0');
-  for (auto& c : big) {
-    c = static_cast<char>(rng());
-  }
+  const std::string big = random_bytes(900 * 1024 + 7, rng);
   write_file(src / "weights" / "w1.bin", big);
   write_file(src / "weights" / "w2.bin", big.substr(0, 300 * 1024));
   write_file(src / ".gitignore", "*.tmp\n");
   write_file(src / "junk.tmp", "junk");
 
-  auto session = sshd.connect();
-  REQUIRE(session.has_value());
-  int opened = 0;
-  const SessionFactory more = [&]() {
-    ++opened;
-    return sshd.connect();
-  };
-  PushRequest req;
-  req.local_root = src;
-  req.remote_dir = (sshd.dir() / "remote" / "proj").string();
+  PushSetup setup(sshd, "proj");
+  auto& [session, opened, more, req] = setup;
   req.big_threshold = 256 * 1024;
   req.range_size = 200 * 1024;
   req.streams = 3;  // as --streams 3: on loopback the chosen count would be one (the test below)
@@ -105,25 +121,14 @@ TEST_CASE("run_push over a real sshd: without --streams a fast link gets one con
   // window never bounds the transfer, so one connection carries it (choose_push_sessions).
   SshdFixture sshd;
   const auto src = sshd.dir() / "src";
-  std::string big(3 * 1024 * 1024, '\0');
   std::mt19937 rng(2);
-  for (auto& c : big) {
-    c = static_cast<char>(rng());
-  }
+  const std::string big = random_bytes(3 * 1024 * 1024, rng);
   write_file(src / "w.bin", big);
   for (int i = 0; i < 20; ++i) {
     write_file(src / "small" / ("f" + std::to_string(i)), std::string(1000U + static_cast<std::size_t>(i), 'x'));
   }
-  auto session = sshd.connect();
-  REQUIRE(session.has_value());
-  int opened = 0;
-  const SessionFactory more = [&]() {
-    ++opened;
-    return sshd.connect();
-  };
-  PushRequest req;
-  req.local_root = src;
-  req.remote_dir = (sshd.dir() / "remote" / "one").string();
+  PushSetup setup(sshd, "one");
+  auto& [session, opened, more, req] = setup;
   req.big_threshold = 256 * 1024;
   req.range_size = 256 * 1024;
   Quiet quiet;
