@@ -38,8 +38,8 @@ struct PushPlan {
 // packets of 32 KiB): a channel carries at most this much to the server per round trip.
 inline constexpr std::uint64_t k_sshd_channel_window = 2ULL * 1024 * 1024;
 
-// The SSH connections a push opens when --streams does not say (docs/benchmarks.md, "Push: the
-// connections it opens"). Sending `bytes` over n connections takes at least
+// The SSH connections a push opens when --streams does not say (docs/benchmarks.md, "Issue #43:
+// ... the connections a push opens"). Sending `bytes` over n connections takes at least
 // bytes x round_trip / (n x window) (each channel waits for the server's window); every connection
 // after the first costs `setup` (its connect, key exchange, authentication and the shell that runs
 // its command, as the first one took), on the same link and CPUs. The n in [1, most] with the

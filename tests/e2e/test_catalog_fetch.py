@@ -6,8 +6,8 @@ hosts (tests/e2e/catalog_double.py): `offers --offline` reads the cache and asks
 429, and for a 404, an HTML page or garbage served with 200, or a cut file names the cloud, keeps
 the cached copy, writes nothing for it and exits 4; `plan` refreshes a stale cache (not with
 --offline, not again within the hour after an attempt), and fetches it the first time when there
-is none (not with catalog_auto_refresh=false; without network, one warning and the snapshot). The cache is seeded in the documented
-offers.tsv format (providers/market/catalog_cache.hpp).
+is none (not with catalog_auto_refresh=false; without network, one warning and the snapshot). The
+cache is seeded in the documented offers.tsv format (providers/market/catalog_cache.hpp).
 """
 import json
 import os
