@@ -6,9 +6,7 @@
 #include "cli/services.hpp"
 
 #include <algorithm>
-#include <map>
 #include <set>
-#include <tuple>
 
 #include "common/text.hpp"
 #include "providers/offers.hpp"
@@ -18,38 +16,16 @@ namespace gpurent {
 namespace {
 
 // The catalogue cache's offers to lay over the built-in ones (cli.md plan v4: config > live >
-// catalogue > snapshot), only providers this build knows: per (provider, card, GPUs) the cheapest
-// region (what start-up needs), or every region (`load` all: --region picks among them). The
-// built-in offers are never copied for this (plan's start-up).
+// catalogue > snapshot), only providers this build knows: as the cache reads them, per (provider,
+// card, GPUs) the cheapest region (`load` cheapest_per_shape, what start-up needs) or every region
+// (`load` all: --region picks among them). The built-in offers are never copied for this.
 std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg, market::CatalogLoad load)
 {
   const auto providers = provider_catalog();
-  const auto known = [&](const Offer& o) {
-    return std::any_of(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == o.provider; });
-  };
-  std::vector<Offer> catalogue = catalogue_offers(s, cfg, load);
-  std::vector<Offer> out;
-  if (load == market::CatalogLoad::all) {
-    for (auto& o : catalogue) {
-      if (known(o)) {
-        out.push_back(std::move(o));
-      }
-    }
-    return out;
-  }
-  std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, const Offer*> cheapest;
-  for (const auto& o : catalogue) {
-    const auto key = std::make_tuple(std::string_view(o.provider), std::string_view(o.card), o.gpus);
-    auto [it, added] = cheapest.emplace(key, &o);
-    if (!added && o.price_per_hour < it->second->price_per_hour) {
-      it->second = &o;
-    }
-  }
-  for (const auto& [key, o] : cheapest) {
-    if (known(*o)) {
-      out.push_back(*o);
-    }
-  }
+  std::vector<Offer> out = catalogue_offers(s, cfg, load);
+  std::erase_if(out, [&](const Offer& o) {
+    return std::none_of(providers.begin(), providers.end(), [&](const ProviderInfo& p) { return p.name == o.provider; });
+  });
   return out;
 }
 
