@@ -77,6 +77,14 @@ auto string_field(C& c, std::string_view key) -> decltype(&c.default_provider)
   return nullptr;
 }
 
+template <class C>
+auto bool_field(C& c, std::string_view key) -> decltype(&c.allow_insecure_http)
+{
+  if (key == "allow_insecure_http") { return &c.allow_insecure_http; }
+  if (key == "catalog_auto_refresh") { return &c.catalog_auto_refresh; }
+  return nullptr;
+}
+
 // "aws, gcp,runpod" -> "aws,gcp,runpod": known catalogue clouds, each once.
 Result<std::string> normalise_catalog_clouds(std::string_view text)
 {
@@ -159,8 +167,11 @@ Result<void> assign(Config& c, const ConfigKeyInfo& k, const std::string& text, 
     return fail(Errc::invalid_input, what + ": empty value; remove the key to unset it");
   }
   if (k.type == ConfigType::boolean) {
-    TRY_ASSIGN(const bool value, parse_config_bool(k.name, text));
-    (k.name == "catalog_auto_refresh" ? c.catalog_auto_refresh : c.allow_insecure_http) = value;
+    bool* field = bool_field(c, k.name);
+    if (field == nullptr) {
+      return fail(Errc::internal, what + ": a boolean key without a field in Config");
+    }
+    TRY_ASSIGN(*field, parse_config_bool(k.name, text));
     return {};
   }
   std::string value = text;
@@ -236,8 +247,8 @@ std::optional<std::string> Config::text(std::string_view key) const
     os << (key == "offers_max_age_hours" ? offers_max_age_hours : catalog_max_age_hours);
     return os.str();
   }
-  if (key == "allow_insecure_http" || key == "catalog_auto_refresh") {
-    return std::string((key == "allow_insecure_http" ? allow_insecure_http : catalog_auto_refresh) ? "true" : "false");
+  if (const auto* b = bool_field(*this, key)) {
+    return std::string(*b ? "true" : "false");
   }
   if (key == "prices") {
     return price_overrides.empty() ? std::nullopt

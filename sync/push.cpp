@@ -148,14 +148,12 @@ Result<PushReport> Pusher::run()
   } else if (m_more && m_req.max_sessions > 1 && link.round_trip) {
     // Another connection costs what the first did: its connect and key exchange, authentication
     // (about two round trips) and the shell starting its command (the listing's time, which holds it).
+    // A session that measures no round trip keeps to one connection.
     const std::chrono::duration<double> rtt = *link.round_trip;
     const std::chrono::duration<double> setup = std::chrono::duration<double>(link.connect) + 2 * rtt + listing_time;
     sessions = choose_push_sessions(plan.bytes_to_send, rtt, setup, m_req.max_sessions);
     m_report.round_trip = rtt;
     m_report.connection_setup = setup;
-  } else if (m_more && m_req.max_sessions > 1) {
-    // A session that measures nothing (a test double): one more connection per bytes_per_session.
-    sessions = std::min<std::size_t>(m_req.max_sessions, 1 + plan.bytes_to_send / std::max<std::uint64_t>(m_req.bytes_per_session, 1));
   }
   m_stats.assign(sessions, StreamStat{});
   m_groups = split_stream(plan.stream, m_local, sessions);

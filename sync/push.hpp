@@ -2,8 +2,8 @@
 #pragma once
 // Executes a push over the SshSession port: walk the local tree (sync/local_tree.hpp), list the
 // destination through the push agent (one channel), plan (pure), then send: small files as tar
-// streams, large ones as byte ranges, spread over up to `max_sessions` SSH connections when
-// there is enough to send; every file is verified against a SHA-256 computed on the server
+// streams, large ones as byte ranges, spread over up to `max_sessions` SSH connections where the
+// link's window would bound one (choose_push_sessions, sync/push_plan.hpp); every file is verified against a SHA-256 computed on the server
 // (per range and whole for large files). Used by `gpurent push` and `gpurent run`.
 #include <cstdint>
 #include <filesystem>
@@ -32,7 +32,6 @@ struct PushRequest {
   std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
   std::size_t streams = 0;                           // SSH connections (--streams; 0: chosen as below)
   std::size_t max_sessions = 6;                      // chosen (choose_push_sessions): at most this many (1: only the given one)
-  std::uint64_t bytes_per_session = 16 * k_push_mib; // a session that measures no link: one more connection per this much
   // --delete: what an earlier push sent (`pushed_before`, sync/push_record.hpp) that remote_dir
   // still holds and the local tree lacks (sync/push_delete.hpp says what is always kept) is
   // removed once every file arrived intact; without a record nothing is. `confirm_delete` sees the list
