@@ -125,6 +125,16 @@ Result<BackupReport> backup_damaging(const SshdFixture& sshd, const std::filesys
   return run_backup(main, req, quiet);
 }
 
+// The bytes every connection carried, counted again where a range was fetched again.
+std::uint64_t carried(const BackupReport& r)
+{
+  std::uint64_t n = 0;
+  for (const auto& st : r.per_stream) {
+    n += st.bytes;
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alone", "[sync][backup][ranges][ssh]")
@@ -143,11 +153,7 @@ TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alon
   CHECK(damage.damaged == 2);
   // 40 MiB over 3 connections: pieces of 8 MiB (5), plus the 2 fetched again.
   CHECK(damage.range_reads == 7);
-  std::uint64_t carried = 0;
-  for (const auto& st : r->per_stream) {
-    carried += st.bytes;
-  }
-  CHECK(carried == big.size() + 2 * 8 * 1024 * 1024);
+  CHECK(carried(*r) == big.size() + 2 * 8 * 1024 * 1024);
   CHECK(testing::slurp(dest.path() / "ckpt.bin") == big);
 }
 
@@ -187,11 +193,7 @@ TEST_CASE("run_backup ranges: a single file given as the remote path is copied o
   CHECK(r->failed.empty());
   CHECK(r->verified);
   CHECK(r->warnings.empty());
-  std::uint64_t carried = 0;
-  for (const auto& st : r->per_stream) {
-    carried += st.bytes;
-  }
-  CHECK(carried == big.size());
+  CHECK(carried(*r) == big.size());
   CHECK(none.range_reads == 3);  // 24 MiB in pieces of 8 MiB, each once
   CHECK(testing::slurp(dest.path() / "ckpt.bin") == big);
 }
