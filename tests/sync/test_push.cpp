@@ -141,6 +141,5 @@ TEST_CASE("run_push over a real sshd: without --streams a fast link gets one con
   REQUIRE(r->round_trip.has_value());
   REQUIRE(r->connection_setup.has_value());
   CHECK(r->round_trip->count() > 0);
-  CHECK(*r->connection_setup > *r->round_trip);
   CHECK(slurp(sshd.dir() / "remote" / "one" / "w.bin") == big);
 }
