@@ -13,6 +13,7 @@
 #include "cli/io_loader.hpp"
 #include "cli/services.hpp"
 #include "common/clock.hpp"
+#include "common/heap_pages.hpp"
 #include "providers/state_store.hpp"
 #include "sync/io_tables.hpp"
 #include "sync/transport.hpp"
@@ -55,6 +56,8 @@ const void* load_io_table_symbol(const char* name) noexcept
 
 int main(int argc, char** argv)
 {
+  // Before the first large allocation: a start's fresh heap in huge pages (common/heap_pages.hpp).
+  gpurent::back_heap_with_huge_pages();
   // sync_with_stdio(false) would allocate six stream buffers (~120 KiB) at every start.
   gpurent::SystemClock clock;
   gpurent::Services s{std::cout, std::cerr, std::cin, read_environment(), clock};
