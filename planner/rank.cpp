@@ -380,6 +380,7 @@ struct ShapeOption {
   // in it (fill_price); every field that sets is set again for each option built from it.
   PlanOption option;
   JobSpec there;  // the job the bill reads (the serving replica's when sized for a workload)
+  std::uint32_t kept = 0;  // options still to be built from it: the last one takes `option` itself
 };
 
 // An offer to become an option: `nodes` servers of its shape (over `link` when more than one).
@@ -395,13 +396,19 @@ struct Candidate {
 
 JobSpec job_for_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t nodes)
 {
-  const JobSpec job = with_gpus(base, gpus, shard, nodes);
-  return feasible_layout(job).value_or(job);
+  JobSpec job = with_gpus(base, gpus, shard, nodes);
+  if (const auto l = layout_on(job, job.gpus, job.nodes, job.shard)) {
+    job.pipeline = l->pipeline;
+    job.nodes = l->nodes;
+  }
+  return job;
 }
 
 bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t nodes)
 {
-  return feasible_layout(with_gpus(base, gpus, shard, nodes)).has_value();
+  // with_gpus' fields, without its copy of the job
+  const std::uint32_t servers = std::max<std::uint32_t>(nodes, 1);
+  return layout_on(base, gpus, servers, shard.value_or(default_shard(base.task, base.engine, gpus * servers))).has_value();
 }
 
 namespace {
@@ -409,29 +416,47 @@ namespace {
 std::vector<Sold> expand_sold(std::span<const Offer* const> offers, std::span<const ProviderInfo> providers,
                               std::span<const Card> cards)
 {
-  // (provider, card) -> GPU counts listed explicitly.
-  std::map<std::pair<std::string_view, std::string_view>, std::set<std::uint32_t>> listed;
+  // (provider, card) -> the per-server GPU counts listed explicitly, as bits (only counts up to
+  // k_max_gpus_per_server are ever asked). The market comes grouped by both, so the last group
+  // found is asked first.
+  using Group = std::pair<std::string_view, std::string_view>;
+  static_assert(k_max_gpus_per_server < 32);
+  std::map<Group, std::uint32_t> listed;
+  auto bits_of = [&listed, last = listed.end()](const Offer& o) mutable -> std::uint32_t& {
+    if (last == listed.end() || last->first != Group{o.provider, o.card}) {
+      last = listed.try_emplace(Group{o.provider, o.card}, 0U).first;
+    }
+    return last->second;
+  };
   for (const Offer* o : offers) {
-    listed[{o->provider, o->card}].insert(o->gpus);
+    if (o->gpus <= k_max_gpus_per_server) {
+      bits_of(*o) |= 1U << o->gpus;
+    }
   }
   std::vector<Sold> out;
   out.reserve(offers.size() * 2);  // most are listed shapes; a 1-GPU per-GPU offer adds up to 7 more
+  const ProviderInfo* p = nullptr;
+  const Card* c = nullptr;
   for (const Offer* op : offers) {
     const Offer& o = *op;
-    const auto* p = provider_named(providers, o.provider);
-    const auto* c = card_with_id(cards, o.card);
+    if (p == nullptr || p->name != o.provider) {
+      p = provider_named(providers, o.provider);
+    }
+    if (c == nullptr || c->id != o.card) {
+      c = card_with_id(cards, o.card);
+    }
     if (p == nullptr || c == nullptr || !allowed(*p, *c, o.gpus)) {
       continue;
     }
     out.push_back(Sold{&o, o.gpus, o.price_per_hour, o.spot_price_per_hour});
-    const auto& counts = listed[{o.provider, o.card}];
     if (!p->per_gpu_servers || o.gpus != 1) {
       continue;  // the provider sells only the shapes it lists
     }
     // A per-GPU provider's pods of every count (RunPod's 1..8); a count it lists keeps its own price
     // (the market snapshot lists RunPod's 1, 2, 4 and 8).
+    const std::uint32_t counts = bits_of(o);
     for (std::uint32_t n = 2; n <= std::min(p->max_gpus, k_max_gpus_per_server); ++n) {
-      if (counts.contains(n)) {
+      if ((counts & (1U << n)) != 0) {
         continue;
       }
       std::optional<MicroUsd> spot;
@@ -512,9 +537,10 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   const std::optional<std::uint32_t> count = request.gpus;
 
   // An option's shape (card, GPUs, servers, link), worked out once.
-  std::map<std::tuple<std::string_view, std::uint32_t, std::uint32_t, const NodeLink*>, ShapeOption> shape_options;
+  // Keyed by the card's place in `cards` (one entry per id).
+  std::map<std::tuple<const Card*, std::uint32_t, std::uint32_t, const NodeLink*>, ShapeOption> shape_options;
   const auto shape_option = [&](const Card& c, std::uint32_t gpus, std::uint32_t nodes, const NodeLink* link) -> ShapeOption& {
-    const auto key = std::tuple(std::string_view(c.id), gpus, nodes, link);
+    const auto key = std::tuple(&c, gpus, nodes, link);
     if (const auto it = shape_options.find(key); it != shape_options.end()) {
       return it->second;
     }
@@ -721,7 +747,11 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
   }
   result.options.reserve(kept.size());
   for (const Candidate* cand : kept) {
-    PlanOption opt = cand->shape->option;
+    ++cand->shape->kept;
+  }
+  for (const Candidate* cand : kept) {
+    ShapeOption& shape = *cand->shape;
+    PlanOption opt = --shape.kept == 0 ? std::move(shape.option) : shape.option;
     fill_option(opt, *cand);
     result.options.push_back(std::move(opt));
   }

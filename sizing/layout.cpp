@@ -159,17 +159,16 @@ std::optional<Layout> vllm_layout(const ModelArch& m, std::uint32_t gpus, Weight
   return std::nullopt;
 }
 
-std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept
+std::optional<JobLayout> layout_on(const JobSpec& job, std::uint32_t gpus, std::uint32_t nodes, Shard shard) noexcept
 {
-  JobSpec j = job;
-  j.pipeline = 1;
-  j.nodes = std::max<std::uint32_t>(job.nodes, 1);
-  const std::uint32_t g = std::max<std::uint32_t>(job.gpus, 1);
-  if (g == 1 && j.nodes == 1) {
-    return j;
+  JobLayout l;
+  l.nodes = std::max<std::uint32_t>(nodes, 1);
+  const std::uint32_t g = std::max<std::uint32_t>(gpus, 1);
+  if (g == 1 && l.nodes == 1) {
+    return l;
   }
-  const bool vllm_split = !is_training(job.task) && job.engine == Engine::vllm &&
-                          (job.shard == Shard::none || job.shard == Shard::tp);
+  const bool vllm_split =
+      !is_training(job.task) && job.engine == Engine::vllm && (shard == Shard::none || shard == Shard::tp);
   if (vllm_split) {
     // Tensor parallel inside a server, pipeline stages inside it where the heads do not split, and
     // one more set of stages per server (vLLM's multi-node layout: --tensor-parallel-size = GPUs
@@ -178,21 +177,33 @@ std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept
     if (!layout) {
       return std::nullopt;
     }
-    j.pipeline = layout->pp * j.nodes;
-    if (j.pipeline > 1 && (job.model.layers == 0 || j.pipeline > job.model.layers)) {
+    l.pipeline = layout->pp * l.nodes;
+    if (l.pipeline > 1 && (job.model.layers == 0 || l.pipeline > job.model.layers)) {
       return std::nullopt;
     }
-    return j;
+    return l;
   }
-  if (j.nodes > 1 && (!is_training(job.task) || job.shard == Shard::tp)) {
+  if (l.nodes > 1 && (!is_training(job.task) || shard == Shard::tp)) {
     return std::nullopt;  // across servers: trainers shard (FSDP/ZeRO/DDP), inference runs on vLLM
   }
-  if (is_training(job.task) && job.shard == Shard::tp && !tensor_parallel_ok(job.model, g, WeightFormat::bf16)) {
+  if (is_training(job.task) && shard == Shard::tp && !tensor_parallel_ok(job.model, g, WeightFormat::bf16)) {
     return std::nullopt;
   }
   if (!is_training(job.task) && job.model.layers > 0 && g > job.model.layers) {
     return std::nullopt;  // layer split: at least one layer per GPU
   }
+  return l;
+}
+
+std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept
+{
+  const auto l = layout_on(job, job.gpus, job.nodes, job.shard);
+  if (!l) {
+    return std::nullopt;
+  }
+  JobSpec j = job;
+  j.pipeline = l->pipeline;
+  j.nodes = l->nodes;
   return j;
 }
 

@@ -42,4 +42,14 @@ struct Layout {
 // inference and sharded or data-parallel training span servers; tensor parallel never does).
 [[nodiscard]] std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept;
 
+// What feasible_layout sets, without a copy of the job: its vLLM pipeline stages and servers, for
+// the job on `gpus` GPUs of each of `nodes` servers sharded by `shard` (the job's other fields as
+// they are). nullopt where feasible_layout gives none.
+struct JobLayout {
+  std::uint32_t pipeline = 1;
+  std::uint32_t nodes = 1;
+};
+[[nodiscard]] std::optional<JobLayout> layout_on(const JobSpec& job, std::uint32_t gpus, std::uint32_t nodes,
+                                                 Shard shard) noexcept;
+
 }  // namespace gpurent
