@@ -62,6 +62,7 @@ public:
 private:
   void before_value();  // the separator and indentation an array item needs
   void quoted(std::string_view s);  // a string as JSON, escaped
+  [[nodiscard]] static bool needs_escape(std::string_view s) noexcept;  // as JSON it is not the bytes themselves
   void separate();  // before a member or an item: the line break, the comma after an earlier one, the indentation
   void open(char c);
   void close(char c);
