@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,6 +46,25 @@ bool valid_date(const std::string& d)
 struct Cloud {
   std::string cloud, source, commit, kept;
   std::size_t rows = 0;
+};
+
+// The rows' strings, each once, in one character array the rows index by offset and length: an
+// array of pointers would be relocated (written) at every start, 6,500 pointers in 94 KB.
+class TextPool {
+public:
+  std::string add(const std::string& s)
+  {
+    auto [it, fresh] = m_at.try_emplace(s, m_text.size());
+    if (fresh) {
+      m_text += s;
+    }
+    return "{" + std::to_string(it->second) + "U, " + std::to_string(s.size()) + "U}";
+  }
+  [[nodiscard]] const std::string& text() const noexcept { return m_text; }
+
+private:
+  std::map<std::string, std::size_t> m_at;
+  std::string m_text;
 };
 
 }  // namespace
@@ -132,19 +152,26 @@ int main(int argc, char** argv)
   // In (provider, card, GPUs, region) order, the files' order kept among equals: builtin_offers()
   // and merge_offers rely on it, so that no start-up sorts the market.
   std::stable_sort(offers.begin(), offers.end(), gpurent::offer_before);
+  TextPool pool;
+  std::ostringstream rows;
+  for (const auto& o : offers) {
+    rows << "    {" << pool.add(o.provider) << ", " << pool.add(o.card) << ", " << o.gpus << "U, " << o.price_per_hour.n << ", "
+         << (o.spot_price_per_hour ? o.spot_price_per_hour->n : -1) << ", " << pool.add(o.region) << ", "
+         << pool.add(o.instance_type) << ", " << pool.add(o.upstream) << ", " << (o.gpu_only ? "true" : "false") << ", "
+         << (o.spot_above_on_demand ? "true" : "false") << "},\n";
+  }
   std::ostringstream out;
   out << "// Generated from data/market/ by providers/gen/gen_market_snapshot.cpp; do not edit.\n"
-      << "#include <cstdint>\n#include <iterator>\n#include <string>\n#include <vector>\n\n#include \"providers/market/snapshot.hpp\"\n\n"
+      << "#include <cstdint>\n#include <iterator>\n#include <string>\n#include <string_view>\n#include <vector>\n\n"
+      << "#include \"providers/market/snapshot.hpp\"\n\n"
       << "namespace gpurent::market {\nnamespace {\n\n"
-      << "struct Row {\n  const char* cloud; const char* card; std::uint32_t gpus; std::int64_t price; std::int64_t spot;\n"
-      << "  const char* region; const char* instance_type; const char* upstream; bool gpu_only; bool spot_above;\n};\n\n"
-      << "constexpr Row k_rows[] = {\n";
-  for (const auto& o : offers) {
-    out << "    {" << literal(o.provider) << ", " << literal(o.card) << ", " << o.gpus << "U, " << o.price_per_hour.n << ", "
-        << (o.spot_price_per_hour ? o.spot_price_per_hour->n : -1) << ", " << literal(o.region) << ", "
-        << literal(o.instance_type) << ", " << literal(o.upstream) << ", " << (o.gpu_only ? "true" : "false") << ", "
-        << (o.spot_above_on_demand ? "true" : "false") << "},\n";
-  }
+      << "// Each row's strings as (offset, length) in k_text: no pointer to relocate at start-up.\n"
+      << "struct Text {\n  std::uint32_t at; std::uint32_t size;\n};\n\n"
+      << "constexpr char k_text[] = " << literal(pool.text()) << ";\n\n"
+      << "constexpr std::string_view text(Text t) noexcept { return {k_text + t.at, t.size}; }\n\n"
+      << "struct Row {\n  Text cloud; Text card; std::uint32_t gpus; std::int64_t price; std::int64_t spot;\n"
+      << "  Text region; Text instance_type; Text upstream; bool gpu_only; bool spot_above;\n};\n\n"
+      << "constexpr Row k_rows[] = {\n" << rows.str();
   out << "};\n\nconstexpr SnapshotCloud k_clouds[] = {\n";
   for (const auto& c : clouds) {
     out << "    {" << literal(c.cloud) << ", " << literal(c.source) << ", " << literal(c.commit) << ", " << c.rows << "U, "
@@ -158,12 +185,12 @@ int main(int argc, char** argv)
       << "  out.reserve(out.size() + std::size(k_rows));\n"
       << "  const std::string origin = std::string(\"snapshot \") + " << literal(date) << ";\n"
       << "  for (const Row& r : k_rows) {\n    Offer& o = out.emplace_back();\n"
-      << "    o.provider = r.cloud;\n    o.card = r.card;\n    o.gpus = r.gpus;\n"
+      << "    o.provider = text(r.cloud);\n    o.card = text(r.card);\n    o.gpus = r.gpus;\n"
       << "    o.price_per_hour = MicroUsd{r.price};\n"
       << "    if (r.spot >= 0) {\n      o.spot_price_per_hour = MicroUsd{r.spot};\n    }\n"
-      << "    o.region = r.region;\n    o.price_origin = origin;\n    o.price_source = \"snapshot\";\n"
-      << "    o.price_date = " << literal(date) << ";\n    o.instance_type = r.instance_type;\n"
-      << "    o.upstream = r.upstream;\n    o.gpu_only = r.gpu_only;\n    o.spot_above_on_demand = r.spot_above;\n"
+      << "    o.region = text(r.region);\n    o.price_origin = origin;\n    o.price_source = \"snapshot\";\n"
+      << "    o.price_date = " << literal(date) << ";\n    o.instance_type = text(r.instance_type);\n"
+      << "    o.upstream = text(r.upstream);\n    o.gpu_only = r.gpu_only;\n    o.spot_above_on_demand = r.spot_above;\n"
       << "  }\n}\n\n"
       << "std::vector<Offer> snapshot_offers()\n{\n  std::vector<Offer> v;\n  append_snapshot_offers(v);\n  return v;\n}\n\n"
       << "std::vector<UnmappedName> snapshot_unmapped()\n{\n  return {\n";
