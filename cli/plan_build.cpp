@@ -22,6 +22,7 @@
 #include "common/text.hpp"
 #include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
+#include "sizing/layout.hpp"
 #include "sizing/checkpoint_use.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
@@ -275,6 +276,10 @@ std::string plan_misfit_reason(const PlanReport& report)
 {
   const auto& res = report.result;
   if (!res.layout_ok) {
+    if (const auto why = servers_refusal(res.job, res.job.nodes); !why.empty()) {
+      return fmt::format("{} cannot run {} on {} servers: {}", to_string(res.job.engine), res.job.model.name,
+                         res.job.nodes, why);
+    }
     return fmt::format("{} cannot run {} on {} GPUs (the heads or layers do not split that way)",
                        to_string(res.job.engine), res.job.model.name, res.job.gpus);
   }

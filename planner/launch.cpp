@@ -184,6 +184,13 @@ std::string sglang_command(const JobSpec& j, std::string_view id, std::optional<
   }
   s += quantization_flag(j);
   s += compute_dtype_flag(j);
+  if (j.nodes > 1) {
+    // Across servers (docs.sglang.io "Multi-Node Deployment"): every server runs the same line with
+    // its own rank; rank 0's address and port are where they meet (`gpurent run GROUP` sets both).
+    s += fmt::format(" --dist-init-addr \"$MASTER_ADDR:$MASTER_PORT\" --nnodes {} --node-rank \"$GPURENT_NODE_RANK\"",
+                     j.nodes);
+    return launch_detail::on_each_node(j, std::move(s));
+  }
   return s;
 }
 

@@ -37,6 +37,9 @@ namespace launch_detail {
 // A name or path as one shell word: as it is when plain, else single-quoted.
 [[nodiscard]] std::string shell_word(std::string_view s);
 [[nodiscard]] std::string training_command(const JobSpec& job, std::string_view hf_id);
+// A line each server of a job over several runs with its own rank: `bash -c '…'`, so that the
+// shell on each server expands "$GPURENT_NODE_RANK" (`gpurent run GROUP -- …`); as it is on one.
+[[nodiscard]] std::string on_each_node(const JobSpec& job, std::string line);
 }  // namespace launch_detail
 
 }  // namespace gpurent

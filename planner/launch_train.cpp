@@ -93,20 +93,7 @@ int zero_stage(Shard s)
   }
 }
 
-// A line that reads the server's own environment (its rank): `bash -c '…'`, so that the shell
-// on each server expands "$GPURENT_NODE_RANK", not the laptop's shell when the line is pasted
-// after `gpurent run GROUP --` (which passes several words to the server quoted as they are).
-std::string on_each_node(const JobSpec& j, std::string line)
-{
-  if (j.nodes <= 1) {
-    return line;
-  }
-  std::string quoted;
-  for (const char c : line) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return "bash -c '" + quoted + "'";
-}
+using launch_detail::on_each_node;
 
 // torchrun's rendezvous across servers: each server runs the same line with its own rank
 // (`gpurent run GROUP` sets GPURENT_NODE_RANK, MASTER_ADDR and MASTER_PORT on every member).
@@ -247,6 +234,21 @@ std::string torchtune_config(const JobSpec& job)
 }
 
 namespace launch_detail {
+
+// A line that reads the server's own environment (its rank): `bash -c '…'`, so that the shell
+// on each server expands "$GPURENT_NODE_RANK", not the laptop's shell when the line is pasted
+// after `gpurent run GROUP --` (which passes several words to the server quoted as they are).
+std::string on_each_node(const JobSpec& j, std::string line)
+{
+  if (j.nodes <= 1) {
+    return line;
+  }
+  std::string quoted;
+  for (const char c : line) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return "bash -c '" + quoted + "'";
+}
 
 std::string training_command(const JobSpec& job, std::string_view hf_id)
 {

@@ -259,6 +259,13 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
                                   "the first",
                                   r.result.job.nodes));
   }
+  if (!r.launch.empty() && r.result.job.nodes > 1 && r.result.job.engine == Engine::sglang && !is_training(r.result.job.task)) {
+    r.notes.push_back(fmt::format("SGLang across {} servers: one tensor-parallel group of {} GPUs; the launch line runs "
+                                  "on each server: paste it after `gpurent run GROUP --`; `bash -c '…'` leaves "
+                                  "$GPURENT_NODE_RANK, $MASTER_ADDR and $MASTER_PORT to each server's shell, which `run` "
+                                  "gives them",
+                                  r.result.job.nodes, world_gpus(r.result.job)));
+  }
   if (!r.launch.empty() && r.result.job.nodes > 1 && is_training(r.result.job.task)) {
     r.notes.push_back(fmt::format("the launch line runs on each of the {} servers: paste it after `gpurent run GROUP "
                                   "--env DATASET=<hub dataset id> --`; `bash -c '…'` leaves $GPURENT_NODE_RANK and "

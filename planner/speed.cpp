@@ -256,21 +256,32 @@ struct Inputs {
 // the nodes - 1 server boundaries once per token; charged to the stages evenly.
 double node_hops_s(const Inputs& in, double tokens)
 {
-  if (in.nodes <= 1 || !in.node) {
-    return 0;
+  if (in.nodes <= 1 || !in.node || !in.l.pipelined) {
+    return 0;  // SGLang's tensor parallel across servers pays in its all-reduces instead
   }
   return (in.nodes - 1) / in.l.stages * tokens * in.f.hidden * 2.0 / *in.node;
 }
 
 // Tensor-parallel all-reduce cost for `tokens` tokens over `layers` layers: two all-reduces per
 // layer (after attention and after the MLP) of tokens x hidden 16-bit values, ring: 2 (tp-1)/tp of
-// the data over the link, plus the engine's latency per all-reduce.
+// the data over the link, plus the engine's latency per all-reduce. A group over several servers
+// (SGLang --nnodes) reduces hierarchically, as NCCL does: a ring over each server's GPUs
+// (2 (g-1)/g of the data over the GPUs' link) and one between the servers (2 (n-1)/n of the data
+// over the servers' link, which each server's NICs share) (docs/speed.md "Tensor parallel across
+// servers").
 double allreduce_s(const Inputs& in, double tokens, double layers)
 {
   if (in.l.tp <= 1) {
     return 0;
   }
-  const double bytes = tokens * in.f.hidden * 2.0 * 2.0 * (in.l.tp - 1) / in.l.tp;
+  const double data = tokens * in.f.hidden * 2.0;
+  const double per_server = std::max<std::uint32_t>(in.job.gpus, 1);
+  if (in.nodes > 1 && in.l.tp > per_server) {
+    const double inside = per_server > 1 && in.link ? data * 2.0 * (per_server - 1) / per_server / *in.link : 0.0;
+    const double across = in.node ? data * 2.0 * (in.nodes - 1) / in.nodes / *in.node : 0.0;
+    return 2.0 * layers * (in.k.allreduce_s + inside + across);
+  }
+  const double bytes = data * 2.0 * (in.l.tp - 1) / in.l.tp;
   return 2.0 * layers * (in.k.allreduce_s + (in.link ? bytes / *in.link : 0.0));
 }
 
@@ -499,9 +510,9 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   }
 
   if (in.nodes > 1 && !in.node) {
-    s.unknown.push_back(fmt::format("the link between the {} servers is not published: the pipeline's traffic between "
+    s.unknown.push_back(fmt::format("the link between the {} servers is not published: the {} traffic between "
                                     "them is not known, so neither is the speed",
-                                    job.nodes));
+                                    job.nodes, in.l.pipelined ? "pipeline's" : "tensor-parallel all-reduces'"));
     return s;
   }
   const double context = std::max<std::uint32_t>(job.context, 1);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sizing/estimate.hpp"
+#include "sizing/precision.hpp"
 
 namespace gpurent {
 namespace {
@@ -159,6 +160,33 @@ std::optional<Layout> vllm_layout(const ModelArch& m, std::uint32_t gpus, Weight
   return std::nullopt;
 }
 
+std::string servers_refusal(const JobSpec& job, std::uint32_t nodes)
+{
+  if (nodes <= 1) {
+    return {};
+  }
+  if (is_training(job.task)) {
+    return job.shard == Shard::tp ? "tensor-parallel training stays inside one server (shard with fsdp or zero3 across servers)"
+                                  : "";
+  }
+  if (job.engine == Engine::sglang) {
+    if (job.offline_batch) {
+      return "SGLang's offline batch runs on one server";
+    }
+    if (nodes > k_sglang_max_nodes) {
+      return fmt::format("SGLang serves across at most {} servers (the largest its DeepSeek guide runs: 4 x 8 A100)",
+                         k_sglang_max_nodes);
+    }
+    return {};
+  }
+  if (job.engine != Engine::vllm) {
+    return fmt::format("{} runs on one server; across servers plan runs vLLM (pipeline stages) or SGLang (one "
+                       "tensor-parallel group)",
+                       to_string(job.engine));
+  }
+  return {};
+}
+
 std::optional<JobLayout> layout_on(const JobSpec& job, std::uint32_t gpus, std::uint32_t nodes, Shard shard) noexcept
 {
   JobLayout l;
@@ -183,8 +211,18 @@ std::optional<JobLayout> layout_on(const JobSpec& job, std::uint32_t gpus, std::
     }
     return l;
   }
+  const bool sglang_split =
+      !is_training(job.task) && job.engine == Engine::sglang && (shard == Shard::none || shard == Shard::tp);
+  if (sglang_split && l.nodes > 1 && !job.offline_batch) {
+    // SGLang across servers: one tensor-parallel group over every GPU of every server (--tp 16
+    // --nnodes 2: docs.sglang.io "Multi-Node Deployment"), on at most k_sglang_max_nodes servers.
+    if (l.nodes > k_sglang_max_nodes || !tensor_parallel_ok(job.model, g * l.nodes, job.weights)) {
+      return std::nullopt;
+    }
+    return l;
+  }
   if (l.nodes > 1 && (!is_training(job.task) || shard == Shard::tp)) {
-    return std::nullopt;  // across servers: trainers shard (FSDP/ZeRO/DDP), inference runs on vLLM
+    return std::nullopt;  // across servers: trainers shard (FSDP/ZeRO/DDP), inference runs on vLLM or SGLang
   }
   if (is_training(job.task) && shard == Shard::tp && !tensor_parallel_ok(job.model, g, WeightFormat::bf16)) {
     return std::nullopt;

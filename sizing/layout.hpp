@@ -35,12 +35,20 @@ struct Layout {
 };
 [[nodiscard]] std::optional<Layout> vllm_layout(const ModelArch& model, std::uint32_t gpus, WeightFormat weights) noexcept;
 
+// SGLang serves across at most this many servers: the largest its DeepSeek guide runs (4 x 8
+// A100 in BF16, 4 x 8 L40S in INT8; docs.sglang.io "DeepSeek V3/V3.1/R1 Usage").
+inline constexpr std::uint32_t k_sglang_max_nodes = 4;
+
 // `job` as it can run on job.gpus GPUs of each of job.nodes servers: vLLM gets its pipeline
-// stages (one set per server: tensor parallel stays inside a server); nullopt when the job's
-// engine cannot use that many GPUs with that model (training with --shard tp on heads the
-// degree does not divide; more GPUs than layers to split) or that many servers (only vLLM
-// inference and sharded or data-parallel training span servers; tensor parallel never does).
+// stages (one set per server: tensor parallel stays inside a server), SGLang one tensor-parallel
+// group over every GPU of 2..k_sglang_max_nodes servers; nullopt when the job's engine cannot use
+// that many GPUs with that model (training with --shard tp on heads the degree does not divide;
+// more GPUs than layers to split; SGLang's heads not split over all the GPUs) or that many
+// servers (only vLLM and SGLang inference and sharded or data-parallel training span servers).
 [[nodiscard]] std::optional<JobSpec> feasible_layout(const JobSpec& job) noexcept;
+
+// Why the job's engine cannot span `nodes` servers at all ("" when it can, as far as servers go).
+[[nodiscard]] std::string servers_refusal(const JobSpec& job, std::uint32_t nodes);
 
 // What feasible_layout sets, without a copy of the job: its vLLM pipeline stages and servers, for
 // the job on `gpus` GPUs of each of `nodes` servers sharded by `shard` (the job's other fields as

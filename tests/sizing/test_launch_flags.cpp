@@ -316,6 +316,7 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
   std::size_t lines = 0;
   std::size_t jobs = 0;
   std::size_t group_lines = 0;
+  std::size_t sglang_group_lines = 0;
   std::set<std::string> engines_seen;
   for (const auto& name : models) {
     const ModelArch m = find_model(name).value();
@@ -388,12 +389,13 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
                 engines_seen.insert(engine);
                 check_line(line);
                 ++lines;
-                if (ran.nodes > 1 && is_training(ran.task)) {
+                if (ran.nodes > 1 && (is_training(ran.task) || ran.engine == Engine::sglang)) {
                   // Pasted after `gpurent run GROUP --`: nothing the laptop's shell would expand.
                   INFO(line);
                   CHECK(line.starts_with("bash -c '"));
                   CHECK(expanded_outside_single_quotes(line) == false);
                   ++group_lines;
+                  sglang_group_lines += ran.engine == Engine::sglang ? 1 : 0;
                 }
               }
             }
@@ -406,6 +408,7 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
   std::printf("launch flags: %zu launch lines over %zu jobs (%zu run on a group of servers)\n", lines, jobs, group_lines);
   CHECK(lines > 500);
   CHECK(group_lines > 20);
+  CHECK(sglang_group_lines > 5);  // SGLang across servers: --dist-init-addr, --nnodes, --node-rank
   CHECK(engines_seen == std::set<std::string>{"vllm", "sglang", "llama.cpp", "ollama", "transformers", "deepspeed", "torchtune"});
 }
 

@@ -251,3 +251,60 @@ TEST_CASE("Layout: every block-FP8 layout vLLM is given has whole blocks on ever
     }
   }
 }
+
+TEST_CASE("Layout: SGLang serves over 2 to 4 servers as one tensor-parallel group", "[sizing][layout][nodes]")
+{
+  // docs.sglang.io: Llama 3.1 405B in BF16 on two servers (--tp 16 --nnodes 2), DeepSeek-V3 on
+  // 2 x 8 H100 (FP8) and 4 x 8 A100 (BF16).
+  JobSpec j;
+  j.model = *find_model_ptr("deepseek-v3");
+  j.task = Task::serve;
+  j.engine = Engine::sglang;
+  j.weights = WeightFormat::fp8;
+  j.gpus = 8;
+  j.shard = Shard::tp;
+  // FP8 on 2 servers; BF16 on 4 (FP8's 128 x 128 blocks do not split 32 ways: 2048 / 32 = 64).
+  CHECK_FALSE(layout_on(j, 8, 4, Shard::tp).has_value());
+  for (std::uint32_t nodes : {2U, 4U}) {
+    INFO(nodes << " servers");
+    j.nodes = nodes;
+    j.weights = nodes == 2 ? WeightFormat::fp8 : WeightFormat::bf16;
+    const auto l = layout_on(j, j.gpus, nodes, j.shard);
+    REQUIRE(l.has_value());
+    CHECK(l->pipeline == 1);
+    CHECK(l->nodes == nodes);
+    CHECK(servers_refusal(j, nodes).empty());
+  }
+  // 3 x 8 = 24 ranks do not divide its 128 heads.
+  CHECK_FALSE(layout_on(j, 8, 3, Shard::tp).has_value());
+  j.nodes = 2;
+  j.weights = WeightFormat::fp8;
+  CHECK(tp_degree(*feasible_layout(j)) == 16);  // every GPU of both servers in the group
+  JobSpec one = j;
+  one.nodes = 1;
+  // Each GPU holds a 16th of the weights, half of what one server's 8 do (up to rounding).
+  const auto across = estimate(*feasible_layout(j)).weights.n;
+  const auto inside = estimate(one).weights.n;
+  CHECK(across * 2 <= inside + 2);
+  CHECK(across * 2 + 2 >= inside);
+  // A fifth server: refused, and why.
+  CHECK_FALSE(layout_on(j, 8, 5, Shard::tp).has_value());
+  CHECK(servers_refusal(j, 5).find("at most 4 servers") != std::string::npos);
+  // Heads that do not split over every GPU (llama-3.1-405b: 128 heads, 8 KV heads; 3 x 8 = 24).
+  JobSpec big = j;
+  big.model = *find_model_ptr("llama-3.1-405b");
+  big.weights = WeightFormat::bf16;
+  CHECK(layout_on(big, 8, 2, Shard::tp).has_value());
+  CHECK_FALSE(layout_on(big, 8, 3, Shard::tp).has_value());
+  // SGLang's offline batch stays on one server; llama.cpp never spans servers.
+  JobSpec batch = j;
+  batch.task = Task::infer;
+  batch.offline_batch = true;
+  CHECK_FALSE(layout_on(batch, 8, 2, Shard::tp).has_value());
+  CHECK(servers_refusal(batch, 2).find("offline batch") != std::string::npos);
+  JobSpec llama = j;
+  llama.engine = Engine::llama_cpp;
+  llama.shard = Shard::layer;
+  CHECK_FALSE(layout_on(llama, 8, 2, Shard::layer).has_value());
+  CHECK(servers_refusal(llama, 2).find("runs on one server") != std::string::npos);
+}
