@@ -245,13 +245,14 @@ Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& o)
                 {}};
   // --region chooses among every region the catalogue cache holds, not only each shape's cheapest.
   const auto regions = o.request.filter.region ? market::CatalogLoad::all : market::CatalogLoad::cheapest_per_shape;
+  in.regions = builtin_regions(regions);
   static_cast<void>(current_offers_into(s, in.cfg, in.merged, regions));
   return in;
 }
 
 std::span<const Offer> PlanInputs::offers() const noexcept
 {
-  return merged.empty() ? builtin_offers() : std::span<const Offer>(merged);
+  return merged.empty() ? builtin_offers(regions) : std::span<const Offer>(merged);
 }
 
 Result<PlanReport> plan_from(const PlanInputs& in, const PlanOptions& o, std::span<const ProviderInfo> providers)

@@ -24,6 +24,7 @@ struct PlanInputs {
   // The offers: `merged` (current_offers_into), or, when it left that empty because nothing is
   // laid over them, the built-in market itself (no copy of it at start-up).
   std::vector<Offer> merged;
+  OfferRegions regions = OfferRegions::every;  // which of the built-in market's regions (builtin_offers)
   [[nodiscard]] std::span<const Offer> offers() const noexcept;
 };
 [[nodiscard]] Result<PlanInputs> gather_plan_inputs(Services& s, const PlanOptions& opts);

@@ -31,6 +31,11 @@ std::vector<Offer> catalogue_over_builtin(Services& s, const Config& cfg, market
 
 }  // namespace
 
+OfferRegions builtin_regions(market::CatalogLoad load) noexcept
+{
+  return load == market::CatalogLoad::cheapest_per_shape ? OfferRegions::cheapest_per_shape : OfferRegions::every;
+}
+
 std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::vector<Offer>& merged,
                                            market::CatalogLoad regions)
 {
@@ -43,10 +48,11 @@ std::span<const Offer> current_offers_into(Services& s, const Config& cfg, std::
   } else {
     over.insert(over.end(), std::make_move_iterator(fetched->begin()), std::make_move_iterator(fetched->end()));
   }
+  const auto builtin = builtin_offers(builtin_regions(regions));
   if (over.empty() && cfg.price_overrides.empty()) {
-    return builtin_offers();  // what merge_offers would give of them alone (tests/providers/test_offer_data.cpp)
+    return builtin;  // what merge_offers would give of them alone (tests/providers/test_offer_data.cpp)
   }
-  merged = merge_offers(builtin_offers(), cfg.price_overrides, over);
+  merged = merge_offers(builtin, cfg.price_overrides, over);
   return merged;
 }
 

@@ -33,6 +33,9 @@ struct PricedOffer {
 // The same offers without copying the built-in market when nothing (config prices, the catalogue
 // cache, live offers) is laid over it: then builtin_offers() and `merged` left empty, else the
 // offers merged into `merged`.
+// The built-in market's regions that go with a catalogue load: per shape the cheapest region's
+// alone with `cheapest_per_shape` (builtin_offers), every region's otherwise.
+[[nodiscard]] OfferRegions builtin_regions(market::CatalogLoad load) noexcept;
 [[nodiscard]] std::span<const Offer> current_offers_into(
     Services& s, const Config& cfg, std::vector<Offer>& merged,
     market::CatalogLoad regions = market::CatalogLoad::cheapest_per_shape);

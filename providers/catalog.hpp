@@ -77,9 +77,13 @@ struct ProviderInfo {
 // checked against.
 [[nodiscard]] std::span<const ProviderInfo> provider_rules() noexcept;
 [[nodiscard]] Result<ProviderInfo> find_provider(std::string_view name);
-// Built-in offers (dated prices, data/offers.json). Config overrides and fetched offers are merged
-// by the caller.
-[[nodiscard]] std::span<const Offer> builtin_offers() noexcept;
+// Built-in offers (dated prices, data/offers.json, and the market snapshot). Config overrides and
+// fetched offers are merged by the caller. `cheapest_per_shape`: of the snapshot's regions of a
+// shape (cloud, card, GPUs) only the one select_offer_ptrs picks without a region filter (on
+// demand or --spot), which is all plan without --region reads (a third of the rows, not built at
+// its start-up); select_offer_ptrs gives the same offers over either.
+enum class OfferRegions { every, cheapest_per_shape };
+[[nodiscard]] std::span<const Offer> builtin_offers(OfferRegions regions = OfferRegions::every) noexcept;
 // Human name of the billing increment: "1 h", "1 min", "1 s".
 [[nodiscard]] std::string increment_label(std::chrono::seconds increment);
 

@@ -61,27 +61,38 @@ Result<ProviderInfo> find_provider(std::string_view name)
   return fail(Errc::not_found, "provider `" + std::string(name) + "`: unknown; known providers: " + known);
 }
 
-std::span<const Offer> builtin_offers() noexcept
+namespace {
+
+// data/offers.json's dated prices, then the market snapshot's (price_source "snapshot"), in
+// (provider, card, GPUs, region) order, the file's before the snapshot's where they share all
+// four, as merge_offers reads them: the snapshot is generated in that order and the file's few
+// offers are merged in, so no start-up sorts the market. One vector, merged in place: a second
+// copy of the market (350 KB) was fresh heap at every start.
+std::vector<Offer> build_builtin_offers(OfferRegions regions)
 {
-  // data/offers.json's dated prices, then the market snapshot's (price_source "snapshot").
-  // In (provider, card, GPUs, region) order, the file's before the snapshot's where they share
-  // all four, as merge_offers reads them: the snapshot is generated in that order and the file's
-  // few offers are merged in, so no start-up sorts the market.
-  // One vector, merged in place: a second copy of the market (350 KB) was fresh heap at every start.
-  // Never destroyed (the program's whole life uses it): its 1,300 offers' strings were freed one
-  // by one at every exit.
-  static const std::vector<Offer>& k_offers = *new std::vector<Offer>([] {
-    std::vector<Offer> all;
-    const auto& file = builtin_offer_data().offers;
-    all.reserve(file.size() + market::snapshot_offer_count());
-    all.assign(file.begin(), file.end());
-    std::stable_sort(all.begin(), all.end(), offer_before);
-    const auto file_end = static_cast<std::ptrdiff_t>(all.size());
-    market::append_snapshot_offers(all);
-    std::inplace_merge(all.begin(), all.begin() + file_end, all.end(), offer_before);  // stable: the file's first
-    return all;
-  }());
-  return k_offers;
+  std::vector<Offer> all;
+  const auto& file = builtin_offer_data().offers;
+  all.reserve(file.size() + market::snapshot_offer_count(regions));
+  all.assign(file.begin(), file.end());
+  std::stable_sort(all.begin(), all.end(), offer_before);
+  const auto file_end = static_cast<std::ptrdiff_t>(all.size());
+  market::append_snapshot_offers(all, regions);
+  std::inplace_merge(all.begin(), all.begin() + file_end, all.end(), offer_before);  // stable: the file's first
+  return all;
+}
+
+}  // namespace
+
+std::span<const Offer> builtin_offers(OfferRegions regions) noexcept
+{
+  // Each built on first use and never destroyed (the program's whole life uses it): its offers'
+  // strings were freed one by one at every exit.
+  if (regions == OfferRegions::cheapest_per_shape) {
+    static const std::vector<Offer>& k_cheapest = *new std::vector<Offer>(build_builtin_offers(regions));
+    return k_cheapest;
+  }
+  static const std::vector<Offer>& k_every = *new std::vector<Offer>(build_builtin_offers(regions));
+  return k_every;
 }
 
 }  // namespace gpurent

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/codegen.hpp"
@@ -152,14 +153,42 @@ int main(int argc, char** argv)
   // In (provider, card, GPUs, region) order, the files' order kept among equals: builtin_offers()
   // and merge_offers rely on it, so that no start-up sorts the market.
   std::stable_sort(offers.begin(), offers.end(), gpurent::offer_before);
+  // Per shape (cloud, card, GPUs) the row select_offer_ptrs would pick without --region: the
+  // cheapest on demand, and the cheapest when --spot ranks spot prices (a row without one by its
+  // price), each the first by (price, region) in this order. plan without --region builds only
+  // these (builtin_offers(OfferRegions::cheapest_per_shape)): a shape's other regions never win.
+  std::vector<bool> cheapest(offers.size(), false);
+  for (std::size_t i = 0; i < offers.size();) {
+    std::size_t end = i;
+    while (end < offers.size() && offers[end].provider == offers[i].provider && offers[end].card == offers[i].card &&
+           offers[end].gpus == offers[i].gpus) {
+      ++end;
+    }
+    for (const bool spot : {false, true}) {
+      const auto price = [&](const gpurent::Offer& o) {
+        return spot && o.spot_price_per_hour ? o.spot_price_per_hour->n : o.price_per_hour.n;
+      };
+      std::size_t best = i;
+      for (std::size_t k = i + 1; k < end; ++k) {
+        if (std::tuple(price(offers[k]), std::string_view(offers[k].region)) <
+            std::tuple(price(offers[best]), std::string_view(offers[best].region))) {
+          best = k;
+        }
+      }
+      cheapest[best] = true;
+    }
+    i = end;
+  }
   TextPool pool;
   std::ostringstream rows;
-  for (const auto& o : offers) {
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const auto& o = offers[i];
     rows << "    {" << pool.add(o.provider) << ", " << pool.add(o.card) << ", " << o.gpus << "U, " << o.price_per_hour.n << ", "
          << (o.spot_price_per_hour ? o.spot_price_per_hour->n : -1) << ", " << pool.add(o.region) << ", "
          << pool.add(o.instance_type) << ", " << pool.add(o.upstream) << ", " << (o.gpu_only ? "true" : "false") << ", "
-         << (o.spot_above_on_demand ? "true" : "false") << "},\n";
+         << (o.spot_above_on_demand ? "true" : "false") << ", " << (cheapest[i] ? "true" : "false") << "},\n";
   }
+  const auto cheapest_rows = std::count(cheapest.begin(), cheapest.end(), true);
   std::ostringstream out;
   out << "// Generated from data/market/ by providers/gen/gen_market_snapshot.cpp; do not edit.\n"
       << "#include <cstdint>\n#include <iterator>\n#include <string>\n#include <string_view>\n#include <vector>\n\n"
@@ -170,7 +199,8 @@ int main(int argc, char** argv)
       << "constexpr char k_text[] = " << literal(pool.text()) << ";\n\n"
       << "constexpr std::string_view text(Text t) noexcept { return {k_text + t.at, t.size}; }\n\n"
       << "struct Row {\n  Text cloud; Text card; std::uint32_t gpus; std::int64_t price; std::int64_t spot;\n"
-      << "  Text region; Text instance_type; Text upstream; bool gpu_only; bool spot_above;\n};\n\n"
+      << "  Text region; Text instance_type; Text upstream; bool gpu_only; bool spot_above;\n"
+      << "  bool cheapest;  // the row select_offer_ptrs picks for its shape without --region (on demand or --spot)\n};\n\n"
       << "constexpr Row k_rows[] = {\n" << rows.str();
   out << "};\n\nconstexpr SnapshotCloud k_clouds[] = {\n";
   for (const auto& c : clouds) {
@@ -180,11 +210,14 @@ int main(int argc, char** argv)
   out << "};\n\n}  // namespace\n\n"
       << "std::string_view snapshot_date() noexcept { return " << literal(date) << "; }\n\n"
       << "std::span<const SnapshotCloud> snapshot_clouds() noexcept { return k_clouds; }\n\n"
-      << "std::size_t snapshot_offer_count() noexcept { return std::size(k_rows); }\n\n"
-      << "void append_snapshot_offers(std::vector<Offer>& out)\n{\n"
-      << "  out.reserve(out.size() + std::size(k_rows));\n"
+      << "std::size_t snapshot_offer_count(OfferRegions regions) noexcept\n{\n"
+      << "  return regions == OfferRegions::every ? std::size(k_rows) : " << cheapest_rows << "U;\n}\n\n"
+      << "void append_snapshot_offers(std::vector<Offer>& out, OfferRegions regions)\n{\n"
+      << "  out.reserve(out.size() + snapshot_offer_count(regions));\n"
       << "  const std::string origin = std::string(\"snapshot \") + " << literal(date) << ";\n"
-      << "  for (const Row& r : k_rows) {\n    Offer& o = out.emplace_back();\n"
+      << "  for (const Row& r : k_rows) {\n"
+      << "    if (regions == OfferRegions::cheapest_per_shape && !r.cheapest) {\n      continue;\n    }\n"
+      << "    Offer& o = out.emplace_back();\n"
       << "    o.provider = text(r.cloud);\n    o.card = text(r.card);\n    o.gpus = r.gpus;\n"
       << "    o.price_per_hour = MicroUsd{r.price};\n"
       << "    if (r.spot >= 0) {\n      o.spot_price_per_hour = MicroUsd{r.spot};\n    }\n"
@@ -192,7 +225,7 @@ int main(int argc, char** argv)
       << "    o.price_date = " << literal(date) << ";\n    o.instance_type = text(r.instance_type);\n"
       << "    o.upstream = text(r.upstream);\n    o.gpu_only = r.gpu_only;\n    o.spot_above_on_demand = r.spot_above;\n"
       << "  }\n}\n\n"
-      << "std::vector<Offer> snapshot_offers()\n{\n  std::vector<Offer> v;\n  append_snapshot_offers(v);\n  return v;\n}\n\n"
+      << "std::vector<Offer> snapshot_offers()\n{\n  std::vector<Offer> v;\n  append_snapshot_offers(v, OfferRegions::every);\n  return v;\n}\n\n"
       << "std::vector<UnmappedName> snapshot_unmapped()\n{\n  return {\n";
   for (const auto& u : unmapped) {
     out << "      {" << literal(u.cloud) << ", " << literal(u.accelerator_name) << ", " << literal(u.gpu_info) << ", " << u.rows

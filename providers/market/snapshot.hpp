@@ -24,9 +24,10 @@ struct SnapshotCloud {
 [[nodiscard]] std::string_view snapshot_date() noexcept;  // "YYYY-MM-DD"
 [[nodiscard]] std::span<const SnapshotCloud> snapshot_clouds() noexcept;
 // The offers, from initialisers (no CSV or JSON read): appended to `out` (builtin_offers() does,
-// once), or as a new list.
-void append_snapshot_offers(std::vector<Offer>& out);
-[[nodiscard]] std::size_t snapshot_offer_count() noexcept;
+// once), every region's or per shape only the one select_offer_ptrs picks without --region; or
+// as a new list (every region's).
+void append_snapshot_offers(std::vector<Offer>& out, OfferRegions regions);
+[[nodiscard]] std::size_t snapshot_offer_count(OfferRegions regions) noexcept;
 [[nodiscard]] std::vector<Offer> snapshot_offers();
 [[nodiscard]] std::vector<UnmappedName> snapshot_unmapped();
 

@@ -17,6 +17,7 @@
 #include "providers/catalog.hpp"
 #include "providers/market/snapshot.hpp"
 #include "providers/offer_data.hpp"
+#include "providers/offer_select.hpp"
 
 using namespace gpurent;
 using nlohmann::json;
@@ -113,7 +114,7 @@ TEST_CASE("Offer data: the built-in file is accepted, every offer dated and sour
   // Both, in (provider, card, GPUs, region) order (merge_offers then sorts nothing at start-up),
   // the file's before the snapshot's where all four are the same.
   const auto all = builtin_offers();
-  REQUIRE(all.size() == data->offers.size() + market::snapshot_offer_count());
+  REQUIRE(all.size() == data->offers.size() + market::snapshot_offer_count(OfferRegions::every));
   const auto key = [](const Offer& o) { return std::tie(o.provider, o.card, o.gpus, o.region); };
   for (std::size_t i = 1; i < all.size(); ++i) {
     INFO(all[i].provider << " " << all[i].card << " x" << all[i].gpus << " " << all[i].region);
@@ -128,7 +129,7 @@ TEST_CASE("Offer data: the built-in file is accepted, every offer dated and sour
           }) == 1);
   }
   CHECK(std::count_if(all.begin(), all.end(), [](const Offer& o) { return o.price_source == "snapshot"; }) ==
-        static_cast<std::ptrdiff_t>(market::snapshot_offer_count()));
+        static_cast<std::ptrdiff_t>(market::snapshot_offer_count(OfferRegions::every)));
   // With nothing laid over them, merging gives them as they are: current_offers_into then hands
   // out builtin_offers() itself, never a copy (plan's start-up).
   const auto merged = merge_offers(all, {}, {});
@@ -266,4 +267,37 @@ TEST_CASE("Offer data: bad input is refused, naming the entry and the key", "[pr
     CHECK_THAT(r.error().message, Catch::StartsWith("offer data: ") && Catch::Contains(c.expect));
   }
   CHECK_THAT(error_of(json::array()), Catch::Contains("expected an object"));
+}
+
+TEST_CASE("built-in offers: per shape the cheapest region's alone select as every region's do", "[offers][market]")
+{
+  // plan without --region builds only each shape's cheapest snapshot row (on demand, and under
+  // --spot); whatever the filter, select_offer_ptrs must pick the same offers from either set.
+  const auto every = builtin_offers(OfferRegions::every);
+  const auto cheapest = builtin_offers(OfferRegions::cheapest_per_shape);
+  CHECK(cheapest.size() < every.size());
+  CHECK(cheapest.size() == builtin_offer_data().offers.size() + market::snapshot_offer_count(OfferRegions::cheapest_per_shape));
+  CHECK(std::is_sorted(cheapest.begin(), cheapest.end(), offer_before));
+  const auto key = [](const Offer* o) {
+    return std::tuple(o->provider, o->card, o->gpus, o->region, o->price_per_hour, o->spot_price_per_hour,
+                      o->instance_type, o->price_source);
+  };
+  std::vector<OfferFilter> filters(4);
+  filters[1].rentable_only = true;
+  filters[2].clouds = {"aws", "gcp", "runpod"};
+  filters[3].clouds = {"primeintellect", "lambda"};
+  std::size_t compared = 0;
+  for (const auto& f : filters) {
+    for (const bool spot : {false, true}) {
+      const auto a = select_offer_ptrs(every, provider_catalog(), f, spot);
+      const auto b = select_offer_ptrs(cheapest, provider_catalog(), f, spot);
+      REQUIRE(a.size() == b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        INFO(a[i]->provider << " " << a[i]->card << " x" << a[i]->gpus << " " << a[i]->region << " spot " << spot);
+        CHECK(key(a[i]) == key(b[i]));
+      }
+      compared += a.size();
+    }
+  }
+  CHECK(compared > 1000);
 }

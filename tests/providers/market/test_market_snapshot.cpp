@@ -103,7 +103,7 @@ TEST_CASE("market snapshot: the compiled-in offers are the files' offers now", "
   // order, which builtin_offers() and merge_offers rely on).
   const auto& m = snapshot_files();
   const auto built = snapshot_offers();
-  CHECK(built.size() == snapshot_offer_count());
+  CHECK(built.size() == snapshot_offer_count(OfferRegions::every));
   REQUIRE(built.size() == m.all.offers.size());
   auto files = m.all.offers;
   std::stable_sort(files.begin(), files.end(), [](const Offer& a, const Offer& b) {
