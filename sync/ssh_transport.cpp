@@ -90,6 +90,23 @@ Result<int> connect_socket(const SshTarget& t, std::chrono::seconds timeout)
   return fail(code, "ssh to " + to_string(t) + ": " + why + "; check that the server is up and the port is right");
 }
 
+// libssh2's own read (its default callback: -errno on failure, ENOENT as EAGAIN), then the ACK
+// for what was read sent at once (TCP_QUICKACK). sshd leaves Nagle's algorithm on for a session
+// without a terminal, so a reply it sends in two segments holds the second until the first is
+// acknowledged, and Linux delays that acknowledgement up to 40 ms: every request answered that
+// way waited ~40 ms, on any link (a channel open took 45-49 ms on loopback; docs/benchmarks.md
+// "Issue #43: the 40 ms acknowledgement"). TCP_QUICKACK is not sticky, so it is set after each read.
+ssize_t recv_and_ack(libssh2_socket_t fd, void* buffer, std::size_t length, int flags, void** /*abstract*/)
+{
+  const ssize_t n = ::recv(fd, buffer, length, flags);
+  if (n < 0) {
+    return errno == ENOENT ? -EAGAIN : -errno;
+  }
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+  return n;
+}
+
 }  // namespace
 
 Error session_error(LIBSSH2_SESSION* s, const std::string& target, const std::string& what)
@@ -336,6 +353,7 @@ extern "C" void gpurent_ssh_connect(const gpurent::SshTarget* target, const gpur
     *out = fail(Errc::internal, "cannot start an SSH session: out of memory");
     return;
   }
+  libssh2_session_callback_set(s, LIBSSH2_CALLBACK_RECV, reinterpret_cast<void*>(&recv_and_ack));
   auto session = std::make_unique<LibsshSession>(*target, *fd, s);
   if (auto r = session->handshake(*options, started); !r) {
     *out = std::unexpected(r.error());
