@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "common/rounding.hpp"
+
 namespace gpurent {
 
 void JsonWriter::indent(std::size_t levels) { m_out.append(m_base + 2 * levels, ' '); }
@@ -137,11 +139,48 @@ void JsonWriter::null()
   m_out += "null";
 }
 
+namespace {
+
+// A value that is a decimal of at most two places (the answer's rounded figures: GiB, dollars,
+// tokens per second, hours) in nlohmann's shortest form ("6.13", "24.8", "3.0", "-0.05"), written
+// directly: such a double is the one nearest that decimal, so the decimal with its trailing zeros
+// dropped is the shortest that reads back as it. Anything else (more places, -0.0, very large):
+// nullptr.
+char* two_places(double d, char* out) noexcept
+{
+  if (!(d > -1e12 && d < 1e12) || (d == 0.0 && std::signbit(d))) {
+    return nullptr;
+  }
+  const auto n = static_cast<std::int64_t>(round_half_away(d * 100.0));
+  if (static_cast<double>(n) / 100.0 != d) {
+    return nullptr;
+  }
+  std::uint64_t v = n < 0 ? static_cast<std::uint64_t>(-n) : static_cast<std::uint64_t>(n);
+  if (n < 0) {
+    *out++ = '-';
+  }
+  out = std::to_chars(out, out + 24, v / 100).ptr;
+  *out++ = '.';
+  const auto cents = static_cast<char>(v % 100);
+  *out++ = static_cast<char>('0' + cents / 10);
+  if (cents % 10 != 0) {
+    *out++ = static_cast<char>('0' + cents % 10);
+  }
+  return out;
+}
+
+}  // namespace
+
 void JsonWriter::number(double d)
 {
   before_value();
   if (!std::isfinite(d)) {
     m_out += "null";  // as nlohmann writes NaN and infinities
+    return;
+  }
+  char fast[32];
+  if (const char* end = two_places(d, fast)) {
+    m_out.append(fast, static_cast<std::size_t>(end - fast));
     return;
   }
   // nlohmann's own shortest round-trip formatting (what its serializer calls), so that a value

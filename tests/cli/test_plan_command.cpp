@@ -630,3 +630,30 @@ TEST_CASE("JSON writer: every byte at every place of a word is escaped as nlohma
     }
   }
 }
+
+TEST_CASE("JSON writer: numbers print as nlohmann prints them", "[cli][plan][json]")
+{
+  // Decimals of at most two places take the writer's short path; everything else nlohmann's own
+  // formatting. Either way the characters are nlohmann's.
+  const auto writer_text = [](double d) {
+    std::string out;
+    gpurent::JsonWriter w(out);
+    w.number(d);
+    return out;
+  };
+  std::size_t checked = 0;
+  for (std::int64_t k = -200000; k <= 200000; k += 7) {
+    for (const double d : {static_cast<double>(k) / 100.0, static_cast<double>(k) / 10.0, static_cast<double>(k),
+                           static_cast<double>(k) / 1000.0, static_cast<double>(k) / 3.0}) {
+      INFO(k << ": " << nlohmann::json(d).dump());
+      CHECK(writer_text(d) == nlohmann::json(d).dump());
+      ++checked;
+    }
+  }
+  for (const double d : {0.0, -0.0, 1e11 + 0.25, 99999999999.99, 1e12, 1e15 + 0.5, 1e-7, 0.01, -0.01, 0.1 + 0.2,
+                         123456789.12, 5e-324, 1.7976931348623157e308}) {
+    INFO(nlohmann::json(d).dump());
+    CHECK(writer_text(d) == nlohmann::json(d).dump());
+  }
+  CHECK(checked > 250000);
+}
