@@ -43,6 +43,11 @@ Result<void> check_shard(Task task, Engine engine, std::optional<Shard> shard)
                                          "zero1, zero2, zero3 or tp",
                                          to_string(task)));
   }
+  if (training && engine == Engine::unsloth && *shard != Shard::ddp) {
+    return fail(Errc::usage, fmt::format("--shard {}: Unsloth runs on several GPUs only as DDP (a whole copy of the "
+                                         "model on each, accelerate launch); use --shard ddp or none",
+                                         to_string(*shard)));
+  }
   if (training) {
     return {};
   }

@@ -56,6 +56,8 @@ bool local_path_id(std::string_view id)
 }
 
 using launch_detail::base_name;
+using launch_detail::python_line;
+using launch_detail::python_string;
 
 // The GGUF file type a non-GGUF format maps to.
 std::string_view gguf_type(WeightFormat f)
@@ -230,29 +232,6 @@ std::string vllm_command(const JobSpec& j, std::string_view id)
   return fmt::format("vllm serve {}{}", vllm_model(j, id), vllm_engine_args(j));
 }
 
-std::string python_string(std::string_view v)
-{
-  std::string literal = "\"";
-  for (const char c : v) {
-    literal += (c == '\\' || c == '"') ? std::string{'\\', c} : std::string(1, c);
-  }
-  return literal + "\"";
-}
-
-// Statements joined as one `python -c '…'` line (the text view turns it into a here-document).
-std::string python_line(const std::vector<std::string>& lines)
-{
-  std::string body;
-  for (const auto& l : lines) {
-    body += (body.empty() ? "" : "; ") + l;
-  }
-  std::string quoted;  // inside the shell's single quotes
-  for (const char c : body) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return "python -c '" + quoted + "'";
-}
-
 // SGLang's offline engine (sglang.Engine, whose keyword arguments are server_args.py's fields) over
 // the same OpenAI batch file vllm run-batch reads: each request's messages through the model's
 // chat template, its max_completion_tokens (else the planned output length), results in order.
@@ -412,6 +391,29 @@ std::string transformers_infer(const JobSpec& j, std::string_view id)
 }  // namespace
 
 namespace launch_detail {
+
+std::string python_string(std::string_view v)
+{
+  std::string literal = "\"";
+  for (const char c : v) {
+    literal += (c == '\\' || c == '"') ? std::string{'\\', c} : std::string(1, c);
+  }
+  return literal + "\"";
+}
+
+// Statements joined as one `python -c '…'` line (the text view turns it into a here-document).
+std::string python_line(const std::vector<std::string>& lines)
+{
+  std::string body;
+  for (const auto& l : lines) {
+    body += (body.empty() ? "" : "; ") + l;
+  }
+  std::string quoted;  // inside the shell's single quotes
+  for (const char c : body) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return "python -c '" + quoted + "'";
+}
 
 std::string base_name(std::string_view hf_id)
 {

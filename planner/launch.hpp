@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/units.hpp"
 #include "sizing/job.hpp"
@@ -17,7 +18,7 @@ namespace gpurent {
 // `hf_id` names the model (a Hugging Face repo id). GGUF engines read a GGUF repo (an id with
 // "GGUF" in it) from the Hub, else ollama runs the catalogue's library tag when the job uses its
 // quantization, else both load a local `<name>.<QUANT>.gguf`. Keys: the job's engine ("vllm",
-// "llama.cpp", "ollama", "transformers", "torchtune", "deepspeed"); torchtune only where
+// "llama.cpp", "ollama", "transformers", "torchtune", "deepspeed", "unsloth"); torchtune only where
 // torchtune ships a config for the model (see torchtune_config).
 // `card_usable`: the card the job runs on, when known (SGLang derives its memory fraction from it).
 // An offline batch (job.offline_batch) reads requests.jsonl (one OpenAI batch request per line:
@@ -40,6 +41,13 @@ namespace launch_detail {
 // A line each server of a job over several runs with its own rank: `bash -c '…'`, so that the
 // shell on each server expands "$GPURENT_NODE_RANK" (`gpurent run GROUP -- …`); as it is on one.
 [[nodiscard]] std::string on_each_node(const JobSpec& job, std::string line);
+// A Python string literal, and statements joined as one `python -c '…'` line.
+[[nodiscard]] std::string python_string(std::string_view v);
+[[nodiscard]] std::string python_line(const std::vector<std::string>& lines);
+// TrainingArguments' --optim value of the job's optimizer.
+[[nodiscard]] std::string_view hf_optim(Optimizer o);
+// Unsloth: FastLanguageModel and TRL's SFTTrainer (planner/launch_unsloth.cpp).
+[[nodiscard]] std::string unsloth_train(const JobSpec& job, std::string_view hf_id);
 }  // namespace launch_detail
 
 }  // namespace gpurent

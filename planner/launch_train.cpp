@@ -14,17 +14,8 @@ namespace gpurent {
 namespace {
 
 using launch_detail::base_name;
+using launch_detail::hf_optim;
 using launch_detail::shell_word;
-
-std::string_view hf_optim(Optimizer o)
-{
-  switch (o) {
-  case Optimizer::adamw_8bit: return "paged_adamw_8bit";
-  case Optimizer::sgd: return "sgd";
-  case Optimizer::adafactor: return "adafactor";
-  default: return "adamw_torch";
-  }
-}
 
 int zero_stage(Shard s);
 
@@ -250,11 +241,22 @@ std::string on_each_node(const JobSpec& j, std::string line)
   return "bash -c '" + quoted + "'";
 }
 
+std::string_view hf_optim(Optimizer o)
+{
+  switch (o) {
+  case Optimizer::adamw_8bit: return "paged_adamw_8bit";
+  case Optimizer::sgd: return "sgd";
+  case Optimizer::adafactor: return "adafactor";
+  default: return "adamw_torch";
+  }
+}
+
 std::string training_command(const JobSpec& job, std::string_view hf_id)
 {
   switch (job.engine) {
   case Engine::torchtune: return torchtune_train(job, hf_id);
   case Engine::deepspeed: return deepspeed_train(job, hf_id);
+  case Engine::unsloth: return unsloth_train(job, hf_id);
   default: return transformers_train(job, hf_id);
   }
 }

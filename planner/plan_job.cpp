@@ -107,10 +107,23 @@ std::pair<WeightFormat, std::string> default_weights(Task task, Engine engine, c
 Result<void> check_task_engine(Task task, Engine engine)
 {
   const bool training = task == Task::train || task == Task::lora || task == Task::qlora;
-  const bool trainer = engine == Engine::transformers || engine == Engine::torchtune || engine == Engine::deepspeed;
+  const bool trainer = engine == Engine::transformers || engine == Engine::torchtune || engine == Engine::deepspeed ||
+                       engine == Engine::unsloth;
   if (training && !trainer) {
-    return fail(Errc::usage, fmt::format("--engine {} cannot {}; use transformers, torchtune or deepspeed",
+    return fail(Errc::usage, fmt::format("--engine {} cannot {}; use transformers, torchtune, deepspeed or unsloth",
                                          to_string(engine), to_string(task)));
+  }
+  if (engine == Engine::unsloth && task == Task::train) {
+    // Unsloth's published VRAM tables and speed factors are for LoRA and QLoRA (docs/sizing.md
+    // "Unsloth"); its full_finetuning=True is not sized.
+    return fail(Errc::usage, "--engine unsloth plans LoRA and QLoRA fine-tuning (--task lora or qlora), the "
+                             "fine-tuning its published VRAM tables and speed figures cover; for full fine-tuning "
+                             "(--task train) use transformers, torchtune or deepspeed");
+  }
+  if (!training && engine == Engine::unsloth) {
+    return fail(Errc::usage, fmt::format("--engine unsloth is for LoRA and QLoRA fine-tuning; for --task {} use vllm, "
+                                         "sglang, llama.cpp, ollama or transformers",
+                                         to_string(task)));
   }
   if (!training && (engine == Engine::torchtune || engine == Engine::deepspeed)) {
     return fail(Errc::usage, fmt::format("--engine {} is for training; for --task {} use vllm, llama.cpp, ollama or "

@@ -225,7 +225,8 @@ Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept
     return Shard::none;
   }
   if (is_training(task)) {
-    return engine == Engine::deepspeed ? Shard::zero3 : Shard::fsdp;
+    // Unsloth's multi-GPU is data parallel (its DDP guide): every GPU holds the whole model.
+    return engine == Engine::deepspeed ? Shard::zero3 : engine == Engine::unsloth ? Shard::ddp : Shard::fsdp;
   }
   return splits_by_layer(engine) ? Shard::layer : Shard::tp;
 }

@@ -9,6 +9,9 @@
 
 namespace gpurent {
 
+// The largest year that packs into 32 bits: 4294 x 1,000,000 + 999 x 1,000 + 999.
+constexpr std::uint32_t k_max_release_year = 4293;
+
 std::optional<std::uint32_t> parse_engine_release(std::string_view text) noexcept
 {
   if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) {
@@ -20,12 +23,15 @@ std::optional<std::uint32_t> parse_engine_release(std::string_view text) noexcep
   while (parts < 3) {
     std::size_t digits = 0;
     std::uint32_t v = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 4) {
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 5) {
       v = v * 10 + static_cast<std::uint32_t>(text[i] - '0');
       ++i;
       ++digits;
     }
-    if (digits == 0 || digits > 3 || (parts == 0 && digits > 2)) {
+    // The first number: a version's major (at most two digits) or a calendar release's year
+    // (Unsloth 2026.8.19), which still packs into 32 bits.
+    const bool year = parts == 0 && digits == 4 && v >= 2000 && v <= k_max_release_year;
+    if (digits == 0 || (digits > 3 && !year) || (parts == 0 && digits > 2 && !year)) {
       return std::nullopt;
     }
     part[parts++] = v;

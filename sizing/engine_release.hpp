@@ -19,12 +19,18 @@ namespace gpurent {
 }
 // The vLLM release gpurent's rules follow when a job names none (docs/hardware.md).
 inline constexpr std::uint32_t k_vllm_current_release = engine_release(0, 30, 0);
+// The Unsloth release gpurent's Unsloth plans follow (pip `unsloth` 2026.8.19, commit 015bdef0) and
+// the first release whose trainer no longer stops on several GPUs (2025.3.7: before it, llama.py
+// raised "Unsloth currently does not support multi GPU setups - but we are working on it!").
+inline constexpr std::uint32_t k_unsloth_current_release = engine_release(2026, 8, 19);
+inline constexpr std::uint32_t k_unsloth_first_multi_gpu = engine_release(2025, 3, 7);
 // vLLM made V1 its default engine in 0.8.0; older releases (or VLLM_USE_V1=0) run V0.
 inline constexpr std::uint32_t k_vllm_first_v1 = engine_release(0, 8, 0);
 
 // "0.10.1", "v0.5.5.post3", "0.9" -> the packed release; a suffix after the third number
 // (".post3", "rc1", "+cu128", ".1") is ignored. nullopt for anything else (one to three numbers
-// of at most three digits each, the first of at most two).
+// of at most three digits each, the first of at most two, or a year from 2000 for calendar-versioned
+// releases such as Unsloth's "2026.8.19").
 [[nodiscard]] std::optional<std::uint32_t> parse_engine_release(std::string_view text) noexcept;
 // "0.10.1"; "current" for 0.
 [[nodiscard]] std::string engine_release_text(std::uint32_t release);

@@ -138,7 +138,8 @@ MemoryEstimate estimate(const JobSpec& job) noexcept
   }
   // The PyTorch caching allocator holds more than it hands out (block rounding, fragmentation)
   // for what changes size during the run; vLLM and ggml preallocate.
-  if (job.engine == Engine::transformers || job.engine == Engine::torchtune || job.engine == Engine::deepspeed) {
+  if (job.engine == Engine::transformers || job.engine == Engine::torchtune || job.engine == Engine::deepspeed ||
+      job.engine == Engine::unsloth) {
     const U dynamic = detail::sat_add(detail::sat_add(e.activations.n, e.kv_cache.n), e.gradients.n);
     overhead = detail::sat_add(overhead, detail::mul_div(dynamic, k_allocator_slack_permille, 1000));
   }

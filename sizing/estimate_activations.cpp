@@ -64,6 +64,12 @@ U moe_layer_elems(const Widths& w) noexcept
 // keeps alive on the GPU while their copies to CPU RAM run.
 constexpr U k_offload_stash = 5;
 
+// Unsloth with use_gradient_checkpointing="unsloth": the GPU holds one layer's recomputation and the
+// backward's hidden-width buffers around it (the residual stream's gradient in and out, the layer
+// input brought back from CPU RAM, the fused kernels' outputs); k_unsloth_backward_hidden of them,
+// fitted on Unsloth's own context-length tables (docs/sizing.md "Unsloth").
+constexpr U k_unsloth_backward_hidden = 6;
+
 }  // namespace
 
 U training_activations(const Ctx& c) noexcept
@@ -76,6 +82,13 @@ U training_activations(const Ctx& c) noexcept
   const U moe = moe_layer_elems(w);
   U per_token = 0;
   const U widest = w.moe_layers > 0 ? std::max(dense, moe) : dense;
+  if (j.engine == Engine::unsloth && j.grad_checkpointing) {
+    // Unsloth's gradient checkpointing sends every layer's checkpointed input to CPU RAM as forward
+    // runs (unsloth_zoo Unsloth_Offloaded_Gradient_Checkpointer) and its fused cross-entropy (Apple's
+    // Cut Cross Entropy) never holds the sequence's logits: the GPU keeps one layer's work.
+    per_token = sat_add(widest, sat_mul(k_unsloth_backward_hidden, w.h));
+    return sat_mul(sat_mul(tokens, per_token), e);
+  }
   if (j.activation_offload) {
     // Activation offloading (TRL's OffloadActivations, from torchtune): every saved tensor goes to
     // CPU RAM as forward produces it; at most max_fwd_stash_size = 5 of them stay alive on the GPU,

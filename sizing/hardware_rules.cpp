@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
 
@@ -290,6 +291,38 @@ RunVerdict training_rules(JobSpec& j, std::uint32_t cc)
                           : fmt::format("{} trains natively on CC {}", key, cc_text(cc)));
 }
 
+// Unsloth (docs/hardware.md "Unsloth"): CUDA capability 7.0 or newer (its requirements page);
+// FastLanguageModel's dtype=None picks float16 where the card has no bf16, which its T4 notebooks
+// run; several GPUs only as DDP on one server, from release 2025.3.7.
+RunVerdict unsloth_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  const std::uint32_t release = j.engine_version == 0 ? k_unsloth_current_release : j.engine_version;
+  if (world_gpus(j) > 1 && release < k_unsloth_first_multi_gpu) {
+    v.add(RunStatus::refused,
+          fmt::format("Unsloth {} trains on one GPU only: its trainer stops with \"Unsloth currently does not support "
+                      "multi GPU setups - but we are working on it!\" (unsloth/models/llama.py before 2025.3.7); use "
+                      "--gpus 1, or Unsloth 2025.3.7 or newer for DDP",
+                      engine_release_text(release)));
+  } else if (j.nodes > 1) {
+    v.add(RunStatus::refused, "Unsloth's multi-GPU training is DDP on one server (its DDP guide, accelerate launch); "
+                              "it is not planned across servers: use --nodes 1, or --engine transformers or deepspeed");
+  }
+  if (cc < 70) {
+    v.add(RunStatus::refused, fmt::format("Unsloth needs CUDA capability 7.0 or newer (its requirements page); this "
+                                          "card is {}",
+                                          cc_text(cc)));
+  } else if (cc < 80) {
+    j.fp16_compute = true;
+    v.flag("unsloth", "fp16=True");
+  }
+  volta_torch(v, cc);
+  return v.done(cc < 80 ? fmt::format("Unsloth trains natively on CC {} in float16 (no bf16 below 8.0: "
+                                      "FastLanguageModel's dtype=None picks float16, as its T4 notebooks run)",
+                                      cc_text(cc))
+                        : fmt::format("Unsloth {} trains natively on CC {}", engine_release_text(release), cc_text(cc)));
+}
+
 // llama.cpp and ollama: the default CUDA build covers every card from CC 5.0 (llama.cpp's CUDA 12
 // builds; CUDA 13 starts at 7.5).
 RunVerdict gguf_rules(JobSpec& j, std::uint32_t cc)
@@ -337,7 +370,7 @@ CardRun run_on_card(const JobSpec& job, std::optional<std::uint32_t> cc)
   }
   JobSpec& j = out.job;
   if (is_training(j.task)) {
-    out.runs = training_rules(j, *cc);
+    out.runs = j.engine == Engine::unsloth ? unsloth_rules(j, *cc) : training_rules(j, *cc);
     return out;
   }
   switch (j.engine) {
