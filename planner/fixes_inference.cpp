@@ -17,6 +17,7 @@ void context_flags(Fix& f, const JobSpec& job, std::uint32_t ctx)
     f.flags["transformers"] = fmt::format("--max_length {}", ctx);
     f.flags["deepspeed"] = fmt::format("--max_length {}", ctx);
     f.flags["torchtune"] = fmt::format("tokenizer.max_seq_len={}", ctx);
+    f.flags["unsloth"] = fmt::format("max_seq_length={0} (from_pretrained), max_length={0} (SFTConfig)", ctx);
     return;
   }
   const std::uint32_t slots = std::max<std::uint32_t>(job.batch, 1);

@@ -29,7 +29,7 @@ Shard multi_gpu_shard(const JobSpec& job) noexcept
   case Shard::zero2:
   case Shard::zero3:
   case Shard::tp: return job.shard;
-  default: return job.engine == Engine::deepspeed ? Shard::zero3 : Shard::fsdp;
+  default: return job.engine == Engine::deepspeed ? Shard::zero3 : job.engine == Engine::unsloth ? Shard::ddp : Shard::fsdp;
   }
 }
 
@@ -40,6 +40,7 @@ void multi_gpu_flags(Fix& f, const JobSpec& m)
     f.flags["deepspeed"] = fmt::format("accelerate launch --num_processes {} --use_deepspeed --zero_stage {}", m.gpus,
                                        m.shard == Shard::zero1 ? 1 : (m.shard == Shard::zero2 ? 2 : 3));
     f.flags["torchtune"] = fmt::format("tune run --nproc_per_node {} (a *_distributed recipe)", m.gpus);
+    f.flags["unsloth"] = fmt::format("accelerate launch --num_processes {} (DDP: a whole copy per GPU)", m.gpus);
     return;
   }
   const std::uint32_t tp = tp_degree(m);
@@ -57,6 +58,9 @@ std::optional<Fix> fix_cpu_offload(const JobSpec& job, Bytes limit)
   Fix f;
   f.id = "cpu-offload";
   f.modified = job;
+  if (is_training(job.task) && job.engine == Engine::unsloth) {
+    return std::nullopt;  // Unsloth's script keeps the optimizer on the GPU (no FSDP or ZeRO offload)
+  }
   if (is_training(job.task)) {
     // Optimizer states (and for FSDP/torchtune also params and grads) live in CPU RAM.
     Bytes moved = e.optimizer;
@@ -130,6 +134,9 @@ std::optional<Fix> fix_moe_expert_offload(const JobSpec& job, Bytes limit)
 
 std::optional<Fix> fix_more_gpus(const JobSpec& job, Bytes limit, std::span<const std::uint32_t> counts)
 {
+  if (job.engine == Engine::unsloth && is_training(job.task)) {
+    return std::nullopt;  // DDP puts a whole copy on every GPU: more of them hold no less each
+  }
   const std::uint32_t now = std::max<std::uint32_t>(job.gpus, 1);
   std::optional<JobSpec> best;
   std::optional<JobSpec> largest;

@@ -27,6 +27,7 @@ std::optional<Fix> fix_reduce_batch(const JobSpec& job, Bytes limit)
   f.flags["transformers"] = hf;
   f.flags["deepspeed"] = fmt::format("train_micro_batch_size_per_gpu={} gradient_accumulation_steps={}", m.batch, steps);
   f.flags["torchtune"] = fmt::format("batch_size={} gradient_accumulation_steps={}", m.batch, steps);
+  f.flags["unsloth"] = fmt::format("SFTConfig(per_device_train_batch_size={}, gradient_accumulation_steps={})", m.batch, steps);
   return f;
 }
 
@@ -64,6 +65,7 @@ std::optional<Fix> fix_grad_checkpointing(const JobSpec& job, Bytes limit)
   f.flags["transformers"] = "gradient_checkpointing=True";
   f.flags["deepspeed"] = "gradient_checkpointing=True";
   f.flags["torchtune"] = "enable_activation_checkpointing=True";
+  f.flags["unsloth"] = "use_gradient_checkpointing=\"unsloth\"";
   return f;
 }
 
@@ -81,6 +83,7 @@ std::optional<Fix> fix_8bit_optimizer(const JobSpec& job, Bytes limit)
   f.flags["transformers"] = "optim=\"paged_adamw_8bit\"";
   f.flags["deepspeed"] = "optim=\"paged_adamw_8bit\"";
   f.flags["torchtune"] = "optimizer._component_=bitsandbytes.optim.PagedAdamW8bit";
+  f.flags["unsloth"] = "SFTConfig(optim=\"paged_adamw_8bit\")";
   return f;
 }
 
@@ -105,7 +108,8 @@ std::optional<Fix> fix_embeddings_16bit(const JobSpec& job, Bytes limit)
 // The checkpointed layer inputs kept in CPU RAM during the step, brought back for backward.
 std::optional<Fix> fix_activation_offload(const JobSpec& job, Bytes limit)
 {
-  if (!is_training(job.task) || job.activation_offload) {
+  // Unsloth offloads the checkpointed layer inputs itself (use_gradient_checkpointing="unsloth").
+  if (!is_training(job.task) || job.activation_offload || job.engine == Engine::unsloth) {
     return std::nullopt;
   }
   JobSpec m = job;
@@ -163,6 +167,7 @@ std::optional<Fix> fix_qlora(const JobSpec& job, Bytes limit)
   f.flags["transformers"] = bnb;
   f.flags["deepspeed"] = bnb;
   f.flags["torchtune"] = fmt::format("tune run lora_finetune_single_device model.quantize_base=True model.lora_rank={}", job.lora_rank);
+  f.flags["unsloth"] = "FastLanguageModel.from_pretrained(load_in_4bit=True)";
   return f;
 }
 

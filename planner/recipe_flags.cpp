@@ -33,8 +33,36 @@ int zero_stage(Shard s)
   }
 }
 
+// Unsloth's script: the keyword arguments that change (planner/launch_unsloth.cpp).
+std::vector<std::string> unsloth_flags(const JobSpec& a, const JobSpec& d)
+{
+  std::vector<std::string> f;
+  if (d.gpus != a.gpus) {
+    f.push_back(fmt::format("accelerate launch --num_processes {}", d.gpus));
+  }
+  if (d.task != a.task && d.task == Task::qlora) {
+    f.emplace_back("load_in_4bit=True");
+  }
+  if (d.grad_checkpointing && !a.grad_checkpointing) {
+    f.emplace_back("use_gradient_checkpointing=\"unsloth\"");
+  }
+  if (d.optimizer != a.optimizer) {
+    f.emplace_back("optim=\"paged_adamw_8bit\"");
+  }
+  if (d.batch != a.batch) {
+    f.push_back(fmt::format("per_device_train_batch_size={}, gradient_accumulation_steps={}", d.batch, d.grad_accumulation));
+  }
+  if (d.context != a.context) {
+    f.push_back(fmt::format("max_seq_length={0}, max_length={0}", d.context));
+  }
+  return f;
+}
+
 std::vector<std::string> training_flags(const JobSpec& a, const JobSpec& d)
 {
+  if (d.engine == Engine::unsloth) {
+    return unsloth_flags(a, d);
+  }
   std::vector<std::string> f;
   const bool tune = d.engine == Engine::torchtune;
   if (d.gpus != a.gpus) {

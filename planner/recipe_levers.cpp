@@ -106,10 +106,14 @@ std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> g
     if (!job.embeddings_16bit && (job.engine == Engine::transformers || job.engine == Engine::deepspeed)) {
       embeddings.emplace_back(true, 1);
     }
-    if (!job.activation_offload) {
+    // Unsloth offloads the checkpointed activations itself and its script has no CPU offload of
+    // optimizer states: neither lever exists there.
+    if (!job.activation_offload && job.engine != Engine::unsloth) {
       act_offloads.emplace_back(true, 3);
     }
-    offloads.emplace_back(true, 8);
+    if (job.engine != Engine::unsloth) {
+      offloads.emplace_back(true, 8);
+    }
   } else {
     for (const auto& step : weight_ladder(job)) {
       formats.push_back(step);
