@@ -55,6 +55,10 @@ struct PlanOptions {
 // The engine can run the task (training engines train, serving engines serve); Errc::usage.
 [[nodiscard]] Result<void> check_task_engine(Task task, Engine engine);
 [[nodiscard]] Result<void> check_weights(Task task, Engine engine, WeightFormat weights);
+// The GPUs and servers the engine's release trains on: Unsloth before 2025.3.7 on one GPU, and
+// DDP on one server from then on (docs/hardware.md "Unsloth"); Errc::refused naming the release.
+[[nodiscard]] Result<void> check_engine_scale(Engine engine, std::uint32_t engine_version,
+                                              std::optional<std::uint32_t> gpus, std::optional<std::uint32_t> nodes);
 
 // A value plan chose for the user (cli.md plan v2 `job.defaults`), with the reason and source.
 struct JobDefault {

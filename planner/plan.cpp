@@ -178,8 +178,16 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   r.targets = o.request.targets;
   r.nodes_asked = o.request.nodes;
   r.card_given = o.request.card.has_value();
+  TRY(check_engine_scale(job.engine, job.engine_version, o.request.gpus, o.request.nodes));
   PlanRequest request = o.request;
   request.alternatives_only = !request.card;  // --card: that card on every cloud that sells it
+  if (job.engine == Engine::unsloth) {
+    // One server; one GPU where the release has no multi-GPU training (check_engine_scale).
+    request.nodes = 1;
+    if (!request.gpus && !check_engine_scale(job.engine, job.engine_version, 2, 1)) {
+      request.gpus = 1;
+    }
+  }
   r.result = rank(job, offers, providers, catalogues.cards, request, [](const JobSpec& j) { return estimate(j); });
   add_layout_defaults(r, o.request);
   if (r.refused()) {

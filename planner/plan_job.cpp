@@ -136,6 +136,31 @@ Result<void> check_task_engine(Task task, Engine engine)
   return {};
 }
 
+Result<void> check_engine_scale(Engine engine, std::uint32_t engine_version, std::optional<std::uint32_t> gpus,
+                                std::optional<std::uint32_t> nodes)
+{
+  if (engine != Engine::unsloth) {
+    return {};
+  }
+  const std::uint32_t release = engine_version == 0 ? k_unsloth_current_release : engine_version;
+  const std::uint32_t n = gpus.value_or(1) * nodes.value_or(1);
+  if (n > 1 && release < k_unsloth_first_multi_gpu) {
+    return fail(Errc::refused,
+                fmt::format("Unsloth {} trains on one GPU only: its trainer stops with \"Unsloth currently does not "
+                            "support multi GPU setups - but we are working on it!\" (unsloth/models/llama.py, releases "
+                            "before 2025.3.7); plan it with --gpus 1, or with Unsloth 2025.3.7 or newer, whose "
+                            "multi-GPU training is DDP (accelerate launch)",
+                            engine_release_text(release)));
+  }
+  if (nodes.value_or(1) > 1) {
+    return fail(Errc::refused,
+                fmt::format("Unsloth {} trains on several GPUs only as DDP inside one server (its multi-GPU guide: "
+                            "accelerate launch); across {} servers use --engine transformers or deepspeed",
+                            engine_release_text(release), *nodes));
+  }
+  return {};
+}
+
 Result<void> check_weights(Task task, Engine engine, WeightFormat w)
 {
   const bool gguf_engine = engine == Engine::llama_cpp || engine == Engine::ollama;
@@ -166,6 +191,16 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
     return fail(Errc::usage, fmt::format("--task qlora trains on a 4-bit base (nf4, int4, or a GPTQ/AWQ checkpoint), "
                                          "not {}; use --task lora for a 16-bit base",
                                          to_string(w)));
+  }
+  // FastLanguageModel.from_pretrained loads a 4-bit NF4 base (load_in_4bit), an 8-bit one
+  // (load_in_8bit) or a 16-bit one (load_in_16bit); gpurent's launch script and memory cover those.
+  const bool unsloth_loads = task == Task::qlora ? w == WeightFormat::nf4
+                                                 : (w == WeightFormat::bf16 || w == WeightFormat::fp16 || w == WeightFormat::int8);
+  if (engine == Engine::unsloth && !unsloth_loads) {
+    return fail(Errc::usage, fmt::format("--weights {}: Unsloth's FastLanguageModel loads the base for {} as {}",
+                                         to_string(w), to_string(task),
+                                         task == Task::qlora ? "4-bit NF4 (--weights nf4, load_in_4bit=True)"
+                                                             : "bf16/fp16 or 8-bit int8 (load_in_8bit=True)"));
   }
   return {};
 }
@@ -223,9 +258,11 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
       note("grad_checkpointing", job.grad_checkpointing ? "true" : "false",
            o.task == Task::train ? "off, as transformers' TrainingArguments default; the recipe turns it on when "
                                    "memory is short"
-                                 : "on, as every LoRA/QLoRA recipe runs it (peft prepare_model_for_kbit_training "
-                                   "use_gradient_checkpointing=True, TRL's trainers); --no-grad-checkpointing "
-                                   "turns it off",
+           : o.engine == Engine::unsloth
+               ? "on, Unsloth's default use_gradient_checkpointing=\"unsloth\": the checkpointed layer inputs "
+                 "in CPU RAM; --no-grad-checkpointing turns it off"
+               : "on, as every LoRA/QLoRA recipe runs it (peft prepare_model_for_kbit_training "
+                 "use_gradient_checkpointing=True, TRL's trainers); --no-grad-checkpointing turns it off",
            JobDefault::Kind::boolean);
     }
     if (!o.optimizer_given) {

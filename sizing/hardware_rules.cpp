@@ -293,21 +293,11 @@ RunVerdict training_rules(JobSpec& j, std::uint32_t cc)
 
 // Unsloth (docs/hardware.md "Unsloth"): CUDA capability 7.0 or newer (its requirements page);
 // FastLanguageModel's dtype=None picks float16 where the card has no bf16, which its T4 notebooks
-// run; several GPUs only as DDP on one server, from release 2025.3.7.
+// run. The GPUs and servers it trains on: planner check_engine_scale.
 RunVerdict unsloth_rules(JobSpec& j, std::uint32_t cc)
 {
   Verdict v;
   const std::uint32_t release = j.engine_version == 0 ? k_unsloth_current_release : j.engine_version;
-  if (world_gpus(j) > 1 && release < k_unsloth_first_multi_gpu) {
-    v.add(RunStatus::refused,
-          fmt::format("Unsloth {} trains on one GPU only: its trainer stops with \"Unsloth currently does not support "
-                      "multi GPU setups - but we are working on it!\" (unsloth/models/llama.py before 2025.3.7); use "
-                      "--gpus 1, or Unsloth 2025.3.7 or newer for DDP",
-                      engine_release_text(release)));
-  } else if (j.nodes > 1) {
-    v.add(RunStatus::refused, "Unsloth's multi-GPU training is DDP on one server (its DDP guide, accelerate launch); "
-                              "it is not planned across servers: use --nodes 1, or --engine transformers or deepspeed");
-  }
   if (cc < 70) {
     v.add(RunStatus::refused, fmt::format("Unsloth needs CUDA capability 7.0 or newer (its requirements page); this "
                                           "card is {}",

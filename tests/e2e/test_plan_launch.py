@@ -32,6 +32,7 @@ JOBS = [
     ["--task", "lora"],
     ["--task", "qlora"],
     ["--task", "lora", "--engine", "torchtune"],
+    ["--task", "qlora", "--engine", "unsloth"],
     ["--task", "train", "--engine", "deepspeed", "--gpus", "2"],
 ]
 RECIPE = ["--card", "rtx-4090", "--gpus", "1"]
