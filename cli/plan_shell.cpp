@@ -46,17 +46,19 @@ void python_statement(std::vector<std::string>& out, std::string_view stmt, std:
 {
   std::string line;
   std::size_t start = 0;
+  int depth = 0;  // brackets open before this piece, over the whole statement
   while (start <= stmt.size()) {
     std::size_t comma = stmt.find(", ", start);
     const std::size_t end = comma == std::string_view::npos ? stmt.size() : comma + 1;
     const std::string_view piece = stmt.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + piece.size() > width && paren_depth(line) > 0) {
+    if (!line.empty() && line.size() + 1 + piece.size() > width && depth > 0) {
       out.push_back(line);
       line = "    ";
     } else if (!line.empty() && line != "    ") {
       line += " ";
     }
     line += std::string(piece);
+    depth += paren_depth(piece);
     if (comma == std::string_view::npos) {
       break;
     }

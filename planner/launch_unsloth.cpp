@@ -37,8 +37,8 @@ std::string unsloth_train(const JobSpec& j, std::string_view id)
   const std::uint32_t gpus = world_gpus(j);
   // "unsloth": checkpointed layer inputs offloaded to CPU RAM (the memory estimate's assumption).
   const std::string_view checkpointing = j.grad_checkpointing ? "\"unsloth\"" : "False";
-  std::string load = fmt::format("model_name={}, max_seq_length={}, dtype=None, {}, use_gradient_checkpointing={}",
-                                 python_string(id), j.context, load_args(j), checkpointing);
+  std::string load = fmt::format("model_name=model_id, max_seq_length={}, dtype=None, {}, use_gradient_checkpointing={}",
+                                 j.context, load_args(j), checkpointing);
   if (gpus > 1) {
     load += ", device_map={\"\": int(os.environ.get(\"LOCAL_RANK\", \"0\"))}";  // one whole copy per GPU
   }
@@ -57,6 +57,7 @@ std::string unsloth_train(const JobSpec& j, std::string_view id)
       "from unsloth import FastLanguageModel",  // before trl and transformers, which it patches
       "from datasets import load_dataset",
       "from trl import SFTConfig, SFTTrainer",
+      "model_id = " + python_string(id),
       "model, tokenizer = FastLanguageModel.from_pretrained(" + load + ")",
       "model = FastLanguageModel.get_peft_model(" + peft + ")",
       "assert os.environ.get(\"DATASET\"), \"set DATASET to a Hub dataset id\"",
