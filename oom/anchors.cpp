@@ -99,6 +99,12 @@ constexpr std::array k_anchor_texts{
     AnchorText{"tensorflow/python", Anchor::hint_tensorflow},
     AnchorText{"tensorflow.python", Anchor::hint_tensorflow},
     AnchorText{"keras", Anchor::hint_tensorflow},
+    // Unsloth runs inside transformers and TRL: its banner, its compiled trainers and its packages'
+    // paths (never a bare "unsloth/", which names its GGUF and 4-bit model repositories).
+    AnchorText{"Unsloth-2xfasterfreefinetuning", Anchor::hint_unsloth},
+    AnchorText{"unsloth_compiled_cache", Anchor::hint_unsloth},
+    AnchorText{"unsloth_zoo", Anchor::hint_unsloth},
+    AnchorText{"packages/unsloth/", Anchor::hint_unsloth},
 };
 constexpr std::size_t k_anchor_count = k_anchor_texts.size();
 

@@ -116,7 +116,7 @@ void resolve_engine(OomReport& r, const ScanState& s)
     }
     const auto h = nearest_hint(s, r.line,
                                 {Anchor::hint_vllm, Anchor::hint_sglang, Anchor::hint_tgi, Anchor::hint_trainer, Anchor::hint_diffusion,
-                                 Anchor::hint_llama, Anchor::hint_ollama});
+                                 Anchor::hint_llama, Anchor::hint_ollama, Anchor::hint_unsloth});
     if (!h) {
       return;
     }
@@ -127,11 +127,17 @@ void resolve_engine(OomReport& r, const ScanState& s)
       r.engine = seen_ollama() ? OomEngine::ollama : OomEngine::llama_cpp;
       return;
     }
+    // Unsloth's frames sit among transformers' and TRL's: a trainer's log with Unsloth in it is Unsloth's.
+    if (*h == Anchor::hint_trainer && nearest_hint(s, r.line, {Anchor::hint_unsloth})) {
+      r.context = OomContext::unsloth;
+      return;
+    }
     r.context = *h == Anchor::hint_vllm     ? OomContext::vllm
                 : *h == Anchor::hint_sglang ? OomContext::sglang
                 : *h == Anchor::hint_tgi    ? OomContext::tgi
                 : *h == Anchor::hint_trainer ? OomContext::trainer
                 : *h == Anchor::hint_diffusion ? OomContext::diffusion
+                : *h == Anchor::hint_unsloth   ? OomContext::unsloth
                                                : OomContext::none;
     return;
   }

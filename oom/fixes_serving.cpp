@@ -166,6 +166,26 @@ void diffusion_runtime(FixList& out)
   out.add("half-precision", "Load the pipeline in 16-bit", "torch_dtype=torch.float16");
 }
 
+// Unsloth's own knobs (FastLanguageModel, get_peft_model, TRL's SFTConfig), most memory first.
+void unsloth_runtime(FixList& out)
+{
+  out.add("reduce-batch",
+          "Halve the per-step batch and double gradient accumulation (SFTConfig): the same effective batch, about half "
+          "the activations (Unsloth's docs: \"set it to 1, 2, or 3 to use less VRAM\")",
+          "per_device_train_batch_size=1, gradient_accumulation_steps=8");
+  out.add("reduce-context",
+          "Shorten the sequences: FastLanguageModel.from_pretrained's max_seq_length and SFTConfig's max_length; the "
+          "activations grow with the tokens of a step",
+          "max_seq_length=2048");
+  out.add("unsloth-checkpointing",
+          "Unsloth's gradient checkpointing (FastLanguageModel.get_peft_model) keeps each layer's input in CPU RAM and "
+          "recomputes the layer in backward",
+          "use_gradient_checkpointing=\"unsloth\"");
+  out.add("quantize", "Load the base in 4-bit (QLoRA, FastLanguageModel.from_pretrained): a quarter of the 16-bit weights",
+          "load_in_4bit=True");
+  out.add("8bit-optimizer", "8-bit AdamW states for the adapters (SFTConfig)", "optim=\"adamw_8bit\"");
+}
+
 }  // namespace
 
 void lower_share(FixList& out, std::string_view id, std::optional<double> now, double fallback, std::string_view why)
@@ -183,6 +203,7 @@ bool engine_job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
   case OomContext::sglang: sglang_runtime(out, r); return true;
   case OomContext::tgi: tgi_runtime(out, r); return true;
   case OomContext::diffusion: diffusion_runtime(out); return true;
+  case OomContext::unsloth: unsloth_runtime(out); return true;
   case OomContext::trainer:
   case OomContext::none: return false;
   }

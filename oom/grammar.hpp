@@ -114,8 +114,9 @@ enum class Anchor : std::uint8_t {
   hint_llama,
   hint_jax,
   hint_tensorflow,
+  hint_unsloth,
 };
-inline constexpr std::size_t k_hint_count = 9;
+inline constexpr std::size_t k_hint_count = 10;
 [[nodiscard]] constexpr bool is_hint(Anchor a) noexcept { return a >= Anchor::hint_vllm; }
 [[nodiscard]] constexpr std::size_t hint_index(Anchor a) noexcept
 {

@@ -76,7 +76,8 @@ enum class OomKind {
 // Which memory ran out.
 enum class OomMemory { device, host, unified };
 // The serving engine or trainer around a PyTorch error, read from the log (paths, prefixes).
-enum class OomContext { none, vllm, sglang, tgi, trainer, diffusion };
+// unsloth: a trainer run through Unsloth (its banner, its compiled trainers, unsloth_zoo's frames).
+enum class OomContext { none, vllm, sglang, tgi, trainer, diffusion, unsloth };
 // llama.cpp: what the failed buffer was for.
 enum class OomStage { unknown, weights, kv_cache, compute };
 

@@ -69,6 +69,7 @@ std::string_view to_string(OomContext c) noexcept
   case OomContext::tgi: return "tgi";
   case OomContext::trainer: return "trainer";
   case OomContext::diffusion: return "diffusion";
+  case OomContext::unsloth: return "unsloth";
   }
   return "none";
 }
