@@ -82,8 +82,10 @@ std::string headline(const OomReport& r)
     return fmt::format("{} could not allocate a {} buffer{}", r.engine == OomEngine::ollama ? "Ollama (llama.cpp)" : "llama.cpp",
                        r.memory == OomMemory::host ? "system RAM" : r.memory == OomMemory::unified ? "unified-memory" : "GPU", on);
   case OomKind::host_memory:
-    return r.engine == OomEngine::ollama ? "Ollama: the model needs more system RAM than is available"
-                                         : "PyTorch ran out of system RAM (an allocation on the CPU)" + inside(r);
+    return r.engine == OomEngine::ollama    ? "Ollama: the model needs more system RAM than is available"
+           : r.engine == OomEngine::unsloth ? "Unsloth Studio: the part of the model the GPU cannot hold needs more system RAM "
+                                              "than is usable"
+                                            : "PyTorch ran out of system RAM (an allocation on the CPU)" + inside(r);
   case OomKind::xla_alloc: return fmt::format("{} (XLA) ran out of GPU memory{}", r.engine == OomEngine::tensorflow ? "TensorFlow" : "JAX", on);
   case OomKind::xla_compile: return fmt::format("XLA: the compiled program does not fit the TPU's {}", r.memory_space);
   case OomKind::tf_tensor:
@@ -202,6 +204,12 @@ void engine_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
     rows.value_row("context", r.context_size, "tokens");
     return;
   case OomKind::host_memory:
+    if (r.engine == OomEngine::unsloth) {
+      rows.size_row("from system RAM", r.requested, "what the GPU cannot hold");
+      rows.size_row("RAM available", r.total);
+      rows.size_row("usable", r.free, "the rest kept for the system");
+      return;
+    }
     rows.size_row(r.engine == OomEngine::ollama ? "system RAM needed" : "asked for", r.requested);
     rows.size_row("available", r.free, r.swap_free ? fmt::format("incl. {} free swap", size(*r.swap_free)) : "");
     rows.size_row("total RAM", r.total);

@@ -47,6 +47,7 @@ constexpr std::array k_anchor_texts{
     AnchorText{"oomwhenallocatingtensor", Anchor::tf_oom},
     AnchorText{"Cudafailure", Anchor::nccl_cuda},
     AnchorText{"HIPfailure", Anchor::nccl_hip},
+    AnchorText{"Failedtoloadmodel:About", Anchor::unsloth_host},
     AnchorText{"GPUblocks:", Anchor::vllm_blocks},
     AnchorText{"Loadweightbegin.availmem=", Anchor::sglang_load_begin},
     AnchorText{"availmem=", Anchor::sglang_load_end},

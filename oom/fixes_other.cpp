@@ -109,7 +109,8 @@ void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
   const std::string need = !r.requested                  ? std::string("more than was free")
-                           : r.kind == OomKind::host_memory && r.engine == OomEngine::ollama ? "needs " + gib(*r.requested)
+                           : r.kind == OomKind::host_memory && (r.engine == OomEngine::ollama || r.engine == OomEngine::unsloth)
+                               ? "needs " + gib(*r.requested)
                                                                                       : "could not get " + gib(*r.requested);
   const std::string have = r.free ? fmt::format(", {} available", gib(*r.free)) : std::string{};
   out.add("free-system-memory",
@@ -130,6 +131,14 @@ void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
                                "takes more layers off RAM");
   } else if (r.kind == OomKind::tf_tensor) {
     out.add("reduce-batch", "Halve the batch: the tensor that failed grows with it");
+  } else if (r.engine == OomEngine::unsloth) {
+    // Unsloth Studio's own words: "Use a smaller or more quantized GGUF, free memory, or set
+    // UNSLOTH_ALLOW_HOST_OFFLOAD=1 to load it anyway."
+    out.add("smaller-gguf", "A smaller or more quantized GGUF of the model: the part that does not fit the GPU, and would run "
+                            "from system RAM, shrinks or goes");
+    out.add("host-offload", "Load it anyway, the rest of the weights in system RAM: they are memory-mapped and paged in and "
+                            "out, slowly, and the machine may stop responding (Unsloth Studio's own warning)",
+            "UNSLOTH_ALLOW_HOST_OFFLOAD=1");
   }
   (void)d;
 }

@@ -92,6 +92,7 @@ enum class Anchor : std::uint8_t {
   tf_oom,            // "OOM when allocating tensor"
   nccl_cuda,         // "Cuda failure" (NCCL)
   nccl_hip,          // "HIP failure" (RCCL)
+  unsloth_host,      // Unsloth Studio: "Failed to load model: About N GB of this model does not fit in GPU memory"
   // Context, read around reports.
   vllm_blocks,       // "GPU blocks: n"
   sglang_load_begin, // "Load weight begin. avail mem="

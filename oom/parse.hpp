@@ -33,6 +33,7 @@ enum class OomEngine {
   jax,
   tensorflow,
   nccl,
+  unsloth,
 };
 // The message shape, named as in docs/oom.md ("pytorch>=2.2", "pytorch-2.0", ...).
 enum class OomFormat {
@@ -55,6 +56,7 @@ enum class OomFormat {
   xla_compile,
   tensorflow,
   nccl,
+  unsloth_studio,  // Unsloth Studio: a GGUF model that would run partly from system RAM
 };
 // What the numbers mean; the diagnosis dispatches on it.
 enum class OomKind {

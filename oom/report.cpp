@@ -20,6 +20,7 @@ std::string_view to_string(OomEngine e) noexcept
   case OomEngine::jax: return "jax";
   case OomEngine::tensorflow: return "tensorflow";
   case OomEngine::nccl: return "nccl";
+  case OomEngine::unsloth: return "unsloth";
   }
   return "pytorch";
 }
@@ -46,6 +47,7 @@ std::string_view to_string(OomFormat f) noexcept
   case OomFormat::xla_compile: return "xla-compile";
   case OomFormat::tensorflow: return "tensorflow";
   case OomFormat::nccl: return "nccl";
+  case OomFormat::unsloth_studio: return "unsloth-studio";
   }
   return "unknown";
 }

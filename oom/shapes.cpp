@@ -136,6 +136,9 @@ ReportParser::ReportParser(Anchor anchor, std::string_view text, std::size_t pos
   case Anchor::llama_vulkan: init(r, OomEngine::llama_cpp, OomFormat::llama_cpp, OomKind::device_alloc); break;
   case Anchor::ollama_requires:
   case Anchor::ollama_too_large: init(r, OomEngine::ollama, OomFormat::ollama, OomKind::host_memory, OomMemory::host); break;
+  case Anchor::unsloth_host:
+    init(r, OomEngine::unsloth, OomFormat::unsloth_studio, OomKind::host_memory, OomMemory::host);
+    break;
   case Anchor::xla_oom:
   case Anchor::xla_request: init(r, OomEngine::jax, OomFormat::xla, OomKind::xla_alloc); break;
   case Anchor::xla_tpu: init(r, OomEngine::jax, OomFormat::xla_compile, OomKind::xla_compile); break;

@@ -86,6 +86,25 @@ constexpr std::array<Step, 2> k_ollama_too_large{{
      all(k_end), k_end},
 }};
 
+// ---- Unsloth Studio host memory ------------------------------------------------------------
+// "Failed to load model: About 10 GB of this model does not fit in GPU memory and would run from
+// system RAM. Only about 8 GB is available and 2 GB of that is kept free for the rest of the
+// system, leaving about 6 GB usable." (unslothai/unsloth#9483): what would run from RAM, the RAM
+// available, and what is usable of it.
+
+void apply_unsloth_host(ParseState& s, std::size_t, const Match& m)
+{
+  s.report.requested = m.fields[0].bytes;
+  s.report.total = m.fields[1].bytes;
+  s.report.free = m.fields[3].bytes;
+}
+
+constexpr std::array<Step, 1> k_unsloth_host{{
+    {Alts{"{s}ofthismodeldoesnotfitinGPUmemoryandwouldrunfromsystemRAM.Onlyabout{s}isavailableand{s}ofthatiskeptfree"
+          "fortherestofthesystem,leavingabout{s}usable"},
+     apply_unsloth_host, all(k_end), k_end},
+}};
+
 void apply_request(ParseState& s, std::size_t, const Match& m) { s.report.requested = m.fields[0].bytes; }
 
 // ---- JAX / XLA -----------------------------------------------------------------------------
@@ -262,6 +281,7 @@ const Step* other_steps(Anchor a) noexcept
   case Anchor::llama_unable: return k_llama_unable.data();
   case Anchor::llama_vulkan: return k_llama_vulkan.data();
   case Anchor::ollama_requires: return k_ollama_requires.data();
+  case Anchor::unsloth_host: return k_unsloth_host.data();
   case Anchor::ollama_too_large: return k_ollama_too_large.data();
   case Anchor::xla_oom: return k_xla_oom.data();
   case Anchor::xla_request: return k_xla_request.data();

@@ -302,6 +302,23 @@ add("androiddemo114", "https://github.com/pytorch/android-demo-app/issues/114",
 kind="cpu", R_bytes=473909280)
 
 
+# ---- Unsloth
+# A PyTorch report inside Unsloth (its banner before transformers' and accelerate's frames): the
+# stored copy of the thread ends the message at "Of th", before "Of the allocated memory": no A, so
+# neither the need nor a cause; the one listed process holds what the card has in use (this job).
+add("unsloth465", "https://github.com/unslothai/unsloth/issues/465",
+"==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1\n   \\\\   /|    Num examples = 102 | Num Epochs = 5\nO^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 4\n\\        /    Total batch size = 8 | Total steps = 60\n \"-____-\"     Number of trainable parameters = 41,943,040\n---------------------------------------------------------------------------\nOutOfMemoryError                          Traceback (most recent call last)\n[<ipython-input-7-3d62c575fcfd>](https://localhost:8080/#) in <cell line: 1>()\n----> 1 trainer_stats = trainer.train()\n\n13 frames\n[/usr/local/lib/python3.10/dist-packages/accelerate/utils/operations.py](https://localhost:8080/#) in _convert_to_fp32(tensor)\n    779 \n    780     def _convert_to_fp32(tensor):\n--> 781         return tensor.float()\n    782 \n    783     def _is_fp16_bf16_tensor(tensor):\n\nOutOfMemoryError: CUDA out of memory. Tried to allocate 9.47 GiB. GPU 0 has a total capacity of 14.75 GiB of which 3.78 GiB is free. Process 2116 has 10.95 GiB memory in use. Of th",
+kind="unsloth_train", R="9.47 GiB", T="14.75 GiB", F="3.78 GiB", procs=[(2116, "10.95 GiB")])
+# Unsloth Studio's own message for a GGUF whose rest would run from system RAM (its "GB" read as
+# GiB, as every engine's here): what would run from RAM, the RAM available, what is usable of it.
+add("unsloth9482", "https://github.com/unslothai/unsloth/issues/9482",
+"Failed to load model: About 10 GB of this model does not fit in GPU memory and would run from system RAM. Only about 10 GB is available and 2 GB of that is kept free for the rest of the system, leaving about 8 GB usable. The weights are memory-mapped, so the machine pages them in and out until it stops responding and the OS kills the app. Use a smaller or more quantized GGUF, free memory, or set UNSLOTH_ALLOW_HOST_OFFLOAD=1 to load it anyway.",
+kind="unsloth_host", R="10 GB", avail="10 GB", usable="8 GB")
+add("unsloth9483", "https://github.com/unslothai/unsloth/issues/9483",
+"Failed to load model: About 10 GB of this\nmodel does not fit in GPU memory and would\nrun from system RAM. Only about 8 GB is\navailable and 2 GB of that is kept free for the\nrest of the system, leaving about 6 GB usable.\nThe weights are memory-mapped, so the\nmachine pages them in and out until it stops\nresponding and the OS kills the app. Use a\nsmaller or more quantized GGUF, free memory,\nor set UNSLOTH_ALLOW_HOST_OFFLOAD=1 to\nload it anyway.",
+kind="unsloth_host", R="10 GB", avail="8 GB", usable="6 GB")
+
+
 # ---- expectations
 GiB = 2**30
 U = {'bytes':1,'B':1,'KiB':2**10,'KB':2**10,'kB':2**10,'K':2**10,'MiB':2**20,'MB':2**20,'M':2**20,'GiB':2**30,'GB':2**30,'G':2**30,'TiB':2**40,'TB':2**40}
@@ -470,6 +487,22 @@ def expect(kind, f):
         e = {'engine': 'nccl', 'format': 'nccl', 'device': f['device'], 'causes': [], 'commands_include': ['NCCL_NVLS_ENABLE=0']}
         if 'R_bytes' in f: e['requested_gib'] = g(f['R_bytes'])
         return e
+    if kind == 'unsloth_train':
+        R, T, F = b(f['R']), b(f['T']), b(f['F'])
+        e = {'engine': 'pytorch', 'format': 'pytorch>=2.2', 'device': 0, 'requested_gib': g(R), 'total_gib': g(T),
+             'free_gib': g(F), 'raised_in': 'unsloth', 'causes': [],
+             'commands_include': ['max_seq_length=2048', 'use_gradient_checkpointing="unsloth"', 'load_in_4bit=True'],
+             'commands_exclude': ['--per_device_train_batch_size', 'model.gradient_checkpointing_enable()']}
+        used = T - F
+        for pid, x in f['procs']:
+            if b(x) * 100 >= used * 99:
+                e['self_process'] = {'pid': pid, 'used_gib': g(b(x))}
+        return e
+    if kind == 'unsloth_host':
+        return {'engine': 'unsloth', 'format': 'unsloth-studio', 'memory': 'host', 'requested_gib': g(b(f['R'])),
+                'total_gib': g(b(f['avail'])), 'free_gib': g(b(f['usable'])), 'causes': ['host_memory'],
+                'commands_include': ['UNSLOTH_ALLOW_HOST_OFFLOAD=1', 'free -h'], 'commands_exclude': ['nvidia-smi'],
+                'first_fix': 'free-system-memory'}
     if kind == 'host':
         return {'engine': 'ollama', 'format': 'ollama', 'memory': 'host', 'requested_gib': g(b(f['R'])), 'free_gib': g(b(f['F'])),
                 'causes': ['host_memory'], 'commands_exclude': ['nvidia-smi', '-ngl']}
