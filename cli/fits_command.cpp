@@ -139,6 +139,7 @@ Result<FitsReport> build(const FitsArgs& a)
   sizing.model = "fits";  // every catalogue model, one after the other
   TRY_ASSIGN(r.opts, validate_plan_args(sizing));
   r.gpus = r.opts.request.gpus.value_or(1);
+  TRY(check_engine_scale(r.opts.engine, r.opts.engine_version, r.gpus, 1));  // Unsloth's release on r.gpus GPUs
   for (const ModelArch& m : model_catalog()) {
     if (auto row = best_fit(r, m)) {
       r.rows.push_back(*row);

@@ -111,6 +111,10 @@ for task in ("infer", "serve", "train"):
     rc, out, err = plan("llama-3.1-8b", "--task", task, "--engine", "unsloth")
     e = json.loads(out)["error"] if out.strip() else {}
     check(rc == 2 and e.get("code") == "usage" and "unsloth" in e.get("message", ""), f"--task {task}: {rc} {out}")
+p = subprocess.run([GPURENT, "fits", "l40s", "--task", "qlora", "--engine", "unsloth", "--gpus", "2", "--engine-version",
+                    "2024.11.9", "--json"], capture_output=True, text=True, env=ENV, check=False)
+e = json.loads(p.stdout)["error"] if p.stdout.strip() else {}
+check(p.returncode == 3 and "Unsloth 2024.11.9" in e.get("message", ""), f"fits --gpus 2 on 2024.11.9: {p.returncode} {p.stdout}")
 rc, out, err = plan("llama-3.1-8b", "--task", "qlora", "--engine", "unsloth", "--weights", "awq")
 check(rc == 2, f"--weights awq: exit {rc}")
 
