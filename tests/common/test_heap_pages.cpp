@@ -45,7 +45,7 @@ TEST_CASE("the heap grows into huge pages, once", "[heap_pages]")
   const auto h = gpurent::back_heap_with_huge_pages();
   const auto again = gpurent::back_heap_with_huge_pages();
   CHECK_FALSE(again.advised);
-  CHECK(again.skipped == "already done");
+  CHECK_FALSE(again.skipped.empty());
   if (!h.advised) {
     // The sanitizers' allocators, or a kernel without THP: nothing was changed, and it says why.
     INFO(h.skipped);
@@ -53,6 +53,7 @@ TEST_CASE("the heap grows into huge pages, once", "[heap_pages]")
     CHECK(h.bytes == 0);
     return;
   }
+  CHECK(again.skipped == "already done");  // a second call changes nothing
   CHECK(h.begin % (2U << 20U) == 0);
   CHECK(h.bytes == (4U << 20U));
   if (kernel_has_thp()) {
