@@ -281,6 +281,10 @@ std::string plan_misfit_reason(const PlanReport& report)
       return fmt::format("{} cannot run {} on {} servers: {}", to_string(res.job.engine), res.job.model.name,
                          res.job.nodes, why);
     }
+    if (res.job.nodes > 1) {
+      return fmt::format("{} cannot run {} on {} servers (the heads or layers do not split over their GPUs)",
+                         to_string(res.job.engine), res.job.model.name, res.job.nodes);
+    }
     return fmt::format("{} cannot run {} on {} GPUs (the heads or layers do not split that way)",
                        to_string(res.job.engine), res.job.model.name, res.job.gpus);
   }

@@ -82,6 +82,10 @@ def main():
                        "bf16", "--nodes", "5", home=home)
         msg = doc.get("error", {}).get("message", "")
         check(rc == 3 and "at most 4 servers" in msg, f"5 servers: exit {rc}, {msg}")
+        rc, doc = plan("deepseek-v3", "--engine", "sglang", "--task", "serve", "--card", "h100-sxm", "--nodes", "3",
+                       home=home)
+        msg = doc.get("error", {}).get("message", "")
+        check(rc == 3 and "on 3 servers (the heads or layers do not split" in msg, f"3 servers: exit {rc}, {msg}")
         rc, doc = plan("llama-3.1-70b", "--engine", "llama.cpp", "--nodes", "2", home=home)
         msg = doc.get("error", {}).get("message", "")
         check(rc == 3 and "runs on one server" in msg, f"llama.cpp on 2 servers: exit {rc}, {msg}")
