@@ -233,13 +233,19 @@ Shard default_shard(Task task, Engine engine, std::uint32_t gpus) noexcept
 
 namespace {
 
+// The shard a job on `gpus` GPUs of `servers` servers gets: the one asked, else the default.
+Shard shard_on(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t servers)
+{
+  return shard.value_or(default_shard(base.task, base.engine, gpus * servers));
+}
+
 JobSpec with_gpus(const JobSpec& base, std::uint32_t gpus, std::optional<Shard> shard, std::uint32_t nodes)
 {
   JobSpec job = base;
   job.gpus = gpus;
   job.nodes = std::max<std::uint32_t>(nodes, 1);
   job.pipeline = 1;
-  job.shard = shard.value_or(default_shard(base.task, base.engine, gpus * job.nodes));
+  job.shard = shard_on(base, gpus, shard, job.nodes);
   return job;
 }
 
@@ -409,7 +415,7 @@ bool gpus_feasible(const JobSpec& base, std::uint32_t gpus, std::optional<Shard>
 {
   // with_gpus' fields, without its copy of the job
   const std::uint32_t servers = std::max<std::uint32_t>(nodes, 1);
-  return layout_on(base, gpus, servers, shard.value_or(default_shard(base.task, base.engine, gpus * servers))).has_value();
+  return layout_on(base, gpus, servers, shard_on(base, gpus, shard, servers)).has_value();
 }
 
 namespace {
