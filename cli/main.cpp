@@ -2,6 +2,7 @@
 // The composition root: builds the real ports, runs the command line, and holds the one catch.
 #include <unistd.h>
 
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -64,6 +65,13 @@ int main(int argc, char** argv)
   s.stdout_tty = isatty(STDOUT_FILENO) == 1;
   s.stderr_tty = isatty(STDERR_FILENO) == 1;
   s.stdin_tty = isatty(STDIN_FILENO) == 1;
+  if (!s.stdout_tty) {
+    // Into a pipe or a file, stdout is written 64 KiB at a time, not 4 KiB: `plan --json` is
+    // 4 writes instead of 63. The buffer is never freed: exit() flushes stdout after the static
+    // destructors have run. Commands that stream (logs, run, backup's progress) flush as they go.
+    constexpr std::size_t k_out_buffer = std::size_t{1} << 16;
+    std::setvbuf(stdout, new char[k_out_buffer], _IOFBF, k_out_buffer);
+  }
   s.handle_signals = true;  // cli/interrupt.hpp: up, down and backup watch SIGINT, SIGTERM, SIGHUP
   const std::string module_override = s.getenv("GPURENT_IO_MODULE").value_or("");
   g_module_override = &module_override;
