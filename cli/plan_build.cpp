@@ -257,14 +257,18 @@ std::span<const Offer> PlanInputs::offers() const noexcept
 
 Result<PlanReport> plan_from(const PlanInputs& in, const PlanOptions& o, std::span<const ProviderInfo> providers)
 {
-  TRY_ASSIGN(PlanReport r, plan(o, Catalogues{in.offers(), providers, card_catalog()}, in.model));
+  Result<PlanReport> out = plan(o, Catalogues{in.offers(), providers, card_catalog()}, in.model);
+  if (!out) {
+    return out;
+  }
+  PlanReport& r = *out;  // in the caller's return slot (planner/plan.cpp says why)
   if (auto shortest = shortest_within_note(r.result)) {
     r.notes.push_back(std::move(*shortest));
   }
   for (auto& n : price_notes(r, in.cfg, in.offers(), o, providers)) {
     r.notes.push_back(std::move(n));
   }
-  return r;
+  return out;
 }
 
 Result<PlanReport> build_plan_report(Services& s, const PlanOptions& o, std::span<const ProviderInfo> providers)

@@ -161,7 +161,10 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
 {
   const std::span<const Offer> offers = catalogues.offers;
   const std::span<const ProviderInfo> providers = catalogues.providers;
-  PlanReport r;
+  // Built in the caller's return slot: a PlanReport is 7 KB, and each copy on the stack is fresh
+  // pages at every start (docs/benchmarks.md, "the code a start runs, side by side").
+  Result<PlanReport> out{std::in_place};
+  PlanReport& r = *out;
   TRY_ASSIGN(const JobSpec job, make_job(o, model.arch, &r.defaults));
   const SpeedLoad& load = o.request.size.load;
   if (std::uint64_t{load.input_len} + load.output_len > job.context) {
@@ -200,8 +203,7 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
     if (!o.request.rank_by && !o.request.size.sized()) {
       elsewhere.rank_by = RankBy::hourly;
     }
-    const PlanResult other = rank(job, offers, providers, catalogues.cards, elsewhere, [](const JobSpec& j) { return estimate(j); });
-    r.runs_elsewhere = other.choice;
+    r.runs_elsewhere = rank(job, offers, providers, catalogues.cards, elsewhere, [](const JobSpec& j) { return estimate(j); }).choice;
     r.runs_with = engine_here(o, model.arch, job, catalogues, model.hf_id);
   }
   std::uint32_t served = 0;
@@ -286,7 +288,7 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   if (auto cheaper = cheaper_per_hour_note(r.result)) {
     r.notes.push_back(std::move(*cheaper));
   }
-  return r;
+  return out;
 }
 
 std::vector<Fix> CardFit::fixes() const { return suggest_fixes(job, limit); }
