@@ -110,6 +110,7 @@ void extras(nlohmann::json& j, const OomReport& r, const OomDiagnosis& d)
   put(j, "other_allocations_gib", r.other_allocations);
   put(j, "max_allowed_gib", r.max_allowed);
   put_text(j, "pool", r.pool);
+  put_text(j, "component", r.component);
   put(j, "kv_cache_needed_gib", r.kv_cache_needed);
   put(j, "kv_cache_available_gib", r.kv_cache_available);
   put_value(j, "fitting_max_model_len", d.fitting_max_model_len);

@@ -91,6 +91,8 @@ std::string headline(const OomReport& r)
   case OomKind::tf_tensor:
     return fmt::format("TensorFlow ran out of {} allocating one tensor{}", r.memory == OomMemory::host ? "system RAM" : "GPU memory", on);
   case OomKind::nccl: return "NCCL could not allocate GPU memory for its buffers" + on;
+  case OomKind::trtllm_component:
+    return fmt::format("TensorRT-LLM could not create its {}{}", r.component.empty() ? "executor" : r.component, on);
   }
   return "Out of memory";
 }
@@ -233,6 +235,10 @@ void engine_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
     return;
   }
   case OomKind::nccl: rows.size_row("asked for", r.requested, "NCCL buffer"); return;
+  case OomKind::trtllm_component:
+    rows.size_row("card total", r.total);
+    rows.size_row("free before it", r.free, r.component.empty() ? "" : "when the " + r.component + " was created");
+    return;
   case OomKind::allocator: return;
   }
 }

@@ -48,6 +48,7 @@ constexpr std::array k_anchor_texts{
     AnchorText{"Cudafailure", Anchor::nccl_cuda},
     AnchorText{"HIPfailure", Anchor::nccl_hip},
     AnchorText{"Failedtoloadmodel:About", Anchor::unsloth_host},
+    AnchorText{"ExecutorcreationfailedduetoinsufficientGPUmemory", Anchor::trtllm_executor},
     AnchorText{"GPUblocks:", Anchor::vllm_blocks},
     AnchorText{"Loadweightbegin.availmem=", Anchor::sglang_load_begin},
     AnchorText{"availmem=", Anchor::sglang_load_end},
@@ -106,6 +107,10 @@ constexpr std::array k_anchor_texts{
     AnchorText{"unsloth_compiled_cache", Anchor::hint_unsloth},
     AnchorText{"unsloth_zoo", Anchor::hint_unsloth},
     AnchorText{"packages/unsloth/", Anchor::hint_unsloth},
+    AnchorText{"tensorrt_llm/", Anchor::hint_trtllm},
+    AnchorText{"[TRT-LLM]", Anchor::hint_trtllm},
+    AnchorText{"[TensorRT-LLM]", Anchor::hint_trtllm},
+    AnchorText{"trtllm-serve", Anchor::hint_trtllm},
 };
 constexpr std::size_t k_anchor_count = k_anchor_texts.size();
 
@@ -195,6 +200,9 @@ unsigned prefix_hints(std::string_view prefix) noexcept
   }
   if (has("sglang")) {
     out |= bit(Anchor::hint_sglang);
+  }
+  if (has("TRT-LLM") || has("TensorRT-LLM")) {
+    out |= bit(Anchor::hint_trtllm);
   }
   if (has("ollama")) {
     out |= bit(Anchor::hint_ollama);

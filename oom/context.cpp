@@ -8,7 +8,8 @@ namespace gpurent::oom_detail {
 bool sized(const OomReport& r)
 {
   return r.requested || r.total || r.free || r.max_model_len || r.kv_cache_available || r.xla_total ||
-         r.kind == OomKind::tgi_warmup || r.kind == OomKind::sglang_static || r.kind == OomKind::no_kv_cache_memory;
+         r.kind == OomKind::tgi_warmup || r.kind == OomKind::sglang_static || r.kind == OomKind::no_kv_cache_memory ||
+         r.kind == OomKind::trtllm_component;
 }
 
 bool llama_family(const OomReport& r) { return r.kind == OomKind::device_alloc; }
@@ -116,7 +117,7 @@ void resolve_engine(OomReport& r, const ScanState& s)
     }
     const auto h = nearest_hint(s, r.line,
                                 {Anchor::hint_vllm, Anchor::hint_sglang, Anchor::hint_tgi, Anchor::hint_trainer, Anchor::hint_diffusion,
-                                 Anchor::hint_llama, Anchor::hint_ollama, Anchor::hint_unsloth});
+                                 Anchor::hint_llama, Anchor::hint_ollama, Anchor::hint_unsloth, Anchor::hint_trtllm});
     if (!h) {
       return;
     }
@@ -138,6 +139,7 @@ void resolve_engine(OomReport& r, const ScanState& s)
                 : *h == Anchor::hint_trainer ? OomContext::trainer
                 : *h == Anchor::hint_diffusion ? OomContext::diffusion
                 : *h == Anchor::hint_unsloth   ? OomContext::unsloth
+                : *h == Anchor::hint_trtllm    ? OomContext::tensorrt_llm
                                                : OomContext::none;
     return;
   }

@@ -173,6 +173,17 @@ void engine_arithmetic(const OomReport& r, OomDiagnosis& d)
     d.causes.push_back(OomCause::other_process);
     return;
   case OomKind::tgi_warmup: d.causes.push_back(OomCause::job_too_large); return;
+  case OomKind::trtllm_component:
+    // The KV cache is created last: with little free, the weights and the profiling peak left it
+    // nothing. With a tenth of the card or more still free, TensorRT-LLM's own estimate asked for
+    // more than was there (both public reports: 200 of 276 GiB, 109 of 140 GiB free): no cause is
+    // claimed. Any other component (the model, the sampler) failing: the job is larger than the GPU.
+    if (r.component != "KV cache") {
+      d.causes.push_back(OomCause::job_too_large);
+    } else if (!oom_detail::trtllm_free_left(r)) {
+      d.causes.push_back(OomCause::no_kv_cache_memory);
+    }
+    return;
   case OomKind::device_alloc:
     if (r.memory == OomMemory::host) {
       d.causes.push_back(OomCause::host_memory);

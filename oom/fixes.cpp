@@ -336,6 +336,7 @@ std::vector<OomFix> fixes_for(const OomReport& report, const OomDiagnosis& d)
   case OomKind::xla_compile: xla_fixes(out, report, d); break;
   case OomKind::tf_tensor: tensorflow_fixes(out, report, d); break;
   case OomKind::nccl: nccl_fixes(out, report, d); break;
+  case OomKind::trtllm_component: trtllm_fixes(out, report, d); break;
   }
   std::vector<OomFix> fixes = out.take();
   fit_fixes_to_job(fixes, report, d);

@@ -53,6 +53,13 @@ bool engine_job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void vllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void sglang_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+// TensorRT-LLM's report of a component it could not create still had a tenth of the card or more
+// free: its own estimate asked for more than was there, rather than the weights leaving nothing.
+[[nodiscard]] inline bool trtllm_free_left(const OomReport& r)
+{
+  return r.total && r.free && r.total->n > 0 && r.free->n * 10 >= r.total->n;
+}
 void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void xla_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);

@@ -143,6 +143,48 @@ void sglang_runtime(FixList& out, const OomReport& r)
   sglang_bigger(out, "Or more GPUs");
 }
 
+// trtllm-serve's defaults (tensorrt_llm/commands/serve.py: --max_batch_size 2048, --max_num_tokens
+// 8192, --kv_cache_free_gpu_memory_fraction 0.9; tests/data/engine_flags/trtllm.json). The fixes
+// halve the first two: the executor's profiling run sizes the activations at --max_num_tokens,
+// and CUDA graphs and the sampler's buffers grow with --max_batch_size.
+constexpr std::uint64_t k_trtllm_max_num_tokens = 8192;
+constexpr std::uint64_t k_trtllm_max_batch_size = 2048;
+
+void trtllm_bigger(FixList& out, std::string_view why)
+{
+  out.add("tensor-parallel", fmt::format("{}: split the model over two GPUs, each then holds half the weights", why),
+          "--tp_size 2");
+  out.add("quantize",
+          "Serve an FP8 checkpoint (ModelOpt's, e.g. nvidia/<model>-FP8; Ada, Hopper and Blackwell) or NVFP4 on Blackwell: "
+          "the weights take half or a quarter");
+}
+
+void trtllm_activations(FixList& out)
+{
+  out.add("max-num-tokens",
+          fmt::format("Fewer tokens per step: TensorRT-LLM measures its activations on a batch of --max_num_tokens "
+                      "(default {}) before it sizes the KV cache",
+                      k_trtllm_max_num_tokens),
+          fmt::format("--max_num_tokens {}", k_trtllm_max_num_tokens / 2));
+  out.add("max-batch-size",
+          fmt::format("Fewer requests at once: CUDA graphs and the sampler's buffers grow with --max_batch_size (default {})",
+                      k_trtllm_max_batch_size),
+          fmt::format("--max_batch_size {}", k_trtllm_max_batch_size / 8));
+}
+
+// A PyTorch or CUDA error inside trtllm-serve after the executor started: the KV cache took
+// kv_cache_free_gpu_memory_fraction of what was free, and the run needed more than the rest.
+void trtllm_runtime(FixList& out)
+{
+  out.add("kv-cache-free-gpu-memory-fraction",
+          "TensorRT-LLM gives the KV cache 0.9 of the memory free after the weights and its profiling run; a later allocation "
+          "(a longer batch, a warm-up it did not profile) then finds too little: leave it more (NVIDIA's Dynamo recipes use "
+          "0.85 for the same reason)",
+          "--kv_cache_free_gpu_memory_fraction 0.8");
+  trtllm_activations(out);
+  trtllm_bigger(out, "Or more GPUs");
+}
+
 void tgi_runtime(FixList& out, const OomReport& r)
 {
   const std::uint64_t prefill = r.prefill_tokens ? std::max<std::uint64_t>(*r.prefill_tokens / 2, 1) : 2048;
@@ -204,6 +246,7 @@ bool engine_job_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
   case OomContext::tgi: tgi_runtime(out, r); return true;
   case OomContext::diffusion: diffusion_runtime(out); return true;
   case OomContext::unsloth: unsloth_runtime(out); return true;
+  case OomContext::tensorrt_llm: trtllm_runtime(out); return true;
   case OomContext::trainer:
   case OomContext::none: return false;
   }
@@ -268,6 +311,34 @@ void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
   out.add("quantize", "Quantize the weights at load (EETQ 8-bit needs no calibration; AWQ/GPTQ checkpoints are smaller still)",
           "--quantize eetq");
   out.add("num-shard", "Or shard the model over two GPUs", "--num-shard 2");
+  (void)d;
+}
+
+void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
+{
+  const std::string free = r.free ? fmt::format(" ({} was free when it tried)", gib(*r.free)) : std::string{};
+  if (r.component == "KV cache" && trtllm_free_left(r)) {
+    out.add("kv-cache-free-gpu-memory-fraction",
+            fmt::format("TensorRT-LLM had {} of {} free and still could not create the KV cache: it sizes the cache at "
+                        "kv_cache_free_gpu_memory_fraction (default 0.9) of what its profiling run left free, and that "
+                        "estimate asked for more than was there; ask for half (its log's \"Estimated max memory in KV "
+                        "cache\" line says what it wanted)",
+                        gib(*r.free), gib(*r.total)),
+            "--kv_cache_free_gpu_memory_fraction 0.45");
+    trtllm_activations(out);
+  } else if (r.component == "KV cache") {
+    // The KV cache is the last component: the weights and the profiling run's peak left it nothing.
+    trtllm_activations(out);
+    trtllm_bigger(out, "The weights and the profiling run's activations leave no room for the KV cache" + free);
+    out.add("max-seq-len", "A shorter --max_seq_len: the profiling run's requests and the KV cache's smallest share shrink "
+                           "with it",
+            "--max_seq_len 8192");
+  } else if (r.component == "model" || r.component == "Model") {
+    trtllm_bigger(out, "The weights do not fit one GPU" + free);
+  } else {
+    trtllm_activations(out);
+    trtllm_bigger(out, fmt::format("The executor could not create its {}{}", r.component.empty() ? "components" : r.component, free));
+  }
   (void)d;
 }
 

@@ -93,6 +93,7 @@ enum class Anchor : std::uint8_t {
   nccl_cuda,         // "Cuda failure" (NCCL)
   nccl_hip,          // "HIP failure" (RCCL)
   unsloth_host,      // Unsloth Studio: "Failed to load model: About N GB of this model does not fit in GPU memory"
+  trtllm_executor,   // TensorRT-LLM (PyTorch backend): "Executor creation failed due to insufficient GPU memory"
   // Context, read around reports.
   vllm_blocks,       // "GPU blocks: n"
   sglang_load_begin, // "Load weight begin. avail mem="
@@ -116,8 +117,9 @@ enum class Anchor : std::uint8_t {
   hint_jax,
   hint_tensorflow,
   hint_unsloth,
+  hint_trtllm,
 };
-inline constexpr std::size_t k_hint_count = 10;
+inline constexpr std::size_t k_hint_count = 11;
 [[nodiscard]] constexpr bool is_hint(Anchor a) noexcept { return a >= Anchor::hint_vllm; }
 [[nodiscard]] constexpr std::size_t hint_index(Anchor a) noexcept
 {

@@ -34,6 +34,7 @@ enum class OomEngine {
   tensorflow,
   nccl,
   unsloth,
+  tensorrt_llm,
 };
 // The message shape, named as in docs/oom.md ("pytorch>=2.2", "pytorch-2.0", ...).
 enum class OomFormat {
@@ -57,6 +58,7 @@ enum class OomFormat {
   tensorflow,
   nccl,
   unsloth_studio,  // Unsloth Studio: a GGUF model that would run partly from system RAM
+  trtllm_executor,  // TensorRT-LLM's PyTorch executor: a component it could not create
 };
 // What the numbers mean; the diagnosis dispatches on it.
 enum class OomKind {
@@ -74,12 +76,14 @@ enum class OomKind {
   xla_compile,          // XLA on TPU: the compiled program needs more HBM than the chip has
   tf_tensor,            // TensorFlow: "OOM when allocating tensor with shape[...]"
   nccl,                 // NCCL: a CUDA allocation failed inside the communicator
+  trtllm_component,     // TensorRT-LLM: the executor could not create one component (the KV cache, the model, ...)
 };
 // Which memory ran out.
 enum class OomMemory { device, host, unified };
 // The serving engine or trainer around a PyTorch error, read from the log (paths, prefixes).
 // unsloth: a trainer run through Unsloth (its banner, its compiled trainers, unsloth_zoo's frames).
-enum class OomContext { none, vllm, sglang, tgi, trainer, diffusion, unsloth };
+// tensorrt_llm: trtllm-serve or the LLM API (its [TRT-LLM] log prefix, tensorrt_llm/ frames).
+enum class OomContext { none, vllm, sglang, tgi, trainer, diffusion, unsloth, tensorrt_llm };
 // llama.cpp: what the failed buffer was for.
 enum class OomStage { unknown, weights, kv_cache, compute };
 
@@ -126,6 +130,7 @@ struct OomReport {
   // SGLang.
   std::optional<double> mem_fraction_static;      // the value in use
   std::optional<double> min_mem_fraction_static;  // "minimum viable = 1 - available/pre = x"
+  std::string component;  // TensorRT-LLM: the executor component it could not create ("KV cache", "model", ...)
   std::optional<Bytes> weights;                   // "Load weight end. ... mem usage=W"
   std::optional<Bytes> avail_after_weights;       // "Load weight end. ... avail mem=A"
   std::optional<Bytes> avail_before_weights;      // "Load weight begin. avail mem=P"

@@ -21,6 +21,7 @@ std::string_view to_string(OomEngine e) noexcept
   case OomEngine::tensorflow: return "tensorflow";
   case OomEngine::nccl: return "nccl";
   case OomEngine::unsloth: return "unsloth";
+  case OomEngine::tensorrt_llm: return "tensorrt-llm";
   }
   return "pytorch";
 }
@@ -48,6 +49,7 @@ std::string_view to_string(OomFormat f) noexcept
   case OomFormat::tensorflow: return "tensorflow";
   case OomFormat::nccl: return "nccl";
   case OomFormat::unsloth_studio: return "unsloth-studio";
+  case OomFormat::trtllm_executor: return "trtllm-executor";
   }
   return "unknown";
 }
@@ -72,6 +74,7 @@ std::string_view to_string(OomContext c) noexcept
   case OomContext::trainer: return "trainer";
   case OomContext::diffusion: return "diffusion";
   case OomContext::unsloth: return "unsloth";
+  case OomContext::tensorrt_llm: return "tensorrt-llm";
   }
   return "none";
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Message shapes of the serving engines: vLLM, SGLang, TGI.
+// Message shapes of the serving engines: vLLM, SGLang, TGI, TensorRT-LLM.
+#include <optional>
+
 #include "oom/shapes.hpp"
 
 namespace gpurent::oom_detail {
@@ -106,6 +108,37 @@ constexpr std::array<Step, 1> k_tgi{{
     {Alts{"{n}prefilltokens", "{n}totaltokenswith{n}prefilltokens"}, apply_tgi, all(k_end), k_end},
 }};
 
+// ---- TensorRT-LLM --------------------------------------------------------------------------
+// The PyTorch backend's executor (trtllm-serve, the LLM API) when it cannot create a component:
+// "Executor creation failed due to insufficient GPU memory.\n\nThe following component could not
+// be created: KV cache\nTotal GPU memory (GiB): 276.50\nFree GPU memory before component creation
+// attempt (GiB): 200.47" (mlcommons/inference#2501; NVIDIA/TensorRT-LLM#5872).
+
+std::optional<Bytes> gib_field(ParseState& s, double gib)
+{
+  const long double bytes = static_cast<long double>(gib) * static_cast<long double>(k_gib);
+  if (!(bytes >= 0.0L) || bytes > static_cast<long double>(k_max_bytes)) {
+    s.error = "a GPU memory figure in TensorRT-LLM's report is not a plausible size";
+    return std::nullopt;
+  }
+  return Bytes{static_cast<std::uint64_t>(bytes + 0.5L)};
+}
+
+void apply_trtllm_component(ParseState& s, std::size_t, const Match& m)
+{
+  OomReport& r = s.report;
+  // The message's words with their spaces gone (the scanner's text): "KVcache" is "KV cache".
+  r.component = m.fields[0].word == "KVcache" ? std::string("KV cache") : std::string(m.fields[0].word);
+  r.total = gib_field(s, m.fields[1].real);
+  r.free = gib_field(s, m.fields[2].real);
+}
+
+constexpr std::array<Step, 1> k_trtllm_executor{{
+    {Alts{".Thefollowingcomponentcouldnotbecreated:{w}TotalGPUmemory(GiB):{d}"
+          "FreeGPUmemorybeforecomponentcreationattempt(GiB):{d}"},
+     apply_trtllm_component, all(k_end), k_end},
+}};
+
 }  // namespace
 
 const Step* serving_steps(Anchor a) noexcept
@@ -117,6 +150,7 @@ const Step* serving_steps(Anchor a) noexcept
   case Anchor::sglang_increase: return k_sglang_increase.data();
   case Anchor::sglang_weights: return k_sglang_weights.data();
   case Anchor::tgi: return k_tgi.data();
+  case Anchor::trtllm_executor: return k_trtllm_executor.data();
   default: return nullptr;
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,25 @@ TEST_CASE("diagnose_oom: fixes carry the concrete commands of each cause", "[siz
     CHECK_FALSE(d.non_pytorch_estimated);
     CHECK(std::abs(to_gib(d.non_pytorch) - 3.88) < 1e-6);
   }
+  SECTION("TensorRT-LLM: little free when the KV cache was created is the weights' and activations' doing")
+  {
+    const std::string head = "[TRT-LLM] [E] Failed to initialize executor on rank 0: Executor creation failed due to insufficient "
+                             "GPU memory.\n\nThe following component could not be created: ";
+    const auto little = diagnose_text(head + "KV cache\nTotal GPU memory (GiB): 79.11\nFree GPU memory before component creation "
+                                             "attempt (GiB): 1.20\n");
+    REQUIRE(cause_names(little) == std::vector<std::string>{"no_kv_cache_memory"});
+    CHECK(little.fixes[0].command == "--max_num_tokens 4096");
+    // A tenth of the card (7.911 GiB) or more free: TensorRT-LLM's own estimate asked for more.
+    const auto tenth = diagnose_text(head + "KV cache\nTotal GPU memory (GiB): 79.11\nFree GPU memory before component creation "
+                                            "attempt (GiB): 7.92\n");
+    CHECK(cause_names(tenth).empty());
+    CHECK(tenth.fixes[0].command == "--kv_cache_free_gpu_memory_fraction 0.45");
+    // Another component: the job is larger than the GPU; the fixes split or quantize the weights.
+    const auto model = diagnose_text(head + "model\nTotal GPU memory (GiB): 23.53\nFree GPU memory before component creation "
+                                            "attempt (GiB): 22.90\n");
+    REQUIRE(cause_names(model) == std::vector<std::string>{"job_too_large"});
+    CHECK(model.fixes[0].command == "--tp_size 2");
+  }
   SECTION("another process: nvidia-smi first, then gpurent doctor")
   {
     const auto d = diagnose_text("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which "
@@ -216,6 +236,51 @@ TEST_CASE("diagnose_oom: fixes carry the concrete commands of each cause", "[siz
     CHECK(has_fix(d, "free-other-processes"));
     CHECK(d.fixes.back().command == "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128");  // 1.x has no expandable_segments
   }
+}
+
+// Every flag a TensorRT-LLM fix names is one trtllm-serve accepts (tests/data/engine_flags/trtllm.json,
+// read from its source), and the defaults the fixes quote and halve are its own.
+TEST_CASE("diagnose_oom: TensorRT-LLM's fixes use trtllm-serve's own flags and defaults", "[sizing][oom_diagnose]")
+{
+  std::ifstream in(std::string(GPURENT_TEST_DATA) + "/engine_flags/trtllm.json");
+  REQUIRE(in);
+  const auto table = nlohmann::json::parse(in);
+  const auto& flags = table["flags"];
+  const auto known = [&](const std::string& flag) {
+    if (flags.contains(flag)) {
+      return true;
+    }
+    return std::any_of(flags.begin(), flags.end(), [&](const nlohmann::json& f) {
+      const auto aliases = f.value("aliases", std::vector<std::string>{});
+      return std::find(aliases.begin(), aliases.end(), flag) != aliases.end();
+    });
+  };
+  CHECK(flags["--max_num_tokens"]["default"] == 8192);
+  CHECK(flags["--max_batch_size"]["default"] == 2048);
+  CHECK(std::abs(flags["--kv_cache_free_gpu_memory_fraction"]["default"].get<double>() - 0.9) < 1e-9);
+  const std::string head = "Executor creation failed due to insufficient GPU memory.\nThe following component could not be created: ";
+  const std::vector<std::string> logs = {
+      head + "KV cache\nTotal GPU memory (GiB): 79.11\nFree GPU memory before component creation attempt (GiB): 1.20\n",
+      head + "KV cache\nTotal GPU memory (GiB): 79.11\nFree GPU memory before component creation attempt (GiB): 40.00\n",
+      head + "model\nTotal GPU memory (GiB): 23.53\nFree GPU memory before component creation attempt (GiB): 22.90\n",
+      "[TRT-LLM] [RANK 0] [E] CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which "
+      "1.00 GiB is free. Including non-PyTorch memory, this process has 78.10 GiB memory in use. Of the allocated memory 70.00 "
+      "GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.",
+  };
+  std::size_t checked = 0;
+  for (const auto& log : logs) {
+    INFO(log);
+    for (const auto& fix : diagnose_text(log).fixes) {
+      std::istringstream words(fix.command);
+      for (std::string word; words >> word;) {
+        if (word.starts_with("--") && word.find('_') != std::string::npos) {
+          CHECK(known(word));
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked >= 12);
 }
 
 TEST_CASE("oom_size: never rounds a size to nothing", "[sizing][oom_diagnose]")

@@ -108,8 +108,9 @@ void check_report(const nlohmann::json& expect, const OomReport& r)
       CHECK(to_string(r.context) == value.get<std::string>());
     } else if (key == "stage") {
       CHECK(to_string(r.stage) == value.get<std::string>());
-    } else if (key == "backend" || key == "dtype" || key == "memory_space") {
-      CHECK((key == "backend" ? r.backend : key == "dtype" ? r.dtype : r.memory_space) == value.get<std::string>());
+    } else if (key == "backend" || key == "dtype" || key == "memory_space" || key == "component") {
+      CHECK((key == "backend" ? r.backend : key == "dtype" ? r.dtype : key == "component" ? r.component : r.memory_space) ==
+            value.get<std::string>());
     } else if (key == "rocm") {
       CHECK(r.rocm == value.get<bool>());
     } else if (key == "process_in_use_invalid") {

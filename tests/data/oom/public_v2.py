@@ -319,6 +319,21 @@ add("unsloth9483", "https://github.com/unslothai/unsloth/issues/9483",
 kind="unsloth_host", R="10 GB", avail="8 GB", usable="6 GB")
 
 
+# ---- TensorRT-LLM
+# The PyTorch backend's executor when it cannot create a component: the card's total and what was
+# free before the attempt, in GiB. 200.47 of 276.50 GiB were still free (and the reporter had
+# lowered the KV fraction to 0.10): not "the weights leave nothing", so no cause is claimed, and
+# the first fix asks for a smaller KV cache.
+add("mlperf2501", "https://github.com/mlcommons/inference/issues/2501",
+"When trying to set up the servers for GPT-OSS using run_scaleout.sh script, the following error occurs:\n\n```\nRuntimeError: Executor creation failed due to insufficient GPU memory.\n\nThe following component could not be created: KV cache\nTotal GPU memory (GiB): 276.50\nFree GPU memory before component creation attempt (GiB): 200.47\n\nPreviously created components and free GPU memory before/after creation (GiB):\nmodel: 274.64 / 208.12\nsampler: 208.12 / 204.34\n_no_capture_init_kv_cache: 204.27 / 202.40\nspec_resource_manager: 202.40 / 202.40\ndrafter: 202.40 / 202.40\n_no_capture_init_extra_resources: 202.40 / 197.99\nmodel_extra: 197.99 / 200.47\n```",
+kind="trtllm_executor", component="KV cache", T=276.50, F=200.47)
+# PyTorch's report inside TensorRT-LLM (its [TRT-LLM] log prefix), as stored up to the third
+# listed process: no A, so no need; the listed processes (the other ranks on GPU 0) are others.
+add("trtllm6281", "https://github.com/NVIDIA/TensorRT-LLM/issues/6281",
+"Loading weights concurrently:  47%|████▋     | 667/1417 [00:03<00:05, 139.82it/s][07/23/2025-06:37:06] [TRT-LLM] [RANK 1] [E] Error executing load_single_module with args ('model.layers.29.mlp.gate_up_proj', Linear()): CUDA out of memory. Tried to allocate 126.00 MiB. GPU 0 has a total capacity of 23.53 GiB of which 43.00 MiB is free. Process 32689 has 404.00 MiB memory in use. Process 33095 has 19.44 GiB memory in use. Process 33096 has 3.63 GiB memory in use.",
+kind="trtllm_torch", R="126.00 MiB", T="23.53 GiB", F="43.00 MiB", procs=[(32689, "404.00 MiB"), (33095, "19.44 GiB"), (33096, "3.63 GiB")])
+
+
 # ---- expectations
 GiB = 2**30
 U = {'bytes':1,'B':1,'KiB':2**10,'KB':2**10,'kB':2**10,'K':2**10,'MiB':2**20,'MB':2**20,'M':2**20,'GiB':2**30,'GB':2**30,'G':2**30,'TiB':2**40,'TB':2**40}
@@ -498,6 +513,29 @@ def expect(kind, f):
             if b(x) * 100 >= used * 99:
                 e['self_process'] = {'pid': pid, 'used_gib': g(b(x))}
         return e
+    if kind == 'trtllm_executor':
+        T, F = round(f['T'] * GiB), round(f['F'] * GiB)
+        e = {'engine': 'tensorrt-llm', 'format': 'trtllm-executor', 'component': f['component'], 'total_gib': g(T), 'free_gib': g(F),
+             'commands_include': ['--max_num_tokens 4096'], 'commands_exclude': ['--gpu-memory-utilization', 'nvidia-smi']}
+        if f['component'] != 'KV cache':
+            e['causes'] = ['job_too_large']
+            e['commands_include'].append('--tp_size 2')
+        elif F * 10 >= T:  # a tenth of the card still free: TensorRT-LLM's own estimate asked for more, not the weights
+            e['causes'] = []
+            e['first_fix'] = 'kv-cache-free-gpu-memory-fraction'
+            e['commands_include'].append('--kv_cache_free_gpu_memory_fraction 0.45')
+            e['commands_exclude'].append('--tp_size')
+        else:
+            e['causes'] = ['no_kv_cache_memory']
+            e['commands_include'].append('--tp_size 2')
+        return e
+    if kind == 'trtllm_torch':
+        R, T, F = b(f['R']), b(f['T']), b(f['F'])
+        others = sum(b(x) for _, x in f['procs'])
+        causes = ['other_process'] if others >= max(GiB, T // 10) else []
+        return {'engine': 'pytorch', 'format': 'pytorch>=2.2', 'device': 0, 'requested_gib': g(R), 'total_gib': g(T),
+                'free_gib': g(F), 'raised_in': 'tensorrt-llm', 'other_processes_gib': g(others), 'causes': causes,
+                'commands_include': ['nvidia-smi'], 'commands_exclude': ['--per_device_train_batch_size', '--gpu-memory-utilization']}
     if kind == 'unsloth_host':
         return {'engine': 'unsloth', 'format': 'unsloth-studio', 'memory': 'host', 'requested_gib': g(b(f['R'])),
                 'total_gib': g(b(f['avail'])), 'free_gib': g(b(f['usable'])), 'causes': ['host_memory'],
