@@ -145,8 +145,9 @@ void sglang_runtime(FixList& out, const OomReport& r)
 
 // trtllm-serve's defaults (tensorrt_llm/commands/serve.py: --max_batch_size 2048, --max_num_tokens
 // 8192, --kv_cache_free_gpu_memory_fraction 0.9; tests/data/engine_flags/trtllm.json). The fixes
-// halve the first two: the executor's profiling run sizes the activations at --max_num_tokens,
-// and CUDA graphs and the sampler's buffers grow with --max_batch_size.
+// halve --max_num_tokens (the executor's profiling run sizes the activations at it) and take an
+// eighth of --max_batch_size (CUDA graphs and the sampler's buffers grow with it; 2048 requests at
+// once is more than one GPU's KV cache serves).
 constexpr std::uint64_t k_trtllm_max_num_tokens = 8192;
 constexpr std::uint64_t k_trtllm_max_batch_size = 2048;
 
