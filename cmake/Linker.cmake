@@ -13,7 +13,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   if(GPURENT_HAVE_GOLD)
     add_link_options(-fuse-ld=gold)
     # A section per function, so that gold can place the code a start runs side by side
-    # (cli/start_order.txt, written by scripts/start_order.py; docs/benchmarks.md, "Issue #40:
+    # (cmake/start_order.txt, written by scripts/start_order.py; docs/benchmarks.md, "Issue #40:
     # the code a start runs, side by side").
     add_compile_options(-ffunction-sections)
   endif()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Writes cli/start_order.txt: the functions gpurent's common starts run, for the linker to place
+"""Writes cmake/start_order.txt: the functions gpurent's common starts run, for the linker to place
 side by side (docs/benchmarks.md, "Issue #40: the code a start runs, side by side").
 
 Usage: scripts/start_order.py [BUILD_DIR]   (needs valgrind; run it after a large change)
@@ -144,7 +144,7 @@ def main():
                 if name not in seen and ".text.unlikely." not in name:
                     listed.append(name)
                     seen.add(name)
-    path = os.path.join(root, "cli", "start_order.txt")
+    path = os.path.join(root, "cmake", "start_order.txt")
     with open(path, "w") as f:
         f.writelines(line + "\n" for line in listed)
     print(f"start_order: {len(listed)} sections -> {os.path.relpath(path, root)}")

@@ -3,7 +3,7 @@
 """The code common starts run sits side by side in the executable (issue #40's start-up;
 docs/benchmarks.md, "Issue #40: the code a start runs, side by side").
 
-cli/start_order.txt lists the code sections `plan`, `fits`, `cost`, `models` and `--version` ran
+cmake/start_order.txt lists the code sections `plan`, `fits`, `cost`, `models` and `--version` ran
 when it was made (scripts/start_order.py); gold places them first, in that order. Two faults
 would lose the gain without changing any answer, and this test catches both:
 - the linker ignores the list (a flag lost, another linker): the listed functions spread over
@@ -27,7 +27,7 @@ def main():
         print("skipped: not linked by gold")
         return 77
     listed = []
-    with open(os.path.join(SOURCE, "cli", "start_order.txt")) as f:
+    with open(os.path.join(SOURCE, "cmake", "start_order.txt")) as f:
         for line in f:
             line = line.strip()
             listed.append(next(line[len(p):] for p in PREFIXES if line.startswith(p)))
@@ -44,7 +44,7 @@ def main():
     failures = []
     share = len({n for n in listed if n in where}) / len(listed)
     if share < 0.8:
-        failures.append(f"only {share:.0%} of cli/start_order.txt names a function of {GPURENT}: "
+        failures.append(f"only {share:.0%} of cmake/start_order.txt names a function of {GPURENT}: "
                         "run scripts/start_order.py BUILD_DIR")
     if found:
         span = max(a + s for a, s in found) - min(a for a, _ in found)
@@ -53,7 +53,7 @@ def main():
         # and the few entries gold cannot place), where spread out it spans about 7 times.
         if span > 1.25 * size:
             failures.append(f"the {len(found)} listed functions ({size} bytes) span {span} bytes of {GPURENT}: "
-                            "the linker did not follow cli/start_order.txt")
+                            "the linker did not follow cmake/start_order.txt")
         print(f"{share:.0%} of {len(listed)} listed functions found; the {len(found)} defined once: {size} bytes "
               f"spanning {span}")
     for f in failures:
