@@ -22,6 +22,10 @@ constexpr std::array k_anchor_texts{
     AnchorText{"CUDAerror:outofmemory", Anchor::cuda_runtime},
     AnchorText{"cudaErrorMemoryAllocation", Anchor::cuda_runtime},
     AnchorText{"cudaruntimeerror(2):outofmemory", Anchor::cuda_runtime},
+    // A CUDA check macro's "<call>: out of memory (<file>:<line>)", as TensorRT-LLM's C++ runtime
+    // prints it: "CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory
+    // (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)".
+    AnchorText{"):outofmemory(", Anchor::cuda_runtime},
     AnchorText{"HIPerror:outofmemory", Anchor::hip_runtime},
     AnchorText{"hipErrorOutOfMemory", Anchor::hip_runtime},
     AnchorText{"CUDA_ERROR_OUT_OF_MEMORY", Anchor::cuda_driver},

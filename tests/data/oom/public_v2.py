@@ -333,6 +333,12 @@ add("trtllm6281", "https://github.com/NVIDIA/TensorRT-LLM/issues/6281",
 "Loading weights concurrently:  47%|████▋     | 667/1417 [00:03<00:05, 139.82it/s][07/23/2025-06:37:06] [TRT-LLM] [RANK 1] [E] Error executing load_single_module with args ('model.layers.29.mlp.gate_up_proj', Linear()): CUDA out of memory. Tried to allocate 126.00 MiB. GPU 0 has a total capacity of 23.53 GiB of which 43.00 MiB is free. Process 32689 has 404.00 MiB memory in use. Process 33095 has 19.44 GiB memory in use. Process 33096 has 3.63 GiB memory in use.",
 kind="trtllm_torch", R="126.00 MiB", T="23.53 GiB", F="43.00 MiB", procs=[(32689, "404.00 MiB"), (33095, "19.44 GiB"), (33096, "3.63 GiB")])
 
+# TensorRT-LLM's C++ runtime (the TensorRT engine backend under Triton) when a buffer's
+# cudaMallocAsync fails at start-up: no sizes; the thread's fix was a smaller max_batch_size.
+add("trtllmbackend281", "https://github.com/triton-inference-server/tensorrtllm_backend/issues/281",
+"[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)",
+kind="runtime", context="tensorrt-llm")
+
 
 # ---- expectations
 GiB = 2**30
@@ -438,6 +444,7 @@ def expect(kind, f):
         e = {'engine': 'cuda-runtime', 'format': 'cuda-runtime', 'causes': [], 'commands_include': ['nvidia-smi']}
         if 'R_bytes' in f: e['requested_gib'] = g(f['R_bytes'])
         if f.get('context'): e['raised_in'] = f['context']
+        if f.get('context') == 'tensorrt-llm': e['commands_include'].append('--max_batch_size 256')
         return e
     if kind == 'vllm_free':
         T = b(f['T']); unit = 2**30
