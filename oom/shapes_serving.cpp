@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Message shapes of the serving engines: vLLM, SGLang, TGI, TensorRT-LLM.
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "oom/shapes.hpp"
 
@@ -41,6 +43,18 @@ constexpr std::array<Step, 2> k_vllm_kv_needed{{
     k_vllm_estimate,
 }};
 
+// A decimal number printed apart from its unit (`factor` bytes each), as bytes; an absurd one sets
+// `what` as the parse error.
+std::optional<Bytes> scaled_size(ParseState& s, double number, std::uint64_t factor, std::string_view what)
+{
+  const long double bytes = static_cast<long double>(number) * static_cast<long double>(factor);
+  if (!(bytes >= 0.0L) || bytes > static_cast<long double>(k_max_bytes)) {
+    s.error = std::string(what) + " is not a plausible size";
+    return std::nullopt;
+  }
+  return Bytes{static_cast<std::uint64_t>(bytes + 0.5L)};
+}
+
 void apply_vllm_free(ParseState& s, std::size_t which, const Match& m)
 {
   OomReport& r = s.report;
@@ -48,12 +62,11 @@ void apply_vllm_free(ParseState& s, std::size_t which, const Match& m)
   if (which == 1) {
     r.device = static_cast<std::uint32_t>(m.fields[0].value);
   }
-  const long double free = static_cast<long double>(m.fields[o].real) * static_cast<long double>(m.fields[o + 1].factor);
-  if (!(free >= 0.0L) || free > static_cast<long double>(k_max_bytes)) {
-    s.error = "the free memory in 'Free memory on device' is not a plausible size";
+  const auto free = scaled_size(s, m.fields[o].real, m.fields[o + 1].factor, "the free memory in 'Free memory on device'");
+  if (!free) {
     return;
   }
-  r.free = Bytes{static_cast<std::uint64_t>(free + 0.5L)};
+  r.free = free;
   r.total = m.fields[o + 1].bytes;
   r.gpu_memory_utilization = m.fields[o + 2].real;
   r.requested = m.fields[o + 3].bytes;
@@ -114,23 +127,13 @@ constexpr std::array<Step, 1> k_tgi{{
 // be created: KV cache\nTotal GPU memory (GiB): 276.50\nFree GPU memory before component creation
 // attempt (GiB): 200.47" (mlcommons/inference#2501; NVIDIA/TensorRT-LLM#5872).
 
-std::optional<Bytes> gib_field(ParseState& s, double gib)
-{
-  const long double bytes = static_cast<long double>(gib) * static_cast<long double>(k_gib);
-  if (!(bytes >= 0.0L) || bytes > static_cast<long double>(k_max_bytes)) {
-    s.error = "a GPU memory figure in TensorRT-LLM's report is not a plausible size";
-    return std::nullopt;
-  }
-  return Bytes{static_cast<std::uint64_t>(bytes + 0.5L)};
-}
-
 void apply_trtllm_component(ParseState& s, std::size_t, const Match& m)
 {
   OomReport& r = s.report;
   // The message's words with their spaces gone (the scanner's text): "KVcache" is "KV cache".
   r.component = m.fields[0].word == "KVcache" ? std::string("KV cache") : std::string(m.fields[0].word);
-  r.total = gib_field(s, m.fields[1].real);
-  r.free = gib_field(s, m.fields[2].real);
+  r.total = scaled_size(s, m.fields[1].real, k_gib, "a GPU memory figure in TensorRT-LLM's report");
+  r.free = scaled_size(s, m.fields[2].real, k_gib, "a GPU memory figure in TensorRT-LLM's report");
 }
 
 constexpr std::array<Step, 1> k_trtllm_executor{{
