@@ -178,10 +178,11 @@ void engine_arithmetic(const OomReport& r, OomDiagnosis& d)
     // nothing. With a tenth of the card or more still free, TensorRT-LLM's own estimate asked for
     // more than was there (both public reports: 200 of 276 GiB, 109 of 140 GiB free): no cause is
     // claimed. Any other component (the model, the sampler) failing: the job is larger than the GPU.
-    if (r.component != "KV cache") {
-      d.causes.push_back(OomCause::job_too_large);
-    } else if (!oom_detail::trtllm_free_left(r)) {
-      d.causes.push_back(OomCause::no_kv_cache_memory);
+    switch (oom_detail::trtllm_failure(r)) {
+    case oom_detail::TrtllmFailure::kv_cache_little_free: d.causes.push_back(OomCause::no_kv_cache_memory); return;
+    case oom_detail::TrtllmFailure::kv_cache_much_free: return;
+    case oom_detail::TrtllmFailure::model:
+    case oom_detail::TrtllmFailure::other: d.causes.push_back(OomCause::job_too_large); return;
     }
     return;
   case OomKind::device_alloc:

@@ -54,11 +54,17 @@ void vllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void sglang_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
-// TensorRT-LLM's report of a component it could not create still had a tenth of the card or more
-// free: its own estimate asked for more than was there, rather than the weights leaving nothing.
-[[nodiscard]] inline bool trtllm_free_left(const OomReport& r)
+// What TensorRT-LLM's executor could not create, as its diagnosis and fixes read it: the KV cache
+// (created last; with a tenth of the card or more still free, its own estimate asked for more than
+// was there, rather than the weights leaving nothing), the model, or another component.
+enum class TrtllmFailure { kv_cache_little_free, kv_cache_much_free, model, other };
+[[nodiscard]] inline TrtllmFailure trtllm_failure(const OomReport& r)
 {
-  return r.total && r.free && r.total->n > 0 && r.free->n * 10 >= r.total->n;
+  if (r.component == "KV cache") {
+    const bool much_free = r.total && r.free && r.total->n > 0 && r.free->n * 10 >= r.total->n;
+    return much_free ? TrtllmFailure::kv_cache_much_free : TrtllmFailure::kv_cache_little_free;
+  }
+  return r.component == "model" || r.component == "Model" ? TrtllmFailure::model : TrtllmFailure::other;
 }
 void llama_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void host_memory_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);

@@ -318,7 +318,8 @@ void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
   const std::string free = r.free ? fmt::format(" ({} was free when it tried)", gib(*r.free)) : std::string{};
-  if (r.component == "KV cache" && trtllm_free_left(r)) {
+  switch (trtllm_failure(r)) {
+  case TrtllmFailure::kv_cache_much_free:
     out.add("kv-cache-free-gpu-memory-fraction",
             fmt::format("TensorRT-LLM had {} of {} free and still could not create the KV cache: it sizes the cache at "
                         "kv_cache_free_gpu_memory_fraction (default 0.9) of what its profiling run left free, and that "
@@ -327,18 +328,20 @@ void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
                         gib(*r.free), gib(*r.total)),
             "--kv_cache_free_gpu_memory_fraction 0.45");
     trtllm_activations(out);
-  } else if (r.component == "KV cache") {
+    break;
+  case TrtllmFailure::kv_cache_little_free:
     // The KV cache is the last component: the weights and the profiling run's peak left it nothing.
     trtllm_activations(out);
     trtllm_bigger(out, "The weights and the profiling run's activations leave no room for the KV cache" + free);
     out.add("max-seq-len", "A shorter --max_seq_len: the profiling run's requests and the KV cache's smallest share shrink "
                            "with it",
             "--max_seq_len 8192");
-  } else if (r.component == "model" || r.component == "Model") {
-    trtllm_bigger(out, "The weights do not fit one GPU" + free);
-  } else {
+    break;
+  case TrtllmFailure::model: trtllm_bigger(out, "The weights do not fit one GPU" + free); break;
+  case TrtllmFailure::other:
     trtllm_activations(out);
     trtllm_bigger(out, fmt::format("The executor could not create its {}{}", r.component.empty() ? "components" : r.component, free));
+    break;
   }
   (void)d;
 }
