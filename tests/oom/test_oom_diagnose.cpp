@@ -271,6 +271,11 @@ TEST_CASE("diagnose_oom: TensorRT-LLM's fixes use trtllm-serve's own flags and d
   for (const auto& log : logs) {
     INFO(log);
     for (const auto& fix : diagnose_text(log).fixes) {
+      // The default a fix quotes is the table's (the C++ keeps its own copy of each).
+      if (fix.id == "max-num-tokens" || fix.id == "max-batch-size") {
+        const std::string flag = fix.id == "max-num-tokens" ? "--max_num_tokens" : "--max_batch_size";
+        CHECK_THAT(fix.description, Catch::Contains("(default " + flags[flag]["default"].dump() + ")"));
+      }
       std::istringstream words(fix.command);
       for (std::string word; words >> word;) {
         if (word.starts_with("--") && word.find('_') != std::string::npos) {
