@@ -69,6 +69,7 @@ std::vector<WeightFormat> candidates(const PlanOptions& o, const JobSpec& job)
   case Engine::llama_cpp:
   case Engine::ollama: smaller.assign(gguf_by_size().begin(), gguf_by_size().end()); break;
   case Engine::vllm: smaller = {WeightFormat::fp8, WeightFormat::nf4}; break;
+  case Engine::tensorrt_llm: break;  // quantizes nothing on load
   default: smaller = {WeightFormat::int8, WeightFormat::nf4}; break;
   }
   JobSpec best = job;

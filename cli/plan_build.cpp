@@ -187,6 +187,16 @@ std::vector<std::string> price_notes(const PlanReport& r, const Config& cfg, std
                                 to_string(j.weights), to_string(j.weights), j.weights == WeightFormat::awq ? "AWQ" : "GPTQ",
                                 r.launch_id));
   }
+  if (!is_training(j.task) && j.engine == Engine::tensorrt_llm && is_quantized(j.weights) && !native_weights(j) &&
+      !r.launch.empty()) {
+    // trtllm-serve quantizes nothing on load: the format comes from the checkpoint (its
+    // quantization_config or ModelOpt's hf_quant_config.json; tests/data/trtllm/support.md).
+    notes.push_back(fmt::format("TensorRT-LLM serves {} weights only from a checkpoint stored in {} (TensorRT Model "
+                                "Optimizer's, e.g. an nvidia/...-{} repo): name one instead of {}",
+                                to_string(j.weights), to_string(j.weights),
+                                j.weights == WeightFormat::fp8 ? "FP8" : j.weights == WeightFormat::nvfp4 ? "FP4" : "quantized",
+                                r.launch_id));
+  }
   if (j.engine == Engine::torchtune && r.launch.empty()) {
     notes.push_back(fmt::format("torchtune ships no {} config for {} (`tune ls` lists them): use --engine "
                                 "transformers for a launch line",

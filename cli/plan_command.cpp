@@ -55,7 +55,7 @@ void run_plan(Services& s, const PlanArgs& args)
 void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
 {
   sub.add_option("--task", args.task, "infer | serve | train | lora | qlora (default infer)");
-  sub.add_option("--engine", args.engine, "transformers | vllm | sglang | llama.cpp | ollama | torchtune | deepspeed | unsloth");
+  sub.add_option("--engine", args.engine, "transformers | vllm | sglang | trtllm | llama.cpp | ollama | torchtune | deepspeed | unsloth");
   sub.add_option("--weights", args.weights,
                  "fp32 bf16 fp16 fp8 int8 int4 nf4 awq gptq mxfp4 nvfp4 or a GGUF type (default: the checkpoint's own)");
   sub.add_option("--kv-cache", args.kv_cache, "auto | fp16 | bf16 | fp8 | q8_0 | q4_0 (default auto)");

@@ -449,6 +449,21 @@ Json plan_document(const PlanReport& r, bool with_options)
   if (!r.result.choice && r.result.card) {
     out["speed"] = speed_json(r.result.speed, std::nullopt);  // the given or closest card
   }
+  if (!r.engines.empty()) {
+    // Serving without --engine: each batching engine's best option for the same job; vs_choice is
+    // what it delivers per dollar against the choice (planner/engine_compare.hpp).
+    out["engines"] = Json::array();
+    for (const auto& e : r.engines) {
+      Json entry{{"engine", to_string(e.engine)}, {"chosen", e.chosen}};
+      entry["option"] = e.best ? choice_json(*e.best, true) : Json(nullptr);
+      if (!e.best) {
+        entry["why_none"] = e.why_none;
+      } else {
+        entry["vs_choice"] = e.vs_choice ? Json(round2(*e.vs_choice)) : Json(nullptr);
+      }
+      out["engines"].push_back(std::move(entry));
+    }
+  }
   if (r.card_given && r.result.card) {
     // --card: how the engine runs the job on that card, even when nobody offers it or it is refused.
     out["card"] = Json{{"card", r.result.card->id}, {"compute_capability", compute_capability_text(*r.result.card)},

@@ -223,7 +223,7 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     TRY_ASSIGN(o.engine, for_flag("--engine", parse_engine(a.engine)));
     o.engine_given = true;
   }
-  if (!o.gguf.empty() && o.engine != Engine::llama_cpp && o.engine != Engine::ollama && o.engine != Engine::vllm) {  // incl. sglang
+  if (!o.gguf.empty() && o.engine != Engine::llama_cpp && o.engine != Engine::ollama && o.engine != Engine::vllm) {  // incl. sglang, trtllm
     return fail(Errc::usage, fmt::format("--gguf sizes a GGUF file, which --engine {} does not load; use llama.cpp, "
                                          "ollama or vllm",
                                          to_string(o.engine)));

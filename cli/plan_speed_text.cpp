@@ -100,7 +100,7 @@ std::string shape_cell(const PlanOption& o)
   return o.servers() > 1 ? fmt::format("{}x{}", o.servers(), o.gpus) : std::to_string(o.gpus);
 }
 
-std::string serve_line(const PlanOption& o)
+std::string serve_line(const PlanOption& o, Engine engine)
 {
   if (!o.serve) {
     return "";
@@ -111,7 +111,12 @@ std::string serve_line(const PlanOption& o)
           ? fmt::format("serves {} requests at once on {} replicas (identical servers, each billed) of {} each",
                         sp.concurrency, o.serve->replicas, o.serve->per_replica)
           : fmt::format("serves {} request{} at once", o.serve->per_replica, o.serve->per_replica == 1 ? "" : "s");
-  line += fmt::format(" (--max-num-seqs {}, KV pool {} tokens)", o.serve->per_replica, grouped(o.serve->kv_pool_tokens));
+  // The flag that sets it in the engine's own launch line (cli.md plan v4).
+  const std::string_view flag = engine == Engine::sglang         ? "--max-running-requests"
+                                : engine == Engine::tensorrt_llm ? "--max_batch_size"
+                                : engine == Engine::llama_cpp    ? "-np"
+                                                                 : "--max-num-seqs";
+  line += fmt::format(" ({} {}, KV pool {} tokens)", flag, o.serve->per_replica, grouped(o.serve->kv_pool_tokens));
   if (sp.per_user_tokens_per_s) {
     line += fmt::format(": {} per user", rate(*sp.per_user_tokens_per_s));
   }

@@ -23,7 +23,7 @@ namespace gpurent {
 // A serving option's workload: "serves 200 requests at once on 3 replicas (identical servers, each
 // billed) of 67 each (--max-num-seqs 67, KV pool 180,000 tokens): 12.3 tok/s per user, first token
 // in 0.45 s", or "" for other tasks.
-[[nodiscard]] std::string serve_line(const PlanOption& o);
+[[nodiscard]] std::string serve_line(const PlanOption& o, Engine engine);
 // An option on several servers whose training step the network between them dominates: "the
 // network between the 12 servers alone makes each step >= 778 s (compute 4.1 s): ...", or "".
 [[nodiscard]] std::string network_note(const PlanOption& o);

@@ -170,9 +170,10 @@ void render_memory(std::string& out, const PlanReport& r, const Style& st)
   out += fmt::format("  {} {} {:>10}  {}\n", pad("total", 12), fits || !card ? bar : st.bad(bar), gib(m.total()), status);
   if (card) {
     out += st.dim(fmt::format("  {}| = fit limit: 95% of usable memory{}\n", std::string(14, ' '),
-                              r.result.job.engine == Engine::vllm     ? " (vLLM: and --gpu-util)"
-                              : r.result.job.engine == Engine::sglang ? " (SGLang: and mem_fraction_static)"
-                                                                      : ""));
+                              r.result.job.engine == Engine::vllm           ? " (vLLM: and --gpu-util)"
+                              : r.result.job.engine == Engine::sglang       ? " (SGLang: and mem_fraction_static)"
+                              : r.result.job.engine == Engine::tensorrt_llm ? " (TensorRT-LLM: and its KV fraction)"
+                                                                            : ""));
   }
 }
 
@@ -182,9 +183,12 @@ void render_serve(std::string& out, const PlanReport& r)
     return;
   }
   const bool sglang = r.result.job.engine == Engine::sglang && r.result.card;
+  const bool trtllm = r.result.job.engine == Engine::tensorrt_llm;
   const std::string at =
-      sglang ? fmt::format("mem_fraction_static {:.3f}", sglang_mem_fraction_permille(r.result.job, r.result.card->usable) / 1000.0)
-             : fmt::format("--gpu-util {:.2f}", r.result.job.gpu_util_permille / 1000.0);
+      sglang   ? fmt::format("mem_fraction_static {:.3f}", sglang_mem_fraction_permille(r.result.job, r.result.card->usable) / 1000.0)
+      : trtllm ? fmt::format("kv_cache_free_gpu_memory_fraction {:.2f} of what profiling leaves",
+                             trtllm_kv_fraction_permille(r.result.job) / 1000.0)
+               : fmt::format("--gpu-util {:.2f}", r.result.job.gpu_util_permille / 1000.0);
   const std::string text = fmt::format("KV pool at {}: {} = {} tokens, {:.2f} sequences of {} tokens", at,
                                        gib(r.serve->kv_pool), r.serve->kv_pool_tokens, round2(r.serve->max_concurrency),
                                        r.result.job.context);
@@ -304,7 +308,7 @@ void render_choice_line(std::string& out, const PlanReport& r, const Style& st)
       out += st.bold("Choice") + fmt::format(": {}, {} x {} at {}/h{}\n", cloud_where(c), c.gpus, c.card_display,
                                              format_usd(c.price_per_hour), c.spot ? " (spot)" : "");
     }
-    if (const std::string served = serve_line(c); !served.empty()) {
+    if (const std::string served = serve_line(c, r.result.job.engine); !served.empty()) {
       for (const auto& line : wrap_words(served, k_width, "  ", "  ")) {
         out += line + "\n";
       }
@@ -527,6 +531,45 @@ void render_options(std::string& out, const PlanReport& r, const Style& st)
   }
 }
 
+// Serving without --engine: each batching engine's best option for the same job.
+void render_engines(std::string& out, const PlanReport& r, const Style& st)
+{
+  if (r.engines.empty()) {
+    return;
+  }
+  const bool sized = r.size.sized();
+  out += "\n" + st.bold("Engines") + " (the same job, each engine's best option)\n";
+  out += fmt::format("  {} {} {} {} {}\n", pad("engine", 13), pad("GPUs x card", 27), pad("out tok/s", 9, true),
+                     sized ? pad("job cost", 9, true) : pad("$/Mtok", 9, true), pad("vs choice", 9, true));
+  for (const auto& e : r.engines) {
+    const std::string name = pad(std::string(to_string(e.engine)) + (e.chosen ? " *" : ""), 13);
+    if (!e.best) {
+      for (const auto& line : wrap_words(fmt::format("none: {}", e.why_none), k_width, "  " + name + " ",
+                                         std::string(16, ' '))) {
+        out += st.dim(line) + "\n";
+      }
+      continue;
+    }
+    const PlanOption& o = *e.best;
+    const std::string shape =
+        fmt::format("{}{} x {}", o.servers() > 1 ? fmt::format("{} x ", o.servers()) : "", o.gpus, o.card_display);
+    const auto tps = o.speed.serve_output_tokens_per_s;
+    const std::string rate = tps ? fmt::format("{:.0f}", *tps * o.servers()) : "?";
+    const std::string money = sized ? (o.job_cost ? format_usd(*o.job_cost) : "?")
+                              : o.tokens_per_dollar && *o.tokens_per_dollar > 0
+                                  ? fmt::format("${:.2f}", 1e6 / static_cast<double>(*o.tokens_per_dollar))
+                                  : "?";
+    const std::string vs = e.chosen ? "choice" : e.vs_choice ? fmt::format("{:.2f}x", *e.vs_choice) : "?";
+    out += fmt::format("  {} {} {} {} {}\n", name, pad(shape, 27), pad(rate, 9, true), pad(money, 9, true),
+                       pad(vs, 9, true));
+  }
+  for (const auto& line : wrap_words("vs choice: output tokens per dollar against the choice's (sized: the choice's "
+                                     "bill over theirs); * = the plan's engine",
+                                     k_width, "  ", "  ")) {
+    out += st.dim(line) + "\n";
+  }
+}
+
 void render_fixes(std::string& out, const PlanReport& r, const Style& st)
 {
   if (r.fixes.empty()) {
@@ -708,6 +751,7 @@ std::string render_plan_text(const PlanReport& r, bool color, bool utf8)
   out += "\n";
   render_choice(out, r, st);
   render_options(out, r, st);
+  render_engines(out, r, st);
   render_fixes(out, r, st);
   render_recipe(out, r, st);
   render_launch(out, r, st);

@@ -22,6 +22,7 @@ void context_flags(Fix& f, const JobSpec& job, std::uint32_t ctx)
   }
   const std::uint32_t slots = std::max<std::uint32_t>(job.batch, 1);
   f.flags["vllm"] = fmt::format("--max-model-len {}", ctx);
+  f.flags["trtllm"] = fmt::format("--max_seq_len {}", ctx);
   f.flags["llama.cpp"] = slots > 1 ? fmt::format("-c {} -np {}", std::uint64_t{ctx} * slots, slots) : fmt::format("-c {}", ctx);
   f.flags["ollama"] = fmt::format("OLLAMA_CONTEXT_LENGTH={}", ctx);
   f.flags["transformers"] = fmt::format("max_length={}", ctx);
@@ -36,6 +37,7 @@ std::vector<WeightFormat> smaller_formats(const JobSpec& job)
   }
   switch (job.engine) {
   case Engine::vllm: c = {WeightFormat::fp8, WeightFormat::nf4}; break;  // both quantized on load
+  case Engine::tensorrt_llm: return c;  // quantizes nothing on load (a ModelOpt checkpoint is another model)
   case Engine::llama_cpp:
   case Engine::ollama:
     for (WeightFormat f : gguf_by_size()) {
@@ -127,13 +129,14 @@ std::optional<Fix> fix_kv_cache(const JobSpec& job, Bytes limit)
   const KvDtype now = resolve_kv_dtype(job);
   JobSpec m = job;
   Fix f;
-  if (job.engine == Engine::vllm) {
+  if (job.engine == Engine::vllm || job.engine == Engine::tensorrt_llm) {
     if (kv_bytes_per_32(now) <= kv_bytes_per_32(KvDtype::fp8)) {
       return std::nullopt;
     }
     m.kv_cache = KvDtype::fp8;
     f = make_fix(job, m, limit, "kv-cache-fp8", fmt::format("KV cache in fp8 (was {})", to_string(now)));
     f.flags["vllm"] = "--kv-cache-dtype fp8";
+    f.flags["trtllm"] = "--kv_cache_dtype fp8";
   } else if (job.engine == Engine::llama_cpp || job.engine == Engine::ollama) {
     if (kv_bytes_per_32(now) <= kv_bytes_per_32(KvDtype::q8_0)) {
       return std::nullopt;
@@ -163,6 +166,7 @@ std::optional<Fix> fix_fewer_sequences(const JobSpec& job, Bytes limit)
   Fix f = make_fix(job, m, limit, "fewer-sequences",
                    fmt::format("{} sequences in parallel (was {})", m.batch, job.batch));
   f.flags["vllm"] = fmt::format("--max-num-seqs {}", m.batch);
+  f.flags["trtllm"] = fmt::format("--max_batch_size {}", m.batch);
   f.flags["llama.cpp"] = fmt::format("-np {} -c {}", m.batch, std::uint64_t{job.context} * m.batch);
   f.flags["ollama"] = fmt::format("OLLAMA_NUM_PARALLEL={}", m.batch);
   f.flags["transformers"] = fmt::format("batch_size={}", m.batch);

@@ -21,7 +21,7 @@ std::uint64_t ceil_gib(std::uint64_t bytes) { return (bytes + k_gib - 1) / k_gib
 Shard multi_gpu_shard(const JobSpec& job) noexcept
 {
   if (!is_training(job.task)) {
-    return job.engine == Engine::vllm ? Shard::tp : Shard::none;
+    return splits_tp_pp(job.engine) ? Shard::tp : Shard::none;
   }
   switch (job.shard) {
   case Shard::fsdp:
@@ -46,6 +46,8 @@ void multi_gpu_flags(Fix& f, const JobSpec& m)
   const std::uint32_t tp = tp_degree(m);
   f.flags["vllm"] = m.pipeline > 1 ? fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {}", tp, m.pipeline)
                                    : fmt::format("--tensor-parallel-size {}", tp);
+  f.flags["trtllm"] = m.pipeline > 1 ? fmt::format("--tp_size {} --pp_size {}", tp, m.pipeline)
+                                     : fmt::format("--tp_size {}", tp);
   f.flags["llama.cpp"] = fmt::format("--split-mode layer (with {} GPUs visible)", m.gpus);
   f.flags["ollama"] = "OLLAMA_SCHED_SPREAD=1";
   f.flags["transformers"] = "device_map=\"auto\"";
@@ -53,6 +55,9 @@ void multi_gpu_flags(Fix& f, const JobSpec& m)
 
 std::optional<Fix> fix_cpu_offload(const JobSpec& job, Bytes limit)
 {
+  if (job.engine == Engine::tensorrt_llm) {
+    return std::nullopt;  // trtllm-serve has no CPU offload of weights
+  }
   const MemoryEstimate e = estimate(job);
   const Bytes over = e.total() - limit;
   Fix f;

@@ -64,7 +64,7 @@ StartupTime startup_time(const JobSpec& job, const SpeedFigures& figures)
   t.download_source = download.source;
   t.download = whole_seconds(download.bytes / k_download_bytes_per_s);
   t.load = whole_seconds(held / k_load_bytes_per_s);
-  if (!is_training(job.task) && (job.engine == Engine::vllm || job.engine == Engine::sglang)) {
+  if (!is_training(job.task) && pools_kv(job.engine)) {  // a batching server's warm-up (graphs, profiling)
     t.warmup = k_serving_warmup;
   }
   return t;

@@ -196,6 +196,28 @@ std::string sglang_command(const JobSpec& j, std::string_view id, std::optional<
   return s;
 }
 
+// TensorRT-LLM's OpenAI server on its PyTorch backend (tests/data/engine_flags/trtllm.json): the
+// layout, the requests it schedules at once, the tokens a step runs (what its profiling run sized),
+// the longest request and the KV fraction of what profiling leaves free. A prompt longer than
+// --max_num_tokens is scheduled only with chunked prefill (off by default).
+std::string trtllm_command(const JobSpec& j, std::string_view id)
+{
+  std::string s = fmt::format("trtllm-serve {} --backend pytorch --tp_size {}", shell_word(id), tp_degree(j));
+  if (j.pipeline > 1) {
+    s += fmt::format(" --pp_size {}", j.pipeline);
+  }
+  const std::uint32_t tokens = trtllm_max_num_tokens(j);
+  s += fmt::format(" --max_batch_size {} --max_num_tokens {} --max_seq_len {} --kv_cache_free_gpu_memory_fraction {:.2f}",
+                   served_seqs(j), tokens, j.context, static_cast<double>(trtllm_kv_fraction_permille(j)) / 1000.0);
+  if (resolve_kv_dtype(j) == KvDtype::fp8) {
+    s += " --kv_cache_dtype fp8";
+  }
+  if (j.context > tokens) {
+    s += " --enable_chunked_prefill";
+  }
+  return s;
+}
+
 // vLLM's engine arguments after the model (shared by `vllm serve` and `vllm run-batch`).
 std::string vllm_engine_args(const JobSpec& j)
 {
@@ -438,6 +460,7 @@ std::map<std::string, std::string> launch_commands(const JobSpec& job, std::stri
   }
   switch (job.engine) {
   case Engine::vllm: out[key] = vllm_command(job, hf_id); break;
+  case Engine::tensorrt_llm: out[key] = trtllm_command(job, hf_id); break;
   case Engine::llama_cpp: out[key] = llama_cpp_command(job, hf_id); break;
   case Engine::ollama: out[key] = ollama_command(job, hf_id); break;
   case Engine::sglang:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/rounding.hpp"
+#include "planner/engine_compare.hpp"
 #include "planner/launch.hpp"
 #include "planner/plan_recipe.hpp"
 #include "sizing/checkpoint_format.hpp"
@@ -49,7 +50,7 @@ std::vector<Engine> engines_for(Task task)
   if (is_training(task)) {
     return {Engine::transformers, Engine::deepspeed, Engine::torchtune};
   }
-  std::vector<Engine> e{Engine::vllm, Engine::sglang, Engine::llama_cpp, Engine::ollama};
+  std::vector<Engine> e{Engine::vllm, Engine::sglang, Engine::tensorrt_llm, Engine::llama_cpp, Engine::ollama};
   if (task != Task::serve) {
     e.push_back(Engine::transformers);
   }
@@ -207,7 +208,7 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
     r.runs_with = engine_here(o, model.arch, job, catalogues, model.hf_id);
   }
   std::uint32_t served = 0;
-  if (job.task == Task::serve && (job.engine == Engine::vllm || job.engine == Engine::sglang) && r.result.card) {
+  if (job.task == Task::serve && pools_kv(job.engine) && r.result.card) {
     r.serve = serve_pool(r.result.job, r.result.memory, r.result.card->usable);
     // The launch line serves the choice's sequences per replica (--concurrency spread over its
     // replicas, or what the pool holds at the service targets); without a choice, as many requests
@@ -284,6 +285,16 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   }
   if (auto hint = per_dollar_hint(r.result)) {
     r.notes.push_back(std::move(*hint));
+  }
+  if (compares_engines(o, job)) {
+    // Shown when at least one engine serves the job: a job none fits is the fixes' matter.
+    auto engines = compare_engines(o, model.arch, catalogues, r.result);
+    if (std::any_of(engines.begin(), engines.end(), [](const EngineOption& e) { return e.best.has_value(); })) {
+      r.engines = std::move(engines);
+    }
+    if (auto note = engine_note(r.engines)) {
+      r.notes.push_back(std::move(*note));
+    }
   }
   if (auto cheaper = cheaper_per_hour_note(r.result)) {
     r.notes.push_back(std::move(*cheaper));

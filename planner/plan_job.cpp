@@ -122,16 +122,17 @@ Result<void> check_task_engine(Task task, Engine engine)
   }
   if (!training && engine == Engine::unsloth) {
     return fail(Errc::usage, fmt::format("--engine unsloth is for LoRA and QLoRA fine-tuning; for --task {} use vllm, "
-                                         "sglang, llama.cpp, ollama or transformers",
+                                         "sglang, trtllm, llama.cpp, ollama or transformers",
                                          to_string(task)));
   }
   if (!training && (engine == Engine::torchtune || engine == Engine::deepspeed)) {
-    return fail(Errc::usage, fmt::format("--engine {} is for training; for --task {} use vllm, llama.cpp, ollama or "
-                                         "transformers",
+    return fail(Errc::usage, fmt::format("--engine {} is for training; for --task {} use vllm, sglang, trtllm, "
+                                         "llama.cpp, ollama or transformers",
                                          to_string(engine), to_string(task)));
   }
   if (task == Task::serve && engine == Engine::transformers) {
-    return fail(Errc::usage, "--task serve needs a serving engine; use --engine vllm, llama.cpp or ollama");
+    return fail(Errc::usage, "--task serve needs a serving engine; use --engine vllm, sglang, trtllm, llama.cpp or "
+                             "ollama");
   }
   return {};
 }
@@ -169,6 +170,12 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
     return fail(Errc::usage, fmt::format("--weights {} is not a GGUF type; {} loads GGUF files: use e.g. Q4_K_M, "
                                          "Q8_0 or F16",
                                          to_string(w), to_string(engine)));
+  }
+  if (engine == Engine::tensorrt_llm && is_gguf(w)) {
+    return fail(Errc::usage, fmt::format("--weights {} is a GGUF type and TensorRT-LLM loads Hugging Face checkpoints, "
+                                         "not GGUF files; use --engine llama.cpp, ollama or vllm, or a format such as "
+                                         "bf16, fp8 or nvfp4",
+                                         to_string(w)));
   }
   if (engine == Engine::sglang && is_gguf(w)) {
     return fail(Errc::usage, fmt::format("--weights {} is a GGUF type and SGLang does not load GGUF files; use "
@@ -319,6 +326,11 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   }
   if (job.engine == Engine::vllm && !o.gpu_util_given) {
     note("gpu_util", "0.9", "vLLM's gpu_memory_utilization default", JobDefault::Kind::number);
+  }
+  if (job.engine == Engine::tensorrt_llm && !o.gpu_util_given) {
+    note("gpu_util", "0.9", "TensorRT-LLM's kv_cache_free_gpu_memory_fraction default: the KV cache takes 0.9 of "
+                            "what its profiling run leaves free (not of the card)",
+         JobDefault::Kind::number);
   }
   if (job.engine == Engine::sglang && !o.gpu_util_given) {
     note("gpu_util", "auto", "SGLang's mem_fraction_static: (card MiB - its reserve for activations and CUDA graphs) "

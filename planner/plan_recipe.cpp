@@ -172,8 +172,8 @@ void add_layout_defaults(PlanReport& r, const PlanRequest& request)
       why = fmt::format("{} GPUs would leave fewer layers than pipeline stages", j.gpus);
     }
     r.defaults.push_back({"layout", fmt::format("tensor parallel {} x pipeline {}", tp_degree(j), j.pipeline),
-                          fmt::format("vLLM refuses tensor parallel {}: {}; the other GPUs run pipeline stages",
-                                      j.gpus, why)});
+                          fmt::format("{} refuses tensor parallel {}: {}; the other GPUs run pipeline stages",
+                                      j.engine == Engine::tensorrt_llm ? "TensorRT-LLM" : "vLLM", j.gpus, why)});
   }
 }
 

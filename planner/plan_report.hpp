@@ -36,6 +36,18 @@ struct EngineHere {
   std::map<std::string, std::string> launch;
 };
 
+// --task serve without --engine: one batching server's best option for the same job (cli.md plan
+// v4 "Engines"; planner/engine_compare.hpp). The plan's own engine is among them (`chosen`).
+struct EngineOption {
+  Engine engine = Engine::vllm;
+  bool chosen = false;
+  std::optional<PlanOption> best;  // its choice under the same request; absent when nothing fits or runs it
+  std::string why_none;            // then, why
+  // What its best option delivers per dollar against the chosen engine's: output tokens per dollar
+  // (unsized) or the inverse ratio of the bills (sized); absent when either is unknown.
+  std::optional<double> vs_choice;
+};
+
 struct PlanReport {
   std::string model_source;            // "catalog", "hub", "file" or "params"
   std::string launch_id;               // the model id the launch lines name (the one the user gave)
@@ -59,6 +71,7 @@ struct PlanReport {
   // by a fallback when nothing runs it natively), if any.
   std::optional<PlanOption> runs_elsewhere;
   std::optional<EngineHere> runs_with;  // refused: the engine that runs it natively on the card given
+  std::vector<EngineOption> engines;    // serving without --engine: vLLM, SGLang and TensorRT-LLM side by side
   [[nodiscard]] bool refused() const { return card_given && result.runs.status == RunStatus::refused; }
   // --deadline: options fit and run the job, but none finishes in time.
   [[nodiscard]] bool missed_deadline() const

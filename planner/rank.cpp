@@ -261,8 +261,8 @@ std::uint32_t batch_concurrency(const JobSpec& there, const Card& card, const Sp
   const std::uint64_t out = load.output_len > 0 ? load.output_len
                                                 : std::max<std::uint64_t>(1, std::min<std::uint64_t>(k_default_output_len, context / 2));
   const std::uint64_t in = load.input_len > 0 ? load.input_len : std::max<std::uint64_t>(1, context - std::min(out, context - 1));
-  // vLLM hands out the pool in 16-token blocks; SGLang one token per page.
-  const std::uint64_t page = there.engine == Engine::vllm ? k_vllm_block_tokens : 1;
+  // vLLM hands out the pool in 16-token blocks, TensorRT-LLM in 32; SGLang one token per page.
+  const std::uint64_t page = kv_page_tokens(there.engine);
   const std::uint64_t per_request = (in + out + page - 1) / page * page;
   const ServePool pool = serve_pool(there, memory, card.usable);
   std::uint64_t c = pool.kv_pool_tokens / per_request;
@@ -279,8 +279,7 @@ SpeedLoad speed_load(const JobSpec& there, const Card& card, const PlanRequest& 
     load.concurrency = batch_concurrency(there, card, load, request.size.requests.value_or(1), memory);
     return load;
   }
-  if (there.task == Task::serve && load.concurrency == 0 && there.engine != Engine::vllm &&
-      there.engine != Engine::sglang) {
+  if (there.task == Task::serve && load.concurrency == 0 && !pools_kv(there.engine)) {
     load.concurrency = std::max<std::uint32_t>(there.batch, 1);  // llama.cpp / Ollama: the slots (-np) planned
   } else if (there.task == Task::serve && load.concurrency == 0) {
     const ServePool pool = serve_pool(there, memory, card.usable);
@@ -816,7 +815,7 @@ PlanResult rank(const JobSpec& job, std::span<const Offer> offers, std::span<con
     // One replica as that option runs it (the choice, or the closest when none is chosen): its
     // sequences in memory and in the launch line.
     result.job.batch = shown->serve->per_replica;
-    if (result.job.engine == Engine::vllm || result.job.engine == Engine::sglang) {
+    if (pools_kv(result.job.engine)) {
       result.job.max_seqs = shown->serve->per_replica;
     }
     result.memory = serving_memory(result.job, serve_lengths(result.job.context, request.size.load).tokens(), estimator);

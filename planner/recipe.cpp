@@ -38,6 +38,9 @@ std::uint32_t context_points(std::uint32_t kept, std::uint32_t asked)
 // is the most its docs suggest), and no more than the weights.
 std::uint64_t offload_cap(const JobSpec& j, Bytes usable)
 {
+  if (j.engine == Engine::tensorrt_llm) {
+    return 0;  // trtllm-serve keeps every weight on the GPUs: no CPU offload option
+  }
   const std::uint64_t cap = (fit_limit_for(j, usable).n + k_gib - 1) / k_gib * k_gib;
   return std::min<std::uint64_t>(cap, estimate(j).weights.n / k_gib * k_gib);
 }
@@ -49,8 +52,8 @@ struct Outcome {
   Bytes over;  // total - limit when it does not fit (nearest = smallest)
 };
 
-// vLLM/SGLang: the memory fraction the engine may take, raised from its default to 0.95 (the fit
-// limit's own 5% margin), when the user did not set it: one point, no speed lost.
+// vLLM/SGLang/TensorRT-LLM: the memory fraction the engine may take, raised from its default to
+// 0.95 (the fit limit's own 5% margin), when the user did not set it: one point, no speed lost.
 constexpr std::uint32_t k_util_lever_permille = 950;
 
 // Applies the continuous levers to a combination that does not fit yet.
@@ -60,7 +63,7 @@ Outcome finish(JobSpec j, std::uint32_t points, Bytes usable)
     return {j, points, true, {}};
   }
   const bool training = is_training(j.task);
-  if (!training && (j.engine == Engine::vllm || j.engine == Engine::sglang) && !j.gpu_util_given &&
+  if (!training && pools_kv(j.engine) && !j.gpu_util_given &&
       j.gpu_util_permille < k_util_lever_permille) {
     JobSpec t = j;
     t.gpu_util_permille = k_util_lever_permille;

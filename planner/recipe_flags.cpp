@@ -141,6 +141,18 @@ std::vector<std::string> serving_flags(const JobSpec& a, const JobSpec& d)
                     : "");
     f.push_back(d.offload_bytes > 0 ? fmt::format("--cpu-offload-gb {}", d.offload_bytes / k_gib) : "");
     break;
+  case Engine::tensorrt_llm:
+    f.push_back(d.kv_cache != a.kv_cache ? "--kv_cache_dtype fp8" : "");
+    if (d.gpus != a.gpus) {
+      f.push_back(fmt::format("--tp_size {}", tp_degree(d)));
+      f.push_back(d.pipeline > 1 ? fmt::format("--pp_size {}", d.pipeline) : "");
+    }
+    f.push_back(d.batch != a.batch ? fmt::format("--max_batch_size {}", d.batch) : "");
+    f.push_back(d.context != a.context ? fmt::format("--max_seq_len {}", d.context) : "");
+    f.push_back(d.gpu_util_permille != a.gpu_util_permille
+                    ? fmt::format("--kv_cache_free_gpu_memory_fraction {:.2f}", d.gpu_util_permille / 1000.0)
+                    : "");
+    break;
   case Engine::sglang:
     f.push_back(d.weights != a.weights ? fmt::format("--quantization {}", d.weights == WeightFormat::fp8 ? "fp8" : "bitsandbytes")
                                        : "");

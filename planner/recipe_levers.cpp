@@ -22,6 +22,7 @@ std::vector<std::pair<WeightFormat, std::uint32_t>> weight_ladder(const JobSpec&
   }
   switch (job.engine) {
   case Engine::vllm: ladder = {{WeightFormat::fp8, 2}, {WeightFormat::nf4, 4}}; break;
+  case Engine::tensorrt_llm: return ladder;  // it quantizes nothing on load: a pre-quantized checkpoint is another model
   case Engine::llama_cpp:
   case Engine::ollama:
     ladder = {{WeightFormat::gguf_q8_0, 1},   {WeightFormat::gguf_q6_k, 2},   {WeightFormat::gguf_q5_k_m, 2},
@@ -119,7 +120,7 @@ std::vector<Choice> choices(const JobSpec& job, std::span<const std::uint32_t> g
       formats.push_back(step);
     }
     const KvDtype now = resolve_kv_dtype(job);
-    const KvDtype eight = job.engine == Engine::vllm ? KvDtype::fp8 : KvDtype::q8_0;
+    const KvDtype eight = job.engine == Engine::vllm || job.engine == Engine::tensorrt_llm ? KvDtype::fp8 : KvDtype::q8_0;
     if (job.engine != Engine::transformers && kv_bytes_per_32(now) > kv_bytes_per_32(eight)) {
       kvs.emplace_back(eight, 1);
     }

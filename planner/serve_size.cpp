@@ -12,8 +12,8 @@
 namespace gpurent {
 namespace {
 
-// Engines with a KV pool (vLLM, SGLang); llama.cpp and ollama hold a cache per slot.
-bool pooled(Engine e) { return e == Engine::vllm || e == Engine::sglang; }
+// Engines with a KV pool (vLLM, SGLang, TensorRT-LLM); llama.cpp and ollama hold a cache per slot.
+bool pooled(Engine e) { return pools_kv(e); }
 
 // One replica running `seqs` sequences at once.
 struct Trial {

@@ -20,6 +20,7 @@ SpeedEngine speed_engine(Engine e) noexcept
   case Engine::ollama: return SpeedEngine::llama_cpp;
   case Engine::vllm: return SpeedEngine::vllm;
   case Engine::sglang: return SpeedEngine::sglang;
+  case Engine::tensorrt_llm: return SpeedEngine::tensorrt_llm;
   case Engine::transformers: return SpeedEngine::transformers;
   case Engine::torchtune:
   case Engine::deepspeed:
@@ -215,7 +216,7 @@ Layout layout_of(const JobSpec& job)
   Layout l;
   const double g = world_gpus(job);
   l.tp = std::max<std::uint32_t>(tp_degree(job), 1);
-  if (job.engine == Engine::vllm && job.pipeline > 1 && l.tp * job.pipeline == g) {
+  if (splits_tp_pp(job.engine) && job.pipeline > 1 && l.tp * job.pipeline == g) {
     l.stages = job.pipeline;
     l.pipelined = true;
   } else if (l.tp == 1 && g > 1) {

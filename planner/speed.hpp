@@ -14,8 +14,7 @@
 
 namespace gpurent {
 
-// The engines whose efficiency the model knows. TensorRT-LLM is not a plan engine; its constants
-// exist so that its public measurements check the formulas too.
+// The engines whose efficiency the model knows.
 enum class SpeedEngine { llama_cpp, vllm, sglang, tensorrt_llm, transformers, trainer };
 [[nodiscard]] SpeedEngine speed_engine(Engine e) noexcept;
 

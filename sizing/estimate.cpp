@@ -18,6 +18,32 @@ std::uint32_t world_gpus(const JobSpec& job) noexcept
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(w, 1U << 20U));
 }
 
+bool pools_kv(Engine engine) noexcept
+{
+  return engine == Engine::vllm || engine == Engine::sglang || engine == Engine::tensorrt_llm;
+}
+
+bool splits_tp_pp(Engine engine) noexcept { return engine == Engine::vllm || engine == Engine::tensorrt_llm; }
+
+std::uint32_t kv_page_tokens(Engine engine) noexcept
+{
+  switch (engine) {
+  case Engine::vllm: return k_vllm_block_tokens;
+  case Engine::tensorrt_llm: return k_trtllm_tokens_per_block;
+  default: return 1;
+  }
+}
+
+std::uint32_t trtllm_kv_fraction_permille(const JobSpec& job) noexcept
+{
+  return job.gpu_util_given ? job.gpu_util_permille : 900;
+}
+
+std::uint32_t trtllm_max_num_tokens(const JobSpec& job) noexcept
+{
+  return job.max_batched_tokens > 0 ? job.max_batched_tokens : k_trtllm_max_num_tokens;
+}
+
 bool splits_by_layer(Engine engine) noexcept
 {
   return engine == Engine::llama_cpp || engine == Engine::ollama || engine == Engine::transformers;
@@ -30,15 +56,15 @@ std::uint32_t tp_degree(const JobSpec& job) noexcept
     return 1;
   }
   if (job.shard == Shard::tp) {
-    if (!is_training(job.task) && job.engine == Engine::vllm) {
+    if (!is_training(job.task) && splits_tp_pp(job.engine)) {
       const std::uint32_t pp = std::max<std::uint32_t>(job.pipeline, 1);
       return pp <= g && g % pp == 0 ? g / pp : 1;
     }
     return g;
   }
-  // Serving/inference on vLLM splits by tensor parallel unless told otherwise; with pipeline
+  // Serving/inference on vLLM and TensorRT-LLM splits by tensor parallel unless told otherwise; with pipeline
   // stages each stage holds gpus / stages tensor-parallel ranks.
-  if (!is_training(job.task) && job.engine == Engine::vllm && (job.shard == Shard::none)) {
+  if (!is_training(job.task) && splits_tp_pp(job.engine) && (job.shard == Shard::none)) {
     const std::uint32_t pp = std::max<std::uint32_t>(job.pipeline, 1);
     return pp <= g && g % pp == 0 ? g / pp : 1;
   }
@@ -83,8 +109,8 @@ Ctx make_ctx(const JobSpec& job) noexcept
   if (!c.training && c.tp == 1 && g > 1) {
     c.layer_split = g;
   }
-  // vLLM pipeline parallelism: each stage holds 1/stages of the layers.
-  if (!c.training && job.engine == Engine::vllm && job.pipeline > 1 && c.tp * job.pipeline == g) {
+  // vLLM and TensorRT-LLM pipeline parallelism: each stage holds 1/stages of the layers.
+  if (!c.training && splits_tp_pp(job.engine) && job.pipeline > 1 && c.tp * job.pipeline == g) {
     c.layer_split = job.pipeline;
   }
   c.act_bytes = job.weights == WeightFormat::fp32 ? 4 : 2;
@@ -121,7 +147,9 @@ MemoryEstimate estimate(const JobSpec& job) noexcept
     e.weights = Bytes{w - std::min<U>(w, job.offload_bytes)};
     e.kv_cache = kv_cache_bytes(job, job.context, std::max<std::uint32_t>(job.batch, 1));
     e.activations = Bytes{detail::inference_activations(c)};
-    if (job.engine == Engine::vllm) {
+    if (job.engine == Engine::vllm || job.engine == Engine::tensorrt_llm) {
+      // TensorRT-LLM's profiler counts the same outside torch (cuBLAS, NCCL, CUDA graphs: "Memory
+      // used outside torch (e.g., NCCL and CUDA graphs)", _util.py) on the same PyTorch stack.
       overhead = detail::sat_add(overhead, vllm_non_torch(job, c.tp * c.layer_split > 1 ? 2U : 1U));
     }
     if (job.engine == Engine::sglang) {
@@ -169,16 +197,24 @@ ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_u
     p.max_concurrency = one_seq > 0 ? static_cast<double>(p.kv_pool.n) / static_cast<double>(one_seq) : 0.0;
     return p;
   }
-  const U budget = detail::mul_div(card_usable.n, job.gpu_util_permille, 1000);
+  U budget = detail::mul_div(card_usable.n, job.gpu_util_permille, 1000);
   const U non_torch = est.overhead.n > k_cuda_context_bytes ? est.overhead.n - k_cuda_context_bytes : 0;
-  const U used = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), non_torch);
+  U used = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), non_torch);
+  if (job.engine == Engine::tensorrt_llm) {
+    // TensorRT-LLM (_util.py): fraction x (device total - the profiling run's peak, torch and
+    // non-torch: weights, activations at --max_num_tokens, CUDA context, NCCL, CUDA graphs).
+    const U peak = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), est.overhead.n);
+    budget = card_usable.n > peak ? detail::mul_div(card_usable.n - peak, trtllm_kv_fraction_permille(job), 1000) : 0;
+    used = 0;
+  }
   if (budget <= used || per_token == 0) {
     return p;
   }
-  const U block = detail::sat_mul(per_token, k_vllm_block_tokens);
+  const U page = kv_page_tokens(job.engine);
+  const U block = detail::sat_mul(per_token, page);
   const U blocks = (budget - used) / block;
   p.kv_pool = Bytes{detail::sat_mul(blocks, block)};
-  p.kv_pool_tokens = detail::sat_mul(blocks, k_vllm_block_tokens);
+  p.kv_pool_tokens = detail::sat_mul(blocks, page);
   const U one_seq = kv_cache_bytes(job, std::max<std::uint32_t>(job.context, 1), 1).n;
   p.max_concurrency = one_seq > 0 ? static_cast<double>(p.kv_pool.n) / static_cast<double>(one_seq) : 0.0;
   return p;
@@ -194,6 +230,15 @@ Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept
   if (job.engine == Engine::sglang && !is_training(job.task)) {
     return Bytes{std::min(margin, detail::mul_div(card_usable.n, sglang_mem_fraction_permille(job, card_usable), 1000))};
   }
+  if (job.engine == Engine::tensorrt_llm && !is_training(job.task)) {
+    // The KV cache must fit in fraction x (usable - peak): the whole job within peak + that,
+    // i.e. fraction x usable + (1 - fraction) x peak.
+    const MemoryEstimate e = estimate(job);
+    const detail::U peak = detail::sat_add(detail::sat_add(e.weights.n, e.activations.n), e.overhead.n);
+    const detail::U f = trtllm_kv_fraction_permille(job);
+    const detail::U limit = detail::sat_add(detail::mul_div(card_usable.n, f, 1000), detail::mul_div(peak, 1000 - std::min<detail::U>(f, 1000), 1000));
+    return Bytes{std::min(margin, limit)};
+  }
   return Bytes{margin};
 }
 
@@ -207,7 +252,8 @@ std::uint32_t memory_error_pct(const JobSpec& job) noexcept
   }
   switch (job.engine) {
   case Engine::vllm:
-  case Engine::sglang: return 4;
+  case Engine::sglang:
+  case Engine::tensorrt_llm: return 4;
   case Engine::llama_cpp:
   case Engine::ollama: return 2;
   default: return 13;

@@ -20,6 +20,10 @@ inline constexpr std::uint64_t k_vllm_v1_sampler_bytes = 12;               // pe
 inline constexpr std::uint64_t k_vllm_v0_sampler_bytes = 36;               // per logit, V0 (logprobs, sort, indices)
 inline constexpr std::uint64_t k_nccl_training_bytes = 256 * k_mib;        // NCCL buffers of a distributed trainer
 inline constexpr std::uint32_t k_vllm_block_tokens = 16;
+// TensorRT-LLM (PyTorch backend): KvCacheConfig.tokens_per_block (llm_args.py) and trtllm-serve's
+// --max_num_tokens, the tokens its memory profiling run forwards (tests/data/trtllm/memory.md).
+inline constexpr std::uint32_t k_trtllm_tokens_per_block = 32;
+inline constexpr std::uint32_t k_trtllm_max_num_tokens = 8192;
 inline constexpr std::uint32_t k_llama_cpp_ubatch = 512;                   // n_ubatch default
 inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // torch caching allocator, training
 
@@ -32,6 +36,19 @@ inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // tor
 [[nodiscard]] ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_usable) noexcept;
 
 // ---- Building blocks (also used by fixes, fits and tests) ----
+// Engines that take a KV pool at start and hand it out in pages (vLLM, SGLang, TensorRT-LLM):
+// serving is sized by what the pool holds.
+[[nodiscard]] bool pools_kv(Engine engine) noexcept;
+// Serving engines that split a model by tensor parallel inside a server, with pipeline stages
+// where the heads do not split (vLLM --pipeline-parallel-size, TensorRT-LLM --pp_size).
+[[nodiscard]] bool splits_tp_pp(Engine engine) noexcept;
+// The KV pool's page: vLLM's 16-token blocks, TensorRT-LLM's 32, SGLang's one token.
+[[nodiscard]] std::uint32_t kv_page_tokens(Engine engine) noexcept;
+// TensorRT-LLM's KV budget x 1000: --gpu-util when given (kv_cache_free_gpu_memory_fraction), else
+// its default 0.9 of what the profiling run leaves free.
+[[nodiscard]] std::uint32_t trtllm_kv_fraction_permille(const JobSpec& job) noexcept;
+// TensorRT-LLM's --max_num_tokens: JobSpec::max_batched_tokens, else k_trtllm_max_num_tokens.
+[[nodiscard]] std::uint32_t trtllm_max_num_tokens(const JobSpec& job) noexcept;
 // vLLM's memory outside PyTorch per GPU (cuBLAS, NCCL, custom all-reduce) for a replica spanning
 // `gpus_per_replica` GPUs (tensor x pipeline): 256 MiB alone; 768 MiB across GPUs, 2150 MiB where
 // NCCL sets up NVLink SHARP (job.nccl_nvls).

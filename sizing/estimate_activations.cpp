@@ -134,6 +134,17 @@ U inference_activations(const Ctx& c) noexcept
     const U sampler = sat_mul(sat_mul(vllm_profile_seqs(j), m.vocab), per_logit);
     return std::max(forward, sampler);
   }
+  case Engine::tensorrt_llm: {
+    // The profiling run (_util.py, tests/data/trtllm/memory.md): dummy prompts of --max_num_tokens
+    // tokens in all, each generating one token; its torch peak above the weights is one forward
+    // over those tokens, the tensors counted as for vLLM's pass. gpt-oss-120b at 8192 tokens:
+    // 0.85 GiB logged ("Memory dynamically allocated during inference"), 0.87 GiB by this count.
+    // The last tokens' logits (one row per dummy prompt) are a few MiB and left out.
+    const U tokens = trtllm_max_num_tokens(j);
+    const U dense = w.dense_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.dense_i : 0;
+    const U moe = w.moe_layers > 0 ? 2 * w.h + w.q + 2 * w.kv + 3 * w.moe_i + w.topk * w.h : 0;
+    return sat_mul(sat_mul(tokens, std::max(dense, moe)), e);
+  }
   case Engine::llama_cpp:
   case Engine::ollama: {
     // ggml compute buffer, reserved for the worst-case ubatch over the whole KV (n_ctx = context

@@ -106,11 +106,11 @@ U part_bytes(U params, U kept, std::uint32_t bits) noexcept
   return sat_add(mul_div(params - kept, bits, k_bits_scale), mul_div(kept, 160000, k_bits_scale));
 }
 
-// MXFP4 experts under vLLM/SGLang: padded to the MoE kernels' sizes (sizing/mxfp4_layout.hpp).
+// MXFP4 experts under vLLM/SGLang/TensorRT-LLM: padded to the MoE kernels' sizes (sizing/mxfp4_layout.hpp).
 bool padded_mxfp4(const Ctx& c) noexcept
 {
   const JobSpec& j = c.job;
-  return weights_in_memory(j) == WeightFormat::mxfp4 && (j.engine == Engine::vllm || j.engine == Engine::sglang) &&
+  return weights_in_memory(j) == WeightFormat::mxfp4 && pools_kv(j.engine) &&
          j.model.is_moe() && j.model.gated_mlp;
 }
 

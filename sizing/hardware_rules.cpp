@@ -214,6 +214,76 @@ RunVerdict sglang_rules(JobSpec& j, std::uint32_t cc)
   return serving_dtypes(j, cc, v, "sglang", "SGLang");
 }
 
+// TensorRT-LLM's PyTorch backend (trtllm-serve; tests/data/trtllm/support.md): Ampere and newer,
+// FP8 from Ada (SM89), NVFP4 on Blackwell, MXFP4 (gpt-oss) weight-only on Hopper and natively on
+// Blackwell; Hugging Face checkpoints (ModelOpt, fp8, mxfp4, nvfp4, compressed-tensors
+// quantization configs), no GGUF, no AutoAWQ/AutoGPTQ or bitsandbytes checkpoints.
+RunVerdict trtllm_rules(JobSpec& j, std::uint32_t cc)
+{
+  Verdict v;
+  if (is_gguf(j.weights)) {
+    v.add(RunStatus::refused, "TensorRT-LLM loads Hugging Face checkpoints (.safetensors/.bin/.pth, "
+                              "checkpoint-loading.md), not GGUF files: use --engine llama.cpp, ollama or vllm");
+    return v.done("");
+  }
+  if (cc < 80) {
+    v.add(RunStatus::refused, fmt::format("TensorRT-LLM's support matrix starts at Ampere (SM80): \"If a GPU "
+                                          "architecture is not listed, the TensorRT-LLM team does not develop or test "
+                                          "the software on the architecture\" (support-matrix.md); this card is CC {}",
+                                          cc_text(cc)));
+    return v.done("");
+  }
+  switch (j.weights) {
+  case WeightFormat::fp8:
+    if (cc < 89) {
+      v.add(RunStatus::refused, fmt::format("TensorRT-LLM runs FP8 from Ada (SM89): its quantization matrix has no FP8 "
+                                            "on Ampere (quantization.md \"Hardware Support Matrix\"); this card is CC {}",
+                                            cc_text(cc)));
+    }
+    break;
+  case WeightFormat::nvfp4:
+    if (!blackwell(cc)) {
+      v.add(RunStatus::refused, fmt::format("TensorRT-LLM runs NVFP4 only on Blackwell (SM100/SM120, quantization.md); "
+                                            "this card is CC {}",
+                                            cc_text(cc)));
+    }
+    break;
+  case WeightFormat::mxfp4:
+    if (cc < 90) {
+      v.add(RunStatus::refused, fmt::format("TensorRT-LLM runs MXFP4 on Blackwell and, weight-only (W4A16_MXFP4), on "
+                                            "Hopper; its quantization matrix has no MXFP4 on Ada or Ampere "
+                                            "(quantization.md, model_config.py); this card is CC {}",
+                                            cc_text(cc)));
+    } else if (!blackwell(cc)) {
+      v.add(RunStatus::native, "TensorRT-LLM runs MXFP4 on Hopper weight-only (W4A16_MXFP4, its Triton MoE backend: "
+                               "model_config.py)");
+    }
+    break;
+  case WeightFormat::awq:
+  case WeightFormat::gptq:
+    v.add(RunStatus::refused, fmt::format("TensorRT-LLM's Hugging Face loader reads ModelOpt, fp8, mxfp4, nvfp4 and "
+                                          "compressed-tensors quantization configs, no {} (model_config.py "
+                                          "load_hf_quant_config); quantize with TensorRT Model Optimizer (W4A16 AWQ) "
+                                          "or serve this checkpoint with --engine vllm",
+                                          to_string(j.weights)));
+    break;
+  case WeightFormat::int8:
+  case WeightFormat::int4:
+  case WeightFormat::nf4:
+    v.add(RunStatus::refused, fmt::format("TensorRT-LLM's PyTorch backend has no {} path (bitsandbytes, or "
+                                          "SmoothQuant, which only its TensorRT-engine backend builds): use --weights "
+                                          "fp8 on CC 8.9 and newer, or --engine vllm",
+                                          to_string(j.weights)));
+    break;
+  default: break;
+  }
+  if (j.kv_cache == KvDtype::fp32 || j.kv_cache == KvDtype::q8_0 || j.kv_cache == KvDtype::q4_0) {
+    v.add(RunStatus::refused, fmt::format("trtllm-serve's --kv_cache_dtype takes auto, fp8 or nvfp4, not {}",
+                                          to_string(j.kv_cache)));
+  }
+  return v.done(fmt::format("TensorRT-LLM runs {} natively on CC {}", to_string(j.weights), cc_text(cc)));
+}
+
 // PyTorch's own wheels: 2.11 dropped sm_70 from every CUDA build and CUDA 13 (cu130) from the start;
 // torch 2.10 with a cu128 (or cu126) wheel is the last to run on Volta. Not the default install, so a
 // fallback; the launch lines do not pin torch, the reason says which to install.
@@ -366,6 +436,7 @@ CardRun run_on_card(const JobSpec& job, std::optional<std::uint32_t> cc)
   switch (j.engine) {
   case Engine::vllm: out.runs = vllm_rules(j, *cc); break;
   case Engine::sglang: out.runs = sglang_rules(j, *cc); break;
+  case Engine::tensorrt_llm: out.runs = trtllm_rules(j, *cc); break;
   case Engine::llama_cpp:
   case Engine::ollama: out.runs = gguf_rules(j, *cc); break;
   default: out.runs = transformers_infer_rules(j, *cc); break;

@@ -11,8 +11,9 @@ namespace gpurent {
 
 enum class Task { infer, serve, train, lora, qlora };
 // unsloth: LoRA/QLoRA fine-tuning with Unsloth's FastLanguageModel and TRL's SFTTrainer (one GPU,
-// or DDP from release 2025.3.7; sizing/unsloth.hpp).
-enum class Engine { transformers, vllm, llama_cpp, ollama, torchtune, deepspeed, sglang, unsloth };
+// or DDP from release 2025.3.7; sizing/unsloth.hpp). tensorrt_llm: NVIDIA TensorRT-LLM's
+// `trtllm-serve` on its PyTorch backend (serving and inference, one server).
+enum class Engine { transformers, vllm, llama_cpp, ollama, torchtune, deepspeed, sglang, unsloth, tensorrt_llm };
 // `layer`: inference split by layer across the GPUs (llama.cpp --split-mode layer, ollama, transformers
 // device_map="auto"): one GPU works at a time, unlike tensor parallel (`tp`).
 enum class Shard { none, ddp, fsdp, zero1, zero2, zero3, tp, layer };

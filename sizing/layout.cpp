@@ -179,6 +179,10 @@ std::string servers_refusal(const JobSpec& job, std::uint32_t nodes)
     }
     return {};
   }
+  if (job.engine == Engine::tensorrt_llm) {
+    return "gpurent launches trtllm-serve on one server (across servers it runs under mpirun or Slurm); across "
+           "servers plan runs vLLM (pipeline stages) or SGLang (one tensor-parallel group)";
+  }
   if (job.engine != Engine::vllm) {
     return fmt::format("{} runs on one server; across servers plan runs vLLM (pipeline stages) or SGLang (one "
                        "tensor-parallel group)",
@@ -196,7 +200,10 @@ std::optional<JobLayout> layout_on(const JobSpec& job, std::uint32_t gpus, std::
     return l;
   }
   const bool vllm_split =
-      !is_training(job.task) && job.engine == Engine::vllm && (shard == Shard::none || shard == Shard::tp);
+      !is_training(job.task) && splits_tp_pp(job.engine) && (shard == Shard::none || shard == Shard::tp);
+  if (vllm_split && job.engine == Engine::tensorrt_llm && l.nodes > 1) {
+    return std::nullopt;  // trtllm-serve as gpurent launches it: one server
+  }
   if (vllm_split) {
     // Tensor parallel inside a server, pipeline stages inside it where the heads do not split, and
     // one more set of stages per server (vLLM's multi-node layout: --tensor-parallel-size = GPUs

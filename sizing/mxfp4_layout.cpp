@@ -19,6 +19,7 @@ std::string_view to_string(Mxfp4Backend b) noexcept
   case Mxfp4Backend::vllm_flashinfer_sm90: return "vLLM FlashInfer SM90";
   case Mxfp4Backend::vllm_flashinfer_sm100: return "vLLM FlashInfer SM100";
   case Mxfp4Backend::sglang: return "SGLang";
+  case Mxfp4Backend::trtllm: return "TensorRT-LLM";
   }
   return "as stored";
 }
@@ -27,6 +28,9 @@ Mxfp4Backend mxfp4_backend(Engine engine, std::optional<std::uint32_t> cc) noexc
 {
   if (engine == Engine::sglang) {
     return Mxfp4Backend::sglang;
+  }
+  if (engine == Engine::tensorrt_llm) {
+    return Mxfp4Backend::trtllm;
   }
   if (engine != Engine::vllm) {
     return Mxfp4Backend::stored;
@@ -53,6 +57,7 @@ Mxfp4Padding mxfp4_padding(Mxfp4Backend b) noexcept
   case Mxfp4Backend::vllm_flashinfer_sm90: return {128, 128};
   case Mxfp4Backend::vllm_flashinfer_sm100: return {256, 256};
   case Mxfp4Backend::sglang: return {64, 1};
+  case Mxfp4Backend::trtllm: return {128, 128};
   case Mxfp4Backend::stored: break;
   }
   return {};

@@ -20,6 +20,10 @@ enum class Mxfp4Backend {
   vllm_flashinfer_sm90,   // CC 9.0 with VLLM_USE_FLASHINFER_MOE_MXFP4_BF16: both to 128
   vllm_flashinfer_sm100,  // CC 10.x with FlashInfer (the default there): both to 256
   sglang,             // SGLang's Mxfp4MoEMethod on CUDA: the intermediate size to 64
+  // TensorRT-LLM's MXFP4 MoE (fused_moe/quantization.py): weight_alignment 128 on both sizes, as
+  // its CUTLASS backend held gpt-oss-120b on a GB10 (63.52 GiB, tests/data/trtllm/memory_logs.json);
+  // its Hopper (Triton) and SM100 (TRTLLM-Gen, hidden to 512) backends are sized the same, unmeasured.
+  trtllm,
 };
 [[nodiscard]] std::string_view to_string(Mxfp4Backend b) noexcept;
 

@@ -19,10 +19,10 @@ struct Name {
 constexpr std::array<Name<Task>, 5> k_tasks{{
     {Task::infer, "infer"}, {Task::serve, "serve"}, {Task::train, "train"}, {Task::lora, "lora"}, {Task::qlora, "qlora"},
 }};
-constexpr std::array<Name<Engine>, 8> k_engines{{
+constexpr std::array<Name<Engine>, 9> k_engines{{
     {Engine::transformers, "transformers"}, {Engine::vllm, "vllm"}, {Engine::llama_cpp, "llama.cpp"},
     {Engine::ollama, "ollama"}, {Engine::torchtune, "torchtune"}, {Engine::deepspeed, "deepspeed"},
-    {Engine::sglang, "sglang"}, {Engine::unsloth, "unsloth"},
+    {Engine::sglang, "sglang"}, {Engine::unsloth, "unsloth"}, {Engine::tensorrt_llm, "trtllm"},
 }};
 constexpr std::array<Name<Shard>, 8> k_shards{{
     {Shard::none, "none"}, {Shard::ddp, "ddp"}, {Shard::fsdp, "fsdp"}, {Shard::zero1, "zero1"},
@@ -115,7 +115,7 @@ struct Values {
 };
 
 constexpr Values<Task, 5> k_task_values{k_tasks};
-constexpr Values<Engine, 8> k_engine_values{k_engines};
+constexpr Values<Engine, 9> k_engine_values{k_engines};
 constexpr Values<Shard, 8> k_shard_values{k_shards};
 constexpr Values<Optimizer, 4> k_optimizer_values{k_optimizers};
 constexpr Values<KvDtype, 7> k_kv_values{k_kv};
@@ -164,9 +164,10 @@ Result<Task> parse_task(std::string_view s) { return lookup(k_tasks, s, "task");
 
 Result<Engine> parse_engine(std::string_view s)
 {
-  static constexpr std::array<std::pair<std::string_view, Engine>, 4> k_aliases{{
+  static constexpr std::array<std::pair<std::string_view, Engine>, 7> k_aliases{{
       {"llamacpp", Engine::llama_cpp}, {"llama_cpp", Engine::llama_cpp}, {"llama.cpp", Engine::llama_cpp},
-      {"hf", Engine::transformers},
+      {"hf", Engine::transformers}, {"tensorrt_llm", Engine::tensorrt_llm}, {"tensorrtllm", Engine::tensorrt_llm},
+      {"trt_llm", Engine::tensorrt_llm},
   }};
   return lookup<Engine>(k_engines, s, "engine", k_aliases);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `gpurent plan` end to end in-process: golden text views, the exact JSON contract, exit codes.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -137,6 +139,29 @@ void check_contract(const Json& j)
   if (j.contains("speed")) {  // no choice: the speed on the given or closest card
     top.insert("speed");
     check_speed(j["speed"]);
+  }
+  const bool default_serving = j["job"]["task"] == "serve" &&
+                               std::any_of(j["job"]["defaults"].begin(), j["job"]["defaults"].end(), [](const Json& d) {
+                                 return d["key"] == "engine" && d["value"] == "vllm";
+                               });
+  // Serving on the default engine: vLLM, SGLang and TensorRT-LLM side by side (docs/cli.md),
+  // whenever one of them serves it.
+  CHECK((!default_serving || j["choice"].is_null() || j.contains("engines")));
+  CHECK((default_serving || !j.contains("engines")));
+  if (j.contains("engines")) {
+    top.insert("engines");
+    REQUIRE(j["engines"].is_array());
+    CHECK(j["engines"].size() == 3);
+    for (const auto& e : j["engines"]) {
+      const std::set<std::string> base{"engine", "chosen", "option"};
+      std::set<std::string> with = base;
+      with.insert(e["option"].is_null() ? "why_none" : "vs_choice");
+      CHECK(keys(e) == with);
+      if (!e["option"].is_null()) {
+        CHECK(e["option"].contains("card"));
+        CHECK(e["option"].contains("speed"));
+      }
+    }
   }
   CHECK(keys(j) == top);
   CHECK(keys(j["model"]) == k_model);

@@ -38,7 +38,7 @@ struct Tables {
   Json vllm = table("vllm"), vllm_run_batch = table("vllm_run_batch"), sglang = table("sglang"),
        llama = table("llama_cpp"), trl = table("transformers_trl"), accelerate = table("accelerate"),
        torchrun = table("torchrun"), torchtune = table("torchtune"), torchtune_main = table("torchtune_main"),
-       ollama = table("ollama");
+       ollama = table("ollama"), trtllm = table("trtllm");
 };
 
 const Tables& tables()
@@ -246,6 +246,10 @@ void check_line(const std::string& line)
       check_options(tables().vllm_run_batch, w, 3, line);
     } else if (p == "python" && w.size() > 2 && w[1] == "-m" && w[2] == "sglang.launch_server") {
       check_options(tables().sglang, w, 3, line, true);
+    } else if (p == "trtllm-serve") {
+      REQUIRE(w.size() > 1);
+      CHECK(!w[1].starts_with("-"));  // the model, trtllm-serve's one positional
+      check_options(tables().trtllm, w, 2, line);
     } else if (p == "llama-server" || p == "llama-cli") {
       check_options(tables().llama, w, 1, line, false, p);
     } else if (p == "trl") {
@@ -312,7 +316,7 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
 {
   const std::vector<std::string> models = {"llama-3.1-8b", "qwen3-30b-a3b", "gpt-oss-20b", "gemma-2-9b", "qwen3-32b",
                                            "mixtral-8x7b", "llama-3.2-1b"};
-  const std::vector<std::optional<std::uint32_t>> ccs = {std::nullopt, 75, 86, 89, 120};
+  const std::vector<std::optional<std::uint32_t>> ccs = {std::nullopt, 75, 86, 89, 90, 100, 120};
   std::size_t lines = 0;
   std::size_t jobs = 0;
   std::size_t group_lines = 0;
@@ -330,6 +334,8 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
                                      WeightFormat::mxfp4, WeightFormat::nvfp4, WeightFormat::fp16, WeightFormat::gguf_q4_k_m}},
         {Task::serve, Engine::sglang, {WeightFormat::bf16, WeightFormat::fp8, WeightFormat::awq, WeightFormat::gptq,
                                        WeightFormat::mxfp4, WeightFormat::int8}},
+        {Task::serve, Engine::tensorrt_llm, {WeightFormat::bf16, WeightFormat::fp8, WeightFormat::nvfp4,
+                                             WeightFormat::mxfp4, WeightFormat::fp16}},
         {Task::infer, Engine::llama_cpp, {WeightFormat::gguf_q4_k_m, WeightFormat::gguf_q8_0, WeightFormat::mxfp4}},
         {Task::serve, Engine::ollama, {WeightFormat::gguf_q4_k_m, WeightFormat::gguf_q8_0}},
         {Task::lora, Engine::transformers, {WeightFormat::bf16}},
@@ -369,8 +375,11 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
               }
               JobSpec ran = run.job;
               ran.max_seqs = gpus * 7;
-              if (gpus == 4 && !is_training(c.task)) {
-                ran.offload_bytes = 4ULL << 30;  // the offload recipe's flags too
+              if (gpus == 4 && !is_training(c.task) && c.engine != Engine::tensorrt_llm) {
+                ran.offload_bytes = 4ULL << 30;  // the offload recipe's flags too (trtllm-serve has none)
+              }
+              if (c.engine == Engine::tensorrt_llm && gpus == 2) {
+                ran.context = 32768;  // longer than --max_num_tokens: chunked prefill
               }
               if (is_training(c.task) && gpus == 2) {
                 ran.optimizer = Optimizer::adamw_8bit;
@@ -409,7 +418,8 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
   CHECK(lines > 500);
   CHECK(group_lines > 20);
   CHECK(sglang_group_lines > 5);  // SGLang across servers: --dist-init-addr, --nnodes, --node-rank
-  CHECK(engines_seen == std::set<std::string>{"vllm", "sglang", "llama.cpp", "ollama", "transformers", "deepspeed", "torchtune"});
+  CHECK(engines_seen ==
+        std::set<std::string>{"vllm", "sglang", "trtllm", "llama.cpp", "ollama", "transformers", "deepspeed", "torchtune"});
 }
 
 TEST_CASE("Launch flags: the checker itself rejects what the engines reject", "[sizing][launch]")
@@ -426,11 +436,12 @@ TEST_CASE("Launch flags: the checker itself rejects what the engines reject", "[
 TEST_CASE("Launch flags: the fixes' command-line flags are accepted too", "[sizing][launch]")
 {
   std::size_t checked = 0;
+  std::size_t trtllm_checked = 0;
   for (const char* name : {"llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b", "llama-3.1-8b"}) {
     const ModelArch m = find_model(name).value();
-    for (const Engine e : {Engine::vllm, Engine::llama_cpp, Engine::ollama}) {
-      JobSpec j = base(m, e == Engine::vllm ? Task::serve : Task::infer, e,
-                       e == Engine::vllm ? WeightFormat::bf16 : WeightFormat::gguf_q8_0);
+    for (const Engine e : {Engine::vllm, Engine::tensorrt_llm, Engine::llama_cpp, Engine::ollama}) {
+      const bool server = e == Engine::vllm || e == Engine::tensorrt_llm;
+      JobSpec j = base(m, server ? Task::serve : Task::infer, e, server ? WeightFormat::bf16 : WeightFormat::gguf_q8_0);
       j.context = std::min<std::uint32_t>(m.max_context, 65536);
       j.batch = 8;
       const std::vector<std::uint32_t> counts = {1, 2, 4, 8};
@@ -440,6 +451,10 @@ TEST_CASE("Launch flags: the fixes' command-line flags are accepted too", "[sizi
           if (engine == "vllm") {
             check_line("vllm serve model " + flags);
             ++checked;
+          } else if (engine == "trtllm") {
+            check_line("trtllm-serve model " + flags);
+            ++checked;
+            ++trtllm_checked;
           } else if (engine == "llama.cpp" && flags.starts_with("-")) {
             check_line("llama-server " + flags.substr(0, flags.find(" (")));
             ++checked;
@@ -452,4 +467,5 @@ TEST_CASE("Launch flags: the fixes' command-line flags are accepted too", "[sizi
     }
   }
   CHECK(checked > 10);
+  CHECK(trtllm_checked > 4);  // --max_seq_len, --kv_cache_dtype, --tp_size, --max_batch_size
 }

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+#include "planner/engine_compare.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "common/units.hpp"
+#include "planner/rank.hpp"
+#include "sizing/precision.hpp"
+
+namespace gpurent {
+namespace {
+
+constexpr std::array<Engine, 3> k_serving_engines{Engine::vllm, Engine::sglang, Engine::tensorrt_llm};
+
+// The engine's name as its users write it, for the notes.
+std::string_view engine_label(Engine e)
+{
+  switch (e) {
+  case Engine::vllm: return "vLLM";
+  case Engine::sglang: return "SGLang";
+  case Engine::tensorrt_llm: return "TensorRT-LLM";
+  default: return to_string(e);
+  }
+}
+
+// Why an engine has no option: its refusal on the card given, else that nothing fits or runs.
+std::string why_none(const PlanResult& res)
+{
+  if (!res.layout_ok && res.card) {
+    return "it cannot split the model over the GPUs asked";
+  }
+  if (res.runs.status == RunStatus::refused) {
+    return res.runs.why;
+  }
+  for (const auto& o : res.options) {
+    if (o.runs.status == RunStatus::refused) {
+      continue;
+    }
+    if (o.fits && o.serve && !o.serve->meets_targets) {
+      return "no option meets the service targets";
+    }
+  }
+  return "no option fits and runs the job";
+}
+
+}  // namespace
+
+bool compares_engines(const PlanOptions& o, const JobSpec& job) noexcept
+{
+  return job.task == Task::serve && !o.engine_given && o.gguf.empty() && job.engine == Engine::vllm;
+}
+
+std::vector<EngineOption> compare_engines(const PlanOptions& o, const ModelArch& arch, const Catalogues& catalogues,
+                                          const PlanResult& chosen)
+{
+  std::vector<EngineOption> out;
+  for (const Engine e : k_serving_engines) {
+    EngineOption entry;
+    entry.engine = e;
+    if (e == chosen.job.engine) {
+      entry.chosen = true;
+      entry.best = chosen.choice;
+      if (!entry.best) {
+        entry.why_none = why_none(chosen);
+      }
+      out.push_back(std::move(entry));
+      continue;
+    }
+    PlanOptions alt = o;
+    alt.engine = e;
+    alt.engine_given = true;
+    alt.engine_version = 0;
+    const Result<JobSpec> job = make_job(alt, arch, nullptr);
+    if (!job) {
+      entry.why_none = job.error().message;
+      out.push_back(std::move(entry));
+      continue;
+    }
+    PlanRequest request = o.request;
+    request.alternatives_only = !request.card;
+    const PlanResult res = rank(*job, catalogues.offers, catalogues.providers, catalogues.cards, request,
+                                [](const JobSpec& j) { return estimate(j); });
+    entry.best = res.choice;
+    if (!entry.best) {
+      entry.why_none = why_none(res);
+    }
+    out.push_back(std::move(entry));
+  }
+  if (chosen.choice) {
+    for (auto& e : out) {
+      if (e.best) {
+        e.vs_choice = delivery_ratio(*e.best, *chosen.choice);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<double> delivery_ratio(const PlanOption& other, const PlanOption& chosen) noexcept
+{
+  if (other.job_cost && chosen.job_cost && other.job_cost->n > 0) {
+    return static_cast<double>(chosen.job_cost->n) / static_cast<double>(other.job_cost->n);
+  }
+  if (other.tokens_per_dollar && chosen.tokens_per_dollar && *chosen.tokens_per_dollar > 0) {
+    return static_cast<double>(*other.tokens_per_dollar) / static_cast<double>(*chosen.tokens_per_dollar);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> engine_note(const std::vector<EngineOption>& engines)
+{
+  const EngineOption* mine = nullptr;
+  for (const auto& e : engines) {
+    if (e.chosen) {
+      mine = &e;
+    }
+  }
+  if (mine == nullptr || !mine->best) {
+    return std::nullopt;
+  }
+  const EngineOption* winner = nullptr;
+  double best_ratio = 1.1;  // at least 10% more, and the note states both speeds' measured spread
+  for (const auto& e : engines) {
+    if (e.chosen || !e.best) {
+      continue;
+    }
+    if (e.vs_choice && *e.vs_choice >= best_ratio) {
+      best_ratio = *e.vs_choice;
+      winner = &e;
+    }
+  }
+  if (winner == nullptr) {
+    return std::nullopt;
+  }
+  const PlanOption& w = *winner->best;
+  const std::string where = fmt::format("{} on {} x {} ({})", engine_label(winner->engine),
+                                        w.servers() > 1 ? fmt::format("{} servers of {}", w.servers(), w.gpus)
+                                                        : std::to_string(w.gpus),
+                                        w.card_display, w.provider);
+  if (w.job_cost && mine->best->job_cost) {
+    return fmt::format("{} runs the job for {}, {:.2f}x the choice's bill ({} on {}): plan it with --engine {} (the "
+                       "speeds' measured spread: {}% and {}%, speed.range_pct)",
+                       where, format_usd(*w.job_cost), 1.0 / best_ratio, format_usd(*mine->best->job_cost),
+                       engine_label(mine->engine), to_string(winner->engine), w.speed.range_pct,
+                       mine->best->speed.range_pct);
+  }
+  return fmt::format("{} serves {:.1f}x the output tokens per dollar of the choice ({}): plan it with --engine {} "
+                     "(the speeds' measured spread: {}% and {}%, speed.range_pct)",
+                     where, best_ratio, engine_label(mine->engine), to_string(winner->engine), w.speed.range_pct,
+                     mine->best->speed.range_pct);
+}
+
+}  // namespace gpurent
