@@ -177,6 +177,16 @@ Result<void> check_weights(Task task, Engine engine, WeightFormat w)
                                          "bf16, fp8 or nvfp4",
                                          to_string(w)));
   }
+  if (engine == Engine::tensorrt_llm && (w == WeightFormat::awq || w == WeightFormat::gptq || w == WeightFormat::int8 ||
+                                         w == WeightFormat::int4 || w == WeightFormat::nf4)) {
+    // On no card: its Hugging Face loader reads ModelOpt, fp8, mxfp4, nvfp4 and compressed-tensors
+    // quantization configs (tests/data/trtllm/support.md), and its PyTorch backend has no
+    // bitsandbytes or SmoothQuant path.
+    return fail(Errc::usage, fmt::format("--weights {}: TensorRT-LLM serves bf16, fp16, fp8, nvfp4 and mxfp4 "
+                                         "checkpoints (its loader reads no {} quantization); use --engine vllm or "
+                                         "sglang, or a checkpoint quantized by TensorRT Model Optimizer",
+                                         to_string(w), to_string(w)));
+  }
   if (engine == Engine::sglang && is_gguf(w)) {
     return fail(Errc::usage, fmt::format("--weights {} is a GGUF type and SGLang does not load GGUF files; use "
                                          "--engine llama.cpp, ollama or vllm, or a format such as bf16, fp8 or awq",

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sizing/checkpoint_format.hpp"
 #include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/precision.hpp"
@@ -238,6 +239,13 @@ RunVerdict trtllm_rules(JobSpec& j, std::uint32_t cc)
     if (cc < 89) {
       v.add(RunStatus::refused, fmt::format("TensorRT-LLM runs FP8 from Ada (SM89): its quantization matrix has no FP8 "
                                             "on Ampere (quantization.md \"Hardware Support Matrix\"); this card is CC {}",
+                                            cc_text(cc)));
+    } else if (j.model.quant_block_n > 0 && native_weights(j) && cc != 90 && (cc < 100 || cc >= 110)) {
+      // A block-scaled FP8 checkpoint (DeepSeek, Qwen3 FP8): its matrix has FP8 block GEMMs on
+      // Hopper and SM100 only; Ada and sm_120 run per-tensor FP8.
+      v.add(RunStatus::refused, fmt::format("TensorRT-LLM runs block-scaled FP8 checkpoints on Hopper and B200 (SM90, "
+                                            "SM100) only: its quantization matrix has FP8 block scaling there and "
+                                            "per-tensor FP8 on Ada and sm_120; this card is CC {}",
                                             cc_text(cc)));
     }
     break;

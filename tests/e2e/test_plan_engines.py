@@ -91,6 +91,8 @@ def main():
         check(rc == 3 and "FP8" in err, f"FP8 on A100: exit {rc} {err}")
         rc, doc, err = run("llama-3.1-8b", "--task", "serve", "--engine", "trtllm", "--weights", "Q4_K_M", home=home)
         check(rc == 2 and "GGUF" in err, f"GGUF: exit {rc} {err}")
+        rc, doc, err = run("qwen3-32b", "--task", "serve", "--engine", "trtllm", "--weights", "awq", home=home)
+        check(rc == 2 and "TensorRT-LLM" in err and "awq" in err, f"AWQ: exit {rc} {err}")
         rc, doc, err = run("llama-3.1-70b", "--task", "serve", "--engine", "trtllm", "--nodes", "2", home=home)
         check(rc == 3 and "one server" in err, f"two servers: exit {rc} {err}")
         rc, doc, err = run("llama-3.1-8b", "--task", "lora", "--engine", "trtllm", home=home)

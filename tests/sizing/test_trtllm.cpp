@@ -9,6 +9,7 @@
 #include <string>
 
 #include "planner/launch.hpp"
+#include "sizing/checkpoint_format.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/model_catalog.hpp"
@@ -97,6 +98,15 @@ TEST_CASE("TensorRT-LLM: its support matrix by generation and format", "[sizing]
   JobSpec kv = bf16;
   kv.kv_cache = KvDtype::fp8;  // an FP8 KV cache on every row, Ampere included
   CHECK(status(kv, 80) == RunStatus::native);
+  // Qwen's block-scaled FP8 checkpoint: FP8 block GEMMs on Hopper and SM100 only.
+  JobSpec block = trtllm_job("qwen3-32b", WeightFormat::fp8);
+  block.model = for_checkpoint(block.model, "Qwen/Qwen3-32B-FP8");
+  REQUIRE(block.model.quant_block_n == 128);
+  CHECK(status(block, 89) == RunStatus::refused);
+  CHECK(status(block, 90) == RunStatus::native);
+  CHECK(status(block, 100) == RunStatus::native);
+  CHECK(status(block, 120) == RunStatus::refused);
+  CHECK(status(trtllm_job("qwen3-32b", WeightFormat::fp8), 89) == RunStatus::native);  // per-tensor (ModelOpt)
 }
 
 TEST_CASE("TensorRT-LLM: gpt-oss-120b's weights, profiling peak and KV bytes as its log prints them",
