@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
+
+#include <future>
 #include <ostream>
 
 #include "cli/commands.hpp"
@@ -44,9 +46,16 @@ Result<int> run_push_command(Services& s, const PushCommandOptions& o)
   p.streams = o.streams;
   p.delete_extra = o.delete_extra;
   TRY_ASSIGN(const JobServer server, open_job_server(s, name, o.ssh));
-  // What would be sent is decided, and likely secrets refused, before connecting.
-  TRY_ASSIGN(LocalTree tree, walk_for_push(s, p));
-  TRY_ASSIGN(auto session, connect_job_server(s, server));
+  // What would be sent is decided, and likely secrets refused, before anything is sent: the walk
+  // (git's file set, the secret guard's reads of every file) runs on its own thread while the
+  // connection is made (issue #43: 0.3 s of a 20,000-file re-push), and its refusal comes first.
+  TRY_ASSIGN(const WalkOptions walk_options, push_walk_options(s, p));
+  auto walking = std::async(std::launch::async, [&p, &walk_options] { return walk_local_tree(p.local, walk_options); });
+  auto connected = connect_job_server(s, server);
+  Result<LocalTree> walked = walking.get();
+  TRY_ASSIGN(LocalTree tree, std::move(walked));
+  TRY_ASSIGN(tree, refuse_secrets(s, std::move(tree)));
+  TRY_ASSIGN(auto session, std::move(connected));
   TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, p, std::move(tree)));
   if (server.dest.server_id != 0 && report.files_sent > 0) {
     if (auto store = s.state()) {

@@ -149,6 +149,13 @@ std::string default_push_dir(const std::filesystem::path& local)
 
 Result<LocalTree> walk_for_push(Services& s, const PushSettings& p)
 {
+  TRY_ASSIGN(const WalkOptions walk, push_walk_options(s, p));
+  TRY_ASSIGN(LocalTree tree, walk_local_tree(p.local, walk));
+  return refuse_secrets(s, std::move(tree));
+}
+
+Result<WalkOptions> push_walk_options(Services& s, const PushSettings& p)
+{
   WalkOptions walk;
   walk.excludes = p.excludes;
   walk.with_git = p.with_git;
@@ -168,7 +175,11 @@ Result<LocalTree> walk_for_push(Services& s, const PushSettings& p)
       walk.never.push_back(b->parent_path());
     }
   }
-  TRY_ASSIGN(LocalTree tree, walk_local_tree(p.local, walk));
+  return walk;
+}
+
+Result<LocalTree> refuse_secrets(Services& s, LocalTree tree)
+{
   if (tree.secrets.empty()) {
     return tree;
   }

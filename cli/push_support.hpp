@@ -32,6 +32,12 @@ struct PushSettings {
 // push (Errc::refused, every path named; under --json the document also carries "secrets":
 // [{path, why}]); a bad --allow-secret value is Errc::usage.
 [[nodiscard]] Result<LocalTree> walk_for_push(Services& s, const PushSettings& p);
+// The same in three steps, so that the walk itself (git's file set, the secret guard's reads) can
+// run while the connection is made: the options from the flags, the environment and the config
+// (a bad --allow-secret is Errc::usage); then walk_local_tree(p.local, options), which touches no
+// Services; then the refusal of likely secrets, which prints as walk_for_push does.
+[[nodiscard]] Result<WalkOptions> push_walk_options(Services& s, const PushSettings& p);
+[[nodiscard]] Result<LocalTree> refuse_secrets(Services& s, LocalTree tree);
 
 // Runs the push of a walked tree with a progress bar on a TTY (never under --json); extra
 // connections for large pushes come from the same destination and options. It reads the record
