@@ -28,6 +28,15 @@ SpeedEngine speed_engine(Engine e) noexcept
   return SpeedEngine::transformers;
 }
 
+bool hbm_card(const Card& c) noexcept
+{
+  if (!c.compute_capability) {
+    return false;
+  }
+  const std::uint32_t cc = *c.compute_capability;
+  return cc == 70 || cc == 80 || cc == 90 || (cc >= 100 && cc < 110);
+}
+
 std::optional<double> Speed::headline(Task t) const noexcept
 {
   switch (t) {
@@ -74,6 +83,9 @@ SpeedFigures speed_figures(const JobSpec& job)
   f.window = m.attention() == AttentionKind::sliding_hybrid ? m.sliding_window : 0;
   f.experts = m.experts;
   f.experts_active = m.experts_active;
+  if (m.experts > 1) {
+    f.expert_active_params = static_cast<double>(pb.experts) * m.experts_active / m.experts;
+  }
   f.kv_bytes_per_token = static_cast<double>(kv_bytes_per_token(one).n);
   return f;
 }
@@ -224,19 +236,24 @@ Layout layout_of(const JobSpec& job)
   return l;
 }
 
+// A step's time: its matrix multiplies (the weights read, or their FLOPs), then its attention (the
+// KV cache read, or the attention FLOPs): separate kernels, one after the other, so each overlaps
+// its own memory and compute but not the other's (docs/speed.md "Formulas").
 struct StepTerms {
   double memory = 0, compute = 0, link = 0, fixed = 0, offload = 0;
-  [[nodiscard]] double total() const { return std::max(memory, compute) + link + fixed + offload; }
+  double kv = 0, attention = 0;
+  [[nodiscard]] double core() const { return std::max(memory, compute) + std::max(kv, attention); }
+  [[nodiscard]] double total() const { return core() + link + fixed + offload; }
   [[nodiscard]] std::string bound() const
   {
-    const double core = std::max(memory, compute);
+    const double core = this->core();
     if (offload > core && offload > link) {
       return "offload";
     }
     if (link > core) {
       return "interconnect";
     }
-    return compute > memory ? "compute" : "memory";
+    return compute + attention > memory + kv ? "compute" : "memory";
   }
 };
 
@@ -301,9 +318,11 @@ StepTerms decode_step(const Inputs& in, double seqs, double len)
 {
   StepTerms t;
   const double share = in.l.tp * in.l.stages;
-  t.memory = (read_bytes(in.f, seqs) + seqs * kv_bytes(in.f, len)) / share / *in.bw;
+  t.memory = read_bytes(in.f, seqs) / share / *in.bw;
+  t.kv = seqs * kv_bytes(in.f, len) / share / *in.bw;
   if (in.flops) {
-    t.compute = seqs * flops_per_token(in.f, len) / share / *in.flops;
+    t.compute = seqs * flops_per_token(in.f, 0) / share / *in.flops;
+    t.attention = seqs * (flops_per_token(in.f, len) - flops_per_token(in.f, 0)) / share / *in.flops;
   }
   t.link = allreduce_s(in, seqs, in.f.layers / in.l.stages) + node_hops_s(in, seqs);
   t.fixed = in.f.layers / in.l.stages * in.k.layer_s + in.k.step_s / in.l.stages;
@@ -347,6 +366,7 @@ double first_token_s(const Inputs& in, SpeedEngine e, double c, double in_len, d
   StepTerms step = decode_step(in, std::max(per_stage, 0.0), in_len + out / 2.0);
   if (others <= 0) {
     step.compute = 0;  // no other request decodes beside the prompt
+    step.attention = 0;
   }
   step.compute += prompt_compute / chunks;
   step.link = allreduce_s(in, per_stage + std::min(in_len, room), in.f.layers / in.l.stages) +
@@ -379,13 +399,22 @@ void training_speed(const Inputs& in, Speed& s)
   // several sequences pads each to its longest, so only k_unpacked_useful_share of them is data.
   const double micro = std::max<std::uint32_t>(job.batch, 1);
   const double tokens_per_gpu_step = micro * seq;
-  const double utilisation =
-      in.k.train_half_tokens > 0 ? tokens_per_gpu_step / (tokens_per_gpu_step + in.k.train_half_tokens) : 1.0;
-  const double useful = job.pack || micro <= 1 ? 1.0 : k_unpacked_useful_share;
   // Unsloth: the published factor on the step's utilisation, which still never passes the trainers'
   // fitted peak (the constant's mfu, reached at utilisation 1).
-  const double reached = job.engine == Engine::unsloth ? std::min(1.0, utilisation * k_unsloth_speedup) : utilisation;
-  const double compute = tokens_per_gpu_step * per_token / (*in.flops * reached);
+  const auto reached_at = [&](double tokens) {
+    const double u = in.k.train_half_tokens > 0 ? tokens / (tokens + in.k.train_half_tokens) : 1.0;
+    return job.engine == Engine::unsloth ? std::min(1.0, u * k_unsloth_speedup) : u;
+  };
+  const double useful = job.pack || micro <= 1 ? 1.0 : k_unpacked_useful_share;
+  const double reached = reached_at(tokens_per_gpu_step);
+  // A routed expert's matrices multiply only the tokens routed to it, k/X of the step's: an MoE
+  // step's expert FLOPs run at the utilisation of that many tokens (docs/speed.md "MoE training").
+  const double per_weight = (adapters ? 4.0 : 6.0) + (job.grad_checkpointing ? 2.0 : 0.0);  // FLOPs per weight
+  const double expert_flops = per_weight * f.expert_active_params;
+  const double expert_tokens =
+      f.experts > 1 ? tokens_per_gpu_step * f.experts_active / f.experts : tokens_per_gpu_step;
+  const double compute = tokens_per_gpu_step *
+                         ((per_token - expert_flops) / reached + expert_flops / reached_at(expert_tokens)) / *in.flops;
   s.train_utilisation = reached;
   s.train_useful_share = useful;
   // Communication per micro-step per GPU: FSDP / ZeRO-3 gather the 16-bit weights for the forward
@@ -460,8 +489,9 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   Speed s;
   Inputs in{job, k, figures, layout_of(job), {}, {}, {}, {}, 1, {}};
   const Precision prec = compute_precision(job, card, engine);
+  const double bandwidth = hbm_card(card) && k.bandwidth_hbm > 0 ? k.bandwidth_hbm : k.bandwidth;
   if (card.mem_bw_gbs) {
-    in.bw = *card.mem_bw_gbs * 1e9 * k.bandwidth;
+    in.bw = *card.mem_bw_gbs * 1e9 * bandwidth;
   }
   const bool training = is_training(job.task);
   if (prec.tflops) {
@@ -469,7 +499,11 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
       in.flops = *prec.tflops * 1e12 * (prec.name == "fp8" ? k.mfu_fp8 : k.mfu);
     } else {
       const double reach = *prec.tflops * k.compute;
-      in.flops = (k.compute_cap_tflops > 0 ? std::min(reach, k.compute_cap_tflops) : reach) * 1e12;
+      // 16-bit weights take cuBLAS's GEMMs, quantized ones the engine's own kernels: each its ceiling.
+      const bool sixteen = job.weights == WeightFormat::gguf_f16 || job.weights == WeightFormat::fp16 ||
+                           job.weights == WeightFormat::bf16;
+      const double cap = sixteen && k.compute_cap_f16_tflops > 0 ? k.compute_cap_f16_tflops : k.compute_cap_tflops;
+      in.flops = (cap > 0 ? std::min(reach, cap) : reach) * 1e12;
     }
   }
   std::string link_label;
@@ -483,9 +517,16 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   // An offline batch (vllm run-batch) schedules its requests as a server does: serving's figure.
   const bool batched = job.task == Task::serve || (job.task == Task::infer && job.offline_batch);
   s.batch = job.task == Task::infer && job.offline_batch;
-  s.range_pct = speed_range_pct(engine, training_task ? SpeedKind::train
-                                        : batched     ? SpeedKind::serve
-                                                      : SpeedKind::decode);
+  const SpeedKind headline_kind = training_task ? SpeedKind::train : batched ? SpeedKind::serve : SpeedKind::decode;
+  s.range_pct = speed_range_pct(engine, headline_kind);
+  if (s.range_pct == k_range_unmeasured) {
+    s.unknown.push_back(fmt::format("range_pct 0: fewer than {} public measurements of this engine's {} speed are in the "
+                                    "check half, so the figure has no measured spread of its own (docs/speed.md "
+                                    "\"Measured spread\")",
+                                    k_min_check_cases, headline_kind == SpeedKind::train   ? "training"
+                                                       : headline_kind == SpeedKind::serve ? "serving"
+                                                                                           : "decode"));
+  }
   if (in.f.weight_bytes <= 0 || in.f.layers <= 0) {
     s.unknown.push_back("the model's architecture is unknown (--params gives only a parameter count): no speed");
     return s;
@@ -507,7 +548,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
                                     card.display));
   }
   s.basis = fmt::format("{} GB/s x {:.2f}, {} TFLOPS {} x {:.2f}{}", card.mem_bw_gbs ? std::to_string(*card.mem_bw_gbs) : "?",
-                        k.bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
+                        bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
                         training ? (prec.name == "fp8" ? k.mfu_fp8 : k.mfu) : k.compute,
                         job.gpus > 1 && !link_label.empty() ? ", " + link_label : std::string());
   if (in.nodes > 1) {
