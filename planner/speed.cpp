@@ -83,9 +83,6 @@ SpeedFigures speed_figures(const JobSpec& job)
   f.window = m.attention() == AttentionKind::sliding_hybrid ? m.sliding_window : 0;
   f.experts = m.experts;
   f.experts_active = m.experts_active;
-  if (m.experts > 1) {
-    f.expert_active_params = static_cast<double>(pb.experts) * m.experts_active / m.experts;
-  }
   f.kv_bytes_per_token = static_cast<double>(kv_bytes_per_token(one).n);
   return f;
 }
@@ -399,22 +396,13 @@ void training_speed(const Inputs& in, Speed& s)
   // several sequences pads each to its longest, so only k_unpacked_useful_share of them is data.
   const double micro = std::max<std::uint32_t>(job.batch, 1);
   const double tokens_per_gpu_step = micro * seq;
+  const double utilisation =
+      in.k.train_half_tokens > 0 ? tokens_per_gpu_step / (tokens_per_gpu_step + in.k.train_half_tokens) : 1.0;
+  const double useful = job.pack || micro <= 1 ? 1.0 : k_unpacked_useful_share;
   // Unsloth: the published factor on the step's utilisation, which still never passes the trainers'
   // fitted peak (the constant's mfu, reached at utilisation 1).
-  const auto reached_at = [&](double tokens) {
-    const double u = in.k.train_half_tokens > 0 ? tokens / (tokens + in.k.train_half_tokens) : 1.0;
-    return job.engine == Engine::unsloth ? std::min(1.0, u * k_unsloth_speedup) : u;
-  };
-  const double useful = job.pack || micro <= 1 ? 1.0 : k_unpacked_useful_share;
-  const double reached = reached_at(tokens_per_gpu_step);
-  // A routed expert's matrices multiply only the tokens routed to it, k/X of the step's: an MoE
-  // step's expert FLOPs run at the utilisation of that many tokens (docs/speed.md "MoE training").
-  const double per_weight = (adapters ? 4.0 : 6.0) + (job.grad_checkpointing ? 2.0 : 0.0);  // FLOPs per weight
-  const double expert_flops = per_weight * f.expert_active_params;
-  const double expert_tokens =
-      f.experts > 1 ? tokens_per_gpu_step * f.experts_active / f.experts : tokens_per_gpu_step;
-  const double compute = tokens_per_gpu_step *
-                         ((per_token - expert_flops) / reached + expert_flops / reached_at(expert_tokens)) / *in.flops;
+  const double reached = job.engine == Engine::unsloth ? std::min(1.0, utilisation * k_unsloth_speedup) : utilisation;
+  const double compute = tokens_per_gpu_step * per_token / (*in.flops * reached);
   s.train_utilisation = reached;
   s.train_useful_share = useful;
   // Communication per micro-step per GPU: FSDP / ZeRO-3 gather the 16-bit weights for the forward
@@ -475,6 +463,15 @@ void training_speed(const Inputs& in, Speed& s)
                                                                 : "compute";
 }
 
+// The 16-bit training utilisation on this card: Hopper and Blackwell data-centre cards have their
+// own, as their tensor cores outpace what kernels written for Ampere feed them (FlashAttention-2
+// reaches 50-73% of an A100's peak, arXiv 2307.08691, and 35% of an H100's, arXiv 2407.08608).
+double training_mfu(const SpeedConstants& k, const Card& card)
+{
+  const bool sm90 = hbm_card(card) && card.compute_capability && *card.compute_capability >= 90;
+  return sm90 && k.mfu_sm90 > 0 ? k.mfu_sm90 : k.mfu;
+}
+
 }  // namespace
 
 Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load, const SpeedConstants& k,
@@ -496,7 +493,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   const bool training = is_training(job.task);
   if (prec.tflops) {
     if (training) {
-      in.flops = *prec.tflops * 1e12 * (prec.name == "fp8" ? k.mfu_fp8 : k.mfu);
+      in.flops = *prec.tflops * 1e12 * (prec.name == "fp8" ? k.mfu_fp8 : training_mfu(k, card));
     } else {
       const double reach = *prec.tflops * k.compute;
       // 16-bit weights take cuBLAS's GEMMs, quantized ones the engine's own kernels: each its ceiling.
@@ -519,6 +516,10 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   s.batch = job.task == Task::infer && job.offline_batch;
   const SpeedKind headline_kind = training_task ? SpeedKind::train : batched ? SpeedKind::serve : SpeedKind::decode;
   s.range_pct = speed_range_pct(engine, headline_kind);
+  if (in.f.weight_bytes <= 0 || in.f.layers <= 0) {
+    s.unknown.push_back("the model's architecture is unknown (--params gives only a parameter count): no speed");
+    return s;
+  }
   if (s.range_pct == k_range_unmeasured) {
     s.unknown.push_back(fmt::format("range_pct 0: fewer than {} public measurements of this engine's {} speed are in the "
                                     "check half, so the figure has no measured spread of its own (docs/speed.md "
@@ -526,10 +527,6 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
                                     k_min_check_cases, headline_kind == SpeedKind::train   ? "training"
                                                        : headline_kind == SpeedKind::serve ? "serving"
                                                                                            : "decode"));
-  }
-  if (in.f.weight_bytes <= 0 || in.f.layers <= 0) {
-    s.unknown.push_back("the model's architecture is unknown (--params gives only a parameter count): no speed");
-    return s;
   }
   if (!in.flops) {
     s.unknown.push_back(fmt::format("{} TFLOPS of {} unknown: compute-bound figures not computed", prec.name,
@@ -549,7 +546,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   }
   s.basis = fmt::format("{} GB/s x {:.2f}, {} TFLOPS {} x {:.2f}{}", card.mem_bw_gbs ? std::to_string(*card.mem_bw_gbs) : "?",
                         bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
-                        training ? (prec.name == "fp8" ? k.mfu_fp8 : k.mfu) : k.compute,
+                        training ? (prec.name == "fp8" ? k.mfu_fp8 : training_mfu(k, card)) : k.compute,
                         job.gpus > 1 && !link_label.empty() ? ", " + link_label : std::string());
   if (in.nodes > 1) {
     s.basis += fmt::format(", {} servers: {}", job.nodes, load.node_link.empty() ? "link not published" : load.node_link);

@@ -36,6 +36,10 @@ struct SpeedConstants {
   double compute_cap_f16_tflops = 0;
   double allreduce_s = 10e-6;  // latency of one tensor-parallel all-reduce, seconds
   double mfu = 0.4;          // training: FLOPs utilisation in 16-bit mixed precision
+  // The same on a Hopper or Blackwell data-centre card (hbm_card(), compute capability 9.0 or 10.x),
+  // whose datasheet peak its training kernels reach less of than an Ampere card's (0: `mfu`;
+  // docs/speed.md "Card class").
+  double mfu_sm90 = 0;
   double mfu_fp8 = 0.3;      // training in FP8 mixed precision (Transformer Engine), of the FP8 TFLOPS
   // Training: the tokens per GPU step at which the step reaches half its peak utilisation; a step
   // of T tokens runs at mfu x T / (T + train_half_tokens) (docs/speed.md "Micro-batch and packing").
@@ -132,7 +136,6 @@ struct SpeedFigures {
   double global_layers = 0;    // layers attending over the whole context
   double window = 0;           // sliding window of the other layers (0: none)
   double experts = 0, experts_active = 0;
-  double expert_active_params = 0;  // of active_params, the routed experts' (experts_active of experts)
   double kv_bytes_per_token = 0;  // every layer, whole model
 };
 [[nodiscard]] SpeedFigures speed_figures(const JobSpec& job);

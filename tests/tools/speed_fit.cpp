@@ -68,17 +68,25 @@ int main(int argc, char** argv)
     SpeedConstants top{};  // a fixed start: the fit does not depend on the constants it replaces
     double top_score = score(rows, top);
     if (engine == SpeedEngine::trainer) {
-      // 16-bit and FP8 runs each fit their own peak utilisation, on the tokens per step at which
-      // a step reaches half of it (one for both, swept on all the rows).
+      // 16-bit runs (before Hopper, and on Hopper/Blackwell data-centre cards) and FP8 runs each fit
+      // their own peak utilisation, on the tokens per step at which a step reaches half of it (one
+      // for all, swept on all the rows).
       double best_all = -1;
       SpeedConstants found = top;
       for (int half = 0; half <= 4000; half += 100) {
         SpeedConstants t = top;
         t.train_half_tokens = half;
-        for (const bool fp8 : {false, true}) {
+        // Three groups: 16-bit on cards before Hopper (mfu), 16-bit on Hopper/Blackwell
+        // data-centre cards (mfu_sm90), FP8 (mfu_fp8, measured on H100 only).
+        enum class Group { bf16, bf16_sm90, fp8 };
+        const auto group_of = [](const SpeedCase& c) {
+          const bool sm90 = hbm_card(c.card) && c.card.compute_capability && *c.card.compute_capability >= 90;
+          return c.job.weights == WeightFormat::fp8 ? Group::fp8 : sm90 ? Group::bf16_sm90 : Group::bf16;
+        };
+        for (const Group g : {Group::bf16, Group::bf16_sm90, Group::fp8}) {
           std::vector<const SpeedCase*> v;
           for (const auto* c : rows) {
-            if ((c->job.weights == WeightFormat::fp8) == fp8) {
+            if (group_of(*c) == g) {
               v.push_back(c);
             }
           }
@@ -86,7 +94,7 @@ int main(int argc, char** argv)
           SpeedConstants best_t = t;
           for (int m = 5; m <= 90; ++m) {
             SpeedConstants k = t;
-            (fp8 ? k.mfu_fp8 : k.mfu) = m / 100.0;
+            (g == Group::fp8 ? k.mfu_fp8 : g == Group::bf16_sm90 ? k.mfu_sm90 : k.mfu) = m / 100.0;
             if (const double sc = score(v, k); sc < best_score) {
               best_score = sc;
               best_t = k;
@@ -190,9 +198,9 @@ int main(int argc, char** argv)
       top_score = score(rows, top);
     }
     best[engine] = top;
-    fmt::print("{:<13} fit n={:<3} bandwidth {:.2f} bandwidth_hbm {:.2f} layer_s {:.0f}e-6 step_s {:.0f}e-6 compute {:.2f} cap {:.0f} cap_f16 {:.0f} allreduce_s {:.0f}e-6 mfu {:.2f} mfu_fp8 {:.2f} train_half_tokens {:.0f} "
+    fmt::print("{:<13} fit n={:<3} bandwidth {:.2f} bandwidth_hbm {:.2f} layer_s {:.0f}e-6 step_s {:.0f}e-6 compute {:.2f} cap {:.0f} cap_f16 {:.0f} allreduce_s {:.0f}e-6 mfu {:.2f} mfu_sm90 {:.2f} mfu_fp8 {:.2f} train_half_tokens {:.0f} "
                "(mean |log| {:.3f})\n",
-               name(engine), rows.size(), top.bandwidth, top.bandwidth_hbm, top.layer_s * 1e6, top.step_s * 1e6, top.compute, top.compute_cap_tflops, top.compute_cap_f16_tflops, top.allreduce_s * 1e6, top.mfu, top.mfu_fp8,
+               name(engine), rows.size(), top.bandwidth, top.bandwidth_hbm, top.layer_s * 1e6, top.step_s * 1e6, top.compute, top.compute_cap_tflops, top.compute_cap_f16_tflops, top.allreduce_s * 1e6, top.mfu, top.mfu_sm90, top.mfu_fp8,
                top.train_half_tokens, top_score);
   }
   std::map<std::string, std::vector<double>> check_by_kind;
