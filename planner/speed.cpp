@@ -29,6 +29,15 @@ SpeedEngine speed_engine(Engine e) noexcept
   return SpeedEngine::transformers;
 }
 
+bool hbm_card(const Card& c) noexcept
+{
+  if (!c.compute_capability) {
+    return false;
+  }
+  const std::uint32_t cc = *c.compute_capability;
+  return cc == 70 || cc == 80 || cc == 90 || (cc >= 100 && cc < 110);
+}
+
 std::optional<double> Speed::headline(Task t) const noexcept
 {
   switch (t) {
@@ -225,19 +234,24 @@ Layout layout_of(const JobSpec& job)
   return l;
 }
 
+// A step's time: its matrix multiplies (the weights read, or their FLOPs), then its attention (the
+// KV cache read, or the attention FLOPs): separate kernels, one after the other, so each overlaps
+// its own memory and compute but not the other's (docs/speed.md "Formulas").
 struct StepTerms {
   double memory = 0, compute = 0, link = 0, fixed = 0, offload = 0;
-  [[nodiscard]] double total() const { return std::max(memory, compute) + link + fixed + offload; }
+  double kv = 0, attention = 0;
+  [[nodiscard]] double core() const { return std::max(memory, compute) + std::max(kv, attention); }
+  [[nodiscard]] double total() const { return core() + link + fixed + offload; }
   [[nodiscard]] std::string bound() const
   {
-    const double core = std::max(memory, compute);
+    const double core = this->core();
     if (offload > core && offload > link) {
       return "offload";
     }
     if (link > core) {
       return "interconnect";
     }
-    return compute > memory ? "compute" : "memory";
+    return compute + attention > memory + kv ? "compute" : "memory";
   }
 };
 
@@ -302,9 +316,11 @@ StepTerms decode_step(const Inputs& in, double seqs, double len)
 {
   StepTerms t;
   const double share = in.l.tp * in.l.stages;
-  t.memory = (read_bytes(in.f, seqs) + seqs * kv_bytes(in.f, len)) / share / *in.bw;
+  t.memory = read_bytes(in.f, seqs) / share / *in.bw;
+  t.kv = seqs * kv_bytes(in.f, len) / share / *in.bw;
   if (in.flops) {
-    t.compute = seqs * flops_per_token(in.f, len) / share / *in.flops;
+    t.compute = seqs * flops_per_token(in.f, 0) / share / *in.flops;
+    t.attention = seqs * (flops_per_token(in.f, len) - flops_per_token(in.f, 0)) / share / *in.flops;
   }
   t.link = allreduce_s(in, seqs, in.f.layers / in.l.stages) + node_hops_s(in, seqs);
   t.fixed = in.f.layers / in.l.stages * in.k.layer_s + in.k.step_s / in.l.stages;
@@ -348,6 +364,7 @@ double first_token_s(const Inputs& in, SpeedEngine e, double c, double in_len, d
   StepTerms step = decode_step(in, std::max(per_stage, 0.0), in_len + out / 2.0);
   if (others <= 0) {
     step.compute = 0;  // no other request decodes beside the prompt
+    step.attention = 0;
   }
   step.compute += prompt_compute / chunks;
   step.link = allreduce_s(in, per_stage + std::min(in_len, room), in.f.layers / in.l.stages) +
@@ -447,6 +464,15 @@ void training_speed(const Inputs& in, Speed& s)
                                                                 : "compute";
 }
 
+// The 16-bit training utilisation on this card: Hopper and Blackwell data-centre cards have their
+// own, as their tensor cores outpace what kernels written for Ampere feed them (FlashAttention-2
+// reaches 50-73% of an A100's peak, arXiv 2307.08691, and 35% of an H100's, arXiv 2407.08608).
+double training_mfu(const SpeedConstants& k, const Card& card)
+{
+  const bool sm90 = hbm_card(card) && card.compute_capability && *card.compute_capability >= 90;
+  return sm90 && k.mfu_sm90 > 0 ? k.mfu_sm90 : k.mfu;
+}
+
 }  // namespace
 
 Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load, const SpeedConstants& k,
@@ -461,16 +487,21 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   Speed s;
   Inputs in{job, k, figures, layout_of(job), {}, {}, {}, {}, 1, {}};
   const Precision prec = compute_precision(job, card, engine);
+  const double bandwidth = hbm_card(card) && k.bandwidth_hbm > 0 ? k.bandwidth_hbm : k.bandwidth;
   if (card.mem_bw_gbs) {
-    in.bw = *card.mem_bw_gbs * 1e9 * k.bandwidth;
+    in.bw = *card.mem_bw_gbs * 1e9 * bandwidth;
   }
   const bool training = is_training(job.task);
   if (prec.tflops) {
     if (training) {
-      in.flops = *prec.tflops * 1e12 * (prec.name == "fp8" ? k.mfu_fp8 : k.mfu);
+      in.flops = *prec.tflops * 1e12 * (prec.name == "fp8" ? k.mfu_fp8 : training_mfu(k, card));
     } else {
       const double reach = *prec.tflops * k.compute;
-      in.flops = (k.compute_cap_tflops > 0 ? std::min(reach, k.compute_cap_tflops) : reach) * 1e12;
+      // 16-bit weights take cuBLAS's GEMMs, quantized ones the engine's own kernels: each its ceiling.
+      const bool sixteen = job.weights == WeightFormat::gguf_f16 || job.weights == WeightFormat::fp16 ||
+                           job.weights == WeightFormat::bf16;
+      const double cap = sixteen && k.compute_cap_f16_tflops > 0 ? k.compute_cap_f16_tflops : k.compute_cap_tflops;
+      in.flops = (cap > 0 ? std::min(reach, cap) : reach) * 1e12;
     }
   }
   std::string link_label;
@@ -484,12 +515,19 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   // An offline batch (vllm run-batch) schedules its requests as a server does: serving's figure.
   const bool batched = job.task == Task::serve || (job.task == Task::infer && job.offline_batch);
   s.batch = job.task == Task::infer && job.offline_batch;
-  s.range_pct = speed_range_pct(engine, training_task ? SpeedKind::train
-                                        : batched     ? SpeedKind::serve
-                                                      : SpeedKind::decode);
+  const SpeedKind headline_kind = training_task ? SpeedKind::train : batched ? SpeedKind::serve : SpeedKind::decode;
+  s.range_pct = speed_range_pct(engine, headline_kind);
   if (in.f.weight_bytes <= 0 || in.f.layers <= 0) {
     s.unknown.push_back("the model's architecture is unknown (--params gives only a parameter count): no speed");
     return s;
+  }
+  if (s.range_pct == k_range_unmeasured) {
+    s.unknown.push_back(fmt::format("range_pct 0: fewer than {} public measurements of this engine's {} speed are in the "
+                                    "check half, so the figure has no measured spread of its own (docs/speed.md "
+                                    "\"Measured spread\")",
+                                    k_min_check_cases, headline_kind == SpeedKind::train   ? "training"
+                                                       : headline_kind == SpeedKind::serve ? "serving"
+                                                                                           : "decode"));
   }
   if (!in.flops) {
     s.unknown.push_back(fmt::format("{} TFLOPS of {} unknown: compute-bound figures not computed", prec.name,
@@ -508,8 +546,8 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
                                     card.display));
   }
   s.basis = fmt::format("{} GB/s x {:.2f}, {} TFLOPS {} x {:.2f}{}", card.mem_bw_gbs ? std::to_string(*card.mem_bw_gbs) : "?",
-                        k.bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
-                        training ? (prec.name == "fp8" ? k.mfu_fp8 : k.mfu) : k.compute,
+                        bandwidth, prec.tflops ? fmt::format("{:.0f}", *prec.tflops) : "?", prec.name,
+                        training ? (prec.name == "fp8" ? k.mfu_fp8 : training_mfu(k, card)) : k.compute,
                         job.gpus > 1 && !link_label.empty() ? ", " + link_label : std::string());
   if (in.nodes > 1) {
     s.basis += fmt::format(", {} servers: {}", job.nodes, load.node_link.empty() ? "link not published" : load.node_link);

@@ -4,6 +4,7 @@
 // tensor TFLOPS, the link between its GPUs) with efficiency constants that belong to the engine,
 // fitted on public measurements (tests/data/speed/measurements.json). Every formula, constant and
 // source is in docs/speed.md. Pure: data in, data out.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,12 +22,23 @@ enum class SpeedEngine { llama_cpp, vllm, sglang, tensorrt_llm, transformers, tr
 // An engine's efficiency constants (docs/speed.md "Constants").
 struct SpeedConstants {
   double bandwidth = 0.8;    // fraction of the card's memory bandwidth a decode step reaches
+  // The same on a data-centre card's HBM (hbm_card(): A100, H100, H200, B200, V100); 0: `bandwidth`.
+  // An engine whose one-token kernels keep too few loads in flight for HBM's bandwidth x latency
+  // reaches less of it than of a GeForce/workstation card's GDDR (docs/speed.md "Card class").
+  double bandwidth_hbm = 0;
   double layer_s = 20e-6;    // fixed cost per layer per step (kernel launches), seconds
   double step_s = 0;         // fixed cost per step (scheduling, sampling, detokenizing), seconds
   double compute = 0.5;      // fraction of the dense TFLOPS prefill and batched steps reach
   double compute_cap_tflops = 0;  // the most the engine's kernels reach on any card (0: no ceiling)
+  // llama.cpp: the same for 16-bit weights, whose prompt runs cuBLAS GEMMs instead of llama.cpp's
+  // own quantized matrix kernels (0: compute_cap_tflops).
+  double compute_cap_f16_tflops = 0;
   double allreduce_s = 10e-6;  // latency of one tensor-parallel all-reduce, seconds
   double mfu = 0.4;          // training: FLOPs utilisation in 16-bit mixed precision
+  // The same on a Hopper or Blackwell data-centre card (hbm_card(), compute capability 9.0 or 10.x),
+  // whose datasheet peak its training kernels reach less of than an Ampere card's (0: `mfu`;
+  // docs/speed.md "Card class").
+  double mfu_sm90 = 0;
   double mfu_fp8 = 0.3;      // training in FP8 mixed precision (Transformer Engine), of the FP8 TFLOPS
   // Training: the tokens per GPU step at which the step reaches half its peak utilisation; a step
   // of T tokens runs at mfu x T / (T + train_half_tokens) (docs/speed.md "Micro-batch and packing").
@@ -37,11 +49,22 @@ struct SpeedConstants {
 inline constexpr double k_unpacked_useful_share = 1.0 / 1.4;
 [[nodiscard]] const SpeedConstants& speed_constants(SpeedEngine e) noexcept;
 
+// A data-centre card with HBM: the xx100 dies, compute capability 7.0 (V100), 8.0 (A100), 9.0
+// (H100, H200, GH200) and 10.x (B200, B300); every other NVIDIA card (Turing, GA10x, Ada, GB20x)
+// carries GDDR. False when the card's compute capability is unknown.
+[[nodiscard]] bool hbm_card(const Card& c) noexcept;
+
 enum class SpeedKind { decode, prefill, serve, train };
+// The fewest check-half measurements of an engine's kind that give it a spread of its own; with
+// fewer, speed_range_pct() answers k_range_unmeasured instead of borrowing another engine's.
+inline constexpr std::size_t k_min_check_cases = 5;
+// speed_range_pct() of an engine and kind with fewer than k_min_check_cases check measurements:
+// no measured spread (estimate_speed() says so in Speed::unknown).
+inline constexpr std::uint32_t k_range_unmeasured = 0;
 // The model's measured spread for an engine's figure of a kind: the 80th percentile of
 // |predicted / measured - 1| over the check half of the measurements, in per cent
-// (tests/providers/test_speed_measured.cpp recomputes it; docs/speed.md says where an engine has no
-// measurement of its own and which spread stands in).
+// (tests/providers/test_speed_measured.cpp recomputes it); k_range_unmeasured where the check half
+// holds fewer than k_min_check_cases of the engine's own (docs/speed.md "Measured spread").
 [[nodiscard]] std::uint32_t speed_range_pct(SpeedEngine e, SpeedKind k) noexcept;
 
 // What the job asks of the server, besides the JobSpec.

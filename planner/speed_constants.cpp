@@ -9,23 +9,27 @@ namespace gpurent {
 
 const SpeedConstants& speed_constants(SpeedEngine e) noexcept
 {
-  // llama.cpp: 21 fit cases (decode and prefill, llama-bench); its kernels top out near 100 TFLOPS
-  // on every card measured (A100, H100, L40S, RTX 4090).
-  static const SpeedConstants llama_cpp{.bandwidth = 0.95, .layer_s = 104e-6, .step_s = 0, .compute = 0.98,
-                                        .compute_cap_tflops = 100, .allreduce_s = 10e-6, .mfu = 0, .mfu_fp8 = 0};
-  // vLLM: 28 fit cases (decode, prefill, serving).
+  // llama.cpp: 21 fit cases (decode and prefill, llama-bench). Its one-token kernels reach 0.95 of a
+  // GDDR card's bandwidth but 0.65 of a data-centre card's HBM; its quantized matrix kernels top
+  // out near 100 TFLOPS and its 16-bit (cuBLAS) prompt path near 180 on every card measured.
+  static const SpeedConstants llama_cpp{.bandwidth = 0.95, .bandwidth_hbm = 0.65, .layer_s = 100e-6, .step_s = 0,
+                                        .compute = 0.98, .compute_cap_tflops = 100, .compute_cap_f16_tflops = 180,
+                                        .allreduce_s = 10e-6, .mfu = 0, .mfu_fp8 = 0};
+  // vLLM: 31 fit cases (decode, prefill, serving); the HBM fraction fitted no better than the GDDR one.
   static const SpeedConstants vllm{.bandwidth = 0.95, .layer_s = 52e-6, .step_s = 2750e-6, .compute = 0.74,
                                    .compute_cap_tflops = 0, .allreduce_s = 10e-6, .mfu = 0, .mfu_fp8 = 0};
-  // TensorRT-LLM: 12 fit cases (its performance tables); not a plan engine.
+  // TensorRT-LLM: 11 fit cases (its performance tables, GPUStack); not a plan engine.
   // It has no decode cases: its bandwidth and per-layer cost stay at the fitter's start (0.80, 20 us).
+  // Its all-reduce cost (332 us) carries every tensor-parallel overhead of its static-batch runs.
   static const SpeedConstants tensorrt_llm{.bandwidth = 0.80, .layer_s = 20e-6, .step_s = 0, .compute = 0.66,
-                                           .compute_cap_tflops = 0, .allreduce_s = 100e-6, .mfu = 0, .mfu_fp8 = 0};
+                                           .compute_cap_tflops = 0, .allreduce_s = 332e-6, .mfu = 0, .mfu_fp8 = 0};
   // Trainers (transformers/TRL, torchtune, DeepSpeed; fitted on llm-foundry, NeMo and Megatron-Bridge):
   // 19 fit cases. The peak utilisation with the tokens per step that reach half of it (llm-foundry's
   // runs of one model at several micro-batches among them: docs/speed.md "Micro-batch and packing").
+  // 16-bit: 0.70 of an Ampere/Ada card's peak, 0.47 of a Hopper's ("Card class"); FP8 (H100 only) 0.47.
   static const SpeedConstants trainer{.bandwidth = 0.95, .layer_s = 0, .step_s = 0, .compute = 0,
-                                      .compute_cap_tflops = 0, .allreduce_s = 0, .mfu = 0.61, .mfu_fp8 = 0.53,
-                                      .train_half_tokens = 1300};
+                                      .compute_cap_tflops = 0, .allreduce_s = 0, .mfu = 0.70, .mfu_sm90 = 0.47,
+                                      .mfu_fp8 = 0.47, .train_half_tokens = 700};
   switch (e) {
   case SpeedEngine::llama_cpp: return llama_cpp;
   case SpeedEngine::tensorrt_llm: return tensorrt_llm;
@@ -41,18 +45,18 @@ const SpeedConstants& speed_constants(SpeedEngine e) noexcept
 
 std::uint32_t speed_range_pct(SpeedEngine e, SpeedKind k) noexcept
 {
-  // An engine's own spread where its check half holds at least 3 cases, else the kind's spread
-  // over every engine.
+  // An engine's own spread where its check half holds at least k_min_check_cases cases; else
+  // k_range_unmeasured, never another engine's (SGLang: 2 decode and 2 serving cases; TensorRT-LLM
+  // 2 prefill and no decode; vLLM 3 prefill; transformers none).
   switch (k) {
   case SpeedKind::decode:
-    return e == SpeedEngine::llama_cpp ? 35 : e == SpeedEngine::vllm ? 23 : 35;
-  case SpeedKind::prefill:
-    return e == SpeedEngine::llama_cpp ? 33 : e == SpeedEngine::vllm ? 30 : 33;
+    return e == SpeedEngine::llama_cpp ? 10 : e == SpeedEngine::vllm ? 23 : k_range_unmeasured;
+  case SpeedKind::prefill: return e == SpeedEngine::llama_cpp ? 33 : k_range_unmeasured;
   case SpeedKind::serve:
-    return e == SpeedEngine::vllm ? 44 : 42;  // TensorRT-LLM's own 42 is also the spread over all engines
-  case SpeedKind::train: return 31;
+    return e == SpeedEngine::vllm ? 24 : e == SpeedEngine::tensorrt_llm ? 10 : k_range_unmeasured;
+  case SpeedKind::train: return e == SpeedEngine::trainer ? 21 : k_range_unmeasured;
   }
-  return 100;
+  return k_range_unmeasured;
 }
 
 }  // namespace gpurent

@@ -131,6 +131,16 @@ std::optional<SpeedCase> case_of(const nlohmann::json& row, std::string* why)
       j.pipeline = 1;
     }
   }
+  // The KV cache's format where the source states one (TensorRT-LLM's FP8 engines are built with
+  // --fp8_kv_cache); else the engine's default, the weights' 16-bit type.
+  if (const std::string kv = str(row, "kv_cache"); !kv.empty()) {
+    const auto dtype = parse_kv_dtype(kv);
+    if (!dtype) {
+      *why = "kv_cache unknown";
+      return std::nullopt;
+    }
+    j.kv_cache = *dtype;
+  }
   const std::uint32_t in = u32(row, "input_len");
   const std::uint32_t out = u32(row, "output_len");
   if (c.kind == "decode") {

@@ -99,7 +99,11 @@ TEST_CASE("speed: a card without the figure a term needs says which, and invents
   const auto params = estimate_speed(p, card("h100-sxm"), {});
   CHECK_FALSE(params.decode_tokens_per_s);
   CHECK(params.unknown.size() == 1);
-  CHECK(params.range_pct > 0);
+  // transformers' own generate has no measurement: no spread of its own, none borrowed.
+  CHECK(params.range_pct == k_range_unmeasured);
+  const auto measured = estimate_speed(job("llama-3.1-8b", Task::infer, Engine::vllm, WeightFormat::bf16), card("h100-sxm"), {});
+  CHECK(measured.range_pct == speed_range_pct(SpeedEngine::vllm, SpeedKind::decode));
+  CHECK(measured.range_pct > 0);
 }
 
 TEST_CASE("speed: serving at a concurrency beats one stream, the link bounds tensor parallelism", "[speed]")
@@ -151,7 +155,10 @@ TEST_CASE("speed: training follows the TFLOPS, LoRA does less work per token, re
   const auto h100 = estimate_speed(full, card("h100-sxm"), {});
   const auto a100 = estimate_speed(full, card("a100-80gb-sxm"), {});
   REQUIRE(h100.train_tokens_per_s);
-  CHECK(*h100.train_tokens_per_s > 2.5 * *a100.train_tokens_per_s);  // 989 vs 312 TFLOPS
+  // 989 vs 312 TFLOPS, at the lower Hopper utilisation: llm-foundry's MPT 1B-30B runs on 8 H100
+  // are 2.1-2.3x its runs on 8 A100 80GB (tests/data/speed/measurements.json).
+  CHECK(*h100.train_tokens_per_s > 2.0 * *a100.train_tokens_per_s);
+  CHECK(*h100.train_tokens_per_s < 2.5 * *a100.train_tokens_per_s);
   JobSpec lora = full;
   lora.task = Task::lora;
   CHECK(*estimate_speed(lora, card("h100-sxm"), {}).train_tokens_per_s > *h100.train_tokens_per_s);

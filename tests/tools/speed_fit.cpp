@@ -68,17 +68,25 @@ int main(int argc, char** argv)
     SpeedConstants top{};  // a fixed start: the fit does not depend on the constants it replaces
     double top_score = score(rows, top);
     if (engine == SpeedEngine::trainer) {
-      // 16-bit and FP8 runs each fit their own peak utilisation, on the tokens per step at which
-      // a step reaches half of it (one for both, swept on all the rows).
+      // 16-bit runs (before Hopper, and on Hopper/Blackwell data-centre cards) and FP8 runs each fit
+      // their own peak utilisation, on the tokens per step at which a step reaches half of it (one
+      // for all, swept on all the rows).
       double best_all = -1;
       SpeedConstants found = top;
       for (int half = 0; half <= 4000; half += 100) {
         SpeedConstants t = top;
         t.train_half_tokens = half;
-        for (const bool fp8 : {false, true}) {
+        // Three groups: 16-bit on cards before Hopper (mfu), 16-bit on Hopper/Blackwell
+        // data-centre cards (mfu_sm90), FP8 (mfu_fp8, measured on H100 only).
+        enum class Group { bf16, bf16_sm90, fp8 };
+        const auto group_of = [](const SpeedCase& c) {
+          const bool sm90 = hbm_card(c.card) && c.card.compute_capability && *c.card.compute_capability >= 90;
+          return c.job.weights == WeightFormat::fp8 ? Group::fp8 : sm90 ? Group::bf16_sm90 : Group::bf16;
+        };
+        for (const Group g : {Group::bf16, Group::bf16_sm90, Group::fp8}) {
           std::vector<const SpeedCase*> v;
           for (const auto* c : rows) {
-            if ((c->job.weights == WeightFormat::fp8) == fp8) {
+            if (group_of(*c) == g) {
               v.push_back(c);
             }
           }
@@ -86,7 +94,7 @@ int main(int argc, char** argv)
           SpeedConstants best_t = t;
           for (int m = 5; m <= 90; ++m) {
             SpeedConstants k = t;
-            (fp8 ? k.mfu_fp8 : k.mfu) = m / 100.0;
+            (g == Group::fp8 ? k.mfu_fp8 : g == Group::bf16_sm90 ? k.mfu_sm90 : k.mfu) = m / 100.0;
             if (const double sc = score(v, k); sc < best_score) {
               best_score = sc;
               best_t = k;
@@ -128,19 +136,37 @@ int main(int argc, char** argv)
         });
         top = found;
       };
-      sweep(decode, [&](auto&& try_k) {
-        for (int bw = 30; bw <= 95; bw += 1) {
-          for (int layer = 0; layer <= 200; layer += 4) {
-            for (int step = 0; step <= 6000; step += 250) {
-              SpeedConstants k = top;
-              k.bandwidth = bw / 100.0;
-              k.layer_s = layer * 1e-6;
-              k.step_s = step * 1e-6;
-              try_k(k);
+      // Bandwidth and the per-layer and per-step costs on every decode case, then the fraction of a
+      // data-centre card's HBM on the decode cases run on one (hbm_card(); 0, the GDDR fraction,
+      // unless it scores better); twice, as the second sweep changes what the first sees.
+      std::vector<const SpeedCase*> decode_hbm;
+      for (const auto* c : decode) {
+        if (hbm_card(c->card)) {
+          decode_hbm.push_back(c);
+        }
+      }
+      for (int round = 0; round < 2; ++round) {
+        sweep(decode, [&](auto&& try_k) {
+          for (int bw = 30; bw <= 95; bw += 1) {
+            for (int layer = 0; layer <= 200; layer += 4) {
+              for (int step = 0; step <= 6000; step += 250) {
+                SpeedConstants k = top;
+                k.bandwidth = bw / 100.0;
+                k.layer_s = layer * 1e-6;
+                k.step_s = step * 1e-6;
+                try_k(k);
+              }
             }
           }
-        }
-      });
+        });
+        sweep(decode_hbm, [&](auto&& try_k) {
+          for (int bw = 30; bw <= 95; bw += 1) {
+            SpeedConstants k = top;
+            k.bandwidth_hbm = bw / 100.0;
+            try_k(k);
+          }
+        });
+      }
       sweep(prefill, [&](auto&& try_k) {
         for (int pf = 5; pf <= 100; pf += 1) {
           // A ceiling only for llama.cpp, whose kernels reach ~100 TFLOPS on any card (docs/speed.md).
@@ -152,8 +178,18 @@ int main(int argc, char** argv)
           }
         }
       });
+      // llama.cpp's ceiling for 16-bit weights (cuBLAS), on its prefill cases, after the quantized one.
+      if (engine == SpeedEngine::llama_cpp) {
+        sweep(prefill, [&](auto&& try_k) {
+          for (int cap = 0; cap <= 400; cap += 10) {
+            SpeedConstants k = top;
+            k.compute_cap_f16_tflops = cap;
+            try_k(k);
+          }
+        });
+      }
       sweep(serve, [&](auto&& try_k) {
-        for (int ar = 0; ar <= 100; ar += 2) {
+        for (int ar = 0; ar <= 400; ar += 4) {
           SpeedConstants k = top;
           k.allreduce_s = ar * 1e-6;
           try_k(k);
@@ -162,9 +198,9 @@ int main(int argc, char** argv)
       top_score = score(rows, top);
     }
     best[engine] = top;
-    fmt::print("{:<13} fit n={:<3} bandwidth {:.2f} layer_s {:.0f}e-6 step_s {:.0f}e-6 compute {:.2f} cap {:.0f} allreduce_s {:.0f}e-6 mfu {:.2f} mfu_fp8 {:.2f} train_half_tokens {:.0f} "
+    fmt::print("{:<13} fit n={:<3} bandwidth {:.2f} bandwidth_hbm {:.2f} layer_s {:.0f}e-6 step_s {:.0f}e-6 compute {:.2f} cap {:.0f} cap_f16 {:.0f} allreduce_s {:.0f}e-6 mfu {:.2f} mfu_sm90 {:.2f} mfu_fp8 {:.2f} train_half_tokens {:.0f} "
                "(mean |log| {:.3f})\n",
-               name(engine), rows.size(), top.bandwidth, top.layer_s * 1e6, top.step_s * 1e6, top.compute, top.compute_cap_tflops, top.allreduce_s * 1e6, top.mfu, top.mfu_fp8,
+               name(engine), rows.size(), top.bandwidth, top.bandwidth_hbm, top.layer_s * 1e6, top.step_s * 1e6, top.compute, top.compute_cap_tflops, top.compute_cap_f16_tflops, top.allreduce_s * 1e6, top.mfu, top.mfu_sm90, top.mfu_fp8,
                top.train_half_tokens, top_score);
   }
   std::map<std::string, std::vector<double>> check_by_kind;
@@ -185,7 +221,10 @@ int main(int argc, char** argv)
   }
   for (const auto& [k, v] : check_by_engine_kind) {
     const Spread s = spread_of(v);
-    fmt::print("check {:<24} n={:<3} median {:>4.0f}% p80 {:>4.0f}%\n", k, s.n, s.median, s.p80);
+    fmt::print("check {:<24} n={:<3} median {:>4.0f}% p80 {:>4.0f}%{}\n", k, s.n, s.median, s.p80,
+               s.n < k_min_check_cases ? fmt::format("  (fewer than {}: range_pct {}, unmeasured)", k_min_check_cases,
+                                                     k_range_unmeasured)
+                                       : std::string());
   }
   for (const auto& [k, v] : check_by_kind) {
     const Spread s = spread_of(v);
