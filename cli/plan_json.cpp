@@ -208,7 +208,11 @@ void write_speed(JsonWriter& w, const Speed& sp, const std::optional<std::uint64
     w.member("compute_step_s", round_to_places(sp.compute_step_s.value_or(0.0), 3));
   }
   w.member_or_null("bound", sp.bound);
-  w.member("range_pct", sp.range_pct);
+  if (sp.range_pct == k_range_unmeasured) {
+    w.key("range_pct").null();  // too few measurements of the engine's own: `unknown` says so
+  } else {
+    w.member("range_pct", sp.range_pct);
+  }
   w.member("basis", sp.basis);
   if (!sp.unknown.empty()) {
     w.key("unknown");

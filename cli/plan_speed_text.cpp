@@ -86,7 +86,8 @@ std::string speed_line(const Speed& sp, Task task)
   if (!sp.bound.empty()) {
     line += fmt::format("; {}-bound", sp.bound);
   }
-  line += fmt::format("; measured spread {}%", sp.range_pct);
+  line += sp.range_pct == k_range_unmeasured ? std::string("; no measured spread (too few public measurements)")
+                                             : fmt::format("; measured spread {}%", sp.range_pct);
   return line;
 }
 

@@ -139,17 +139,20 @@ std::optional<std::string> engine_note(const std::vector<EngineOption>& engines)
                                         w.servers() > 1 ? fmt::format("{} servers of {}", w.servers(), w.gpus)
                                                         : std::to_string(w.gpus),
                                         w.card_display, w.provider);
+  const auto spread = [](const PlanOption& o) {
+    return o.speed.range_pct == k_range_unmeasured ? std::string("unmeasured") : fmt::format("{}%", o.speed.range_pct);
+  };
   if (w.job_cost && mine->best->job_cost) {
     return fmt::format("{} runs the job for {}, {:.2f}x the choice's bill ({} on {}): plan it with --engine {} (the "
-                       "speeds' measured spread: {}% and {}%, speed.range_pct)",
+                       "speeds' measured spread: {} and {}, speed.range_pct)",
                        where, format_usd(*w.job_cost), 1.0 / best_ratio, format_usd(*mine->best->job_cost),
-                       engine_label(mine->engine), to_string(winner->engine), w.speed.range_pct,
-                       mine->best->speed.range_pct);
+                       engine_label(mine->engine), to_string(winner->engine), spread(w),
+                       spread(*mine->best));
   }
   return fmt::format("{} serves {:.1f}x the output tokens per dollar of the choice ({}): plan it with --engine {} "
-                     "(the speeds' measured spread: {}% and {}%, speed.range_pct)",
-                     where, best_ratio, engine_label(mine->engine), to_string(winner->engine), w.speed.range_pct,
-                     mine->best->speed.range_pct);
+                     "(the speeds' measured spread: {} and {}, speed.range_pct)",
+                     where, best_ratio, engine_label(mine->engine), to_string(winner->engine), spread(w),
+                     spread(*mine->best));
 }
 
 }  // namespace gpurent

@@ -522,7 +522,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
     return s;
   }
   if (s.range_pct == k_range_unmeasured) {
-    s.unknown.push_back(fmt::format("range_pct 0: fewer than {} public measurements of this engine's {} speed are in the "
+    s.unknown.push_back(fmt::format("range_pct: fewer than {} public measurements of this engine's {} speed are in the "
                                     "check half, so the figure has no measured spread of its own (docs/speed.md "
                                     "\"Measured spread\")",
                                     k_min_check_cases, headline_kind == SpeedKind::train   ? "training"

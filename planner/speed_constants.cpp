@@ -18,7 +18,7 @@ const SpeedConstants& speed_constants(SpeedEngine e) noexcept
   // vLLM: 31 fit cases (decode, prefill, serving); the HBM fraction fitted no better than the GDDR one.
   static const SpeedConstants vllm{.bandwidth = 0.95, .layer_s = 52e-6, .step_s = 2750e-6, .compute = 0.74,
                                    .compute_cap_tflops = 0, .allreduce_s = 10e-6, .mfu = 0, .mfu_fp8 = 0};
-  // TensorRT-LLM: 11 fit cases (its performance tables, GPUStack); not a plan engine.
+  // TensorRT-LLM (--engine trtllm): 11 fit cases (its performance tables, GPUStack).
   // It has no decode cases: its bandwidth and per-layer cost stay at the fitter's start (0.80, 20 us).
   // Its all-reduce cost (332 us) carries every tensor-parallel overhead of its static-batch runs.
   static const SpeedConstants tensorrt_llm{.bandwidth = 0.80, .layer_s = 20e-6, .step_s = 0, .compute = 0.66,
