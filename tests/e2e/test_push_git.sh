@@ -188,6 +188,10 @@ R --json push "$P" --to '~/secrets' "${S[@]}"
 [ "$(jq_get "$T/o" 'd["error"]["code"]')" = refused ] || fail "error code: $(cat "$T/o")"
 [ "$(jq_get "$T/o" 'sorted(s["path"] for s in d["secrets"])')" = "['.env', 'deploy/id_rsa']" ] || fail "the list: $(cat "$T/o")"
 [ ! -e "$SSHD_HOME/secrets" ] || fail "something was sent although the push was refused"
+# The walk runs while the connection is made: a server that cannot be reached still gets the
+# secrets' refusal first (nothing would have been sent either way).
+R push "$P" --to '~/secrets' --host "root@127.0.0.1:1" --identity "$SSHD_KEY" --known-hosts "$SSHD_KNOWN_HOSTS"
+[ $RC -eq 3 ] && grep -q "look like credentials" "$T/e" && ! grep -q "connection refused" "$T/e" || fail "refusal before the connection's error: rc=$RC $(cat "$T/e")"
 R push "$P" --to '~/secrets' --allow-secret .env "${S[@]}"
 [ $RC -eq 3 ] && grep -q "deploy/id_rsa" "$T/e" && ! grep -q "\.env (" "$T/e" || fail "--allow-secret .env: rc=$RC $(cat "$T/e")"
 [ ! -e "$SSHD_HOME/secrets" ] || fail "something was sent although id_rsa is still refused"
