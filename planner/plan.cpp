@@ -270,6 +270,13 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
                                   "the first",
                                   r.result.job.nodes));
   }
+  if (!r.launch.empty() && r.result.job.offline_batch && r.result.job.engine == Engine::tensorrt_llm) {
+    const std::uint32_t at_once = std::max<std::uint32_t>(r.result.job.max_seqs, 1);
+    r.notes.push_back(fmt::format("TensorRT-LLM runs the batch as its server: send the {} requests to its OpenAI API "
+                                  "(port 8000, /v1/chat/completions) with {} in flight, as --max_batch_size allows: the "
+                                  "hours and the bill assume that many at once",
+                                  r.size.requests.value_or(0), at_once));
+  }
   if (!r.launch.empty() && r.result.job.nodes > 1 && r.result.job.engine == Engine::sglang && !is_training(r.result.job.task)) {
     r.notes.push_back(fmt::format("SGLang across {} servers: one tensor-parallel group of {} GPUs; the launch line runs "
                                   "on each server: paste it after `gpurent run GROUP --`; `bash -c '…'` leaves "

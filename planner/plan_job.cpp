@@ -260,8 +260,9 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
     note("weights", std::string(to_string(weights)), why);
   }
   TRY(check_weights(job.task, job.engine, job.weights));
-  job.offline_batch = job.task == Task::infer && o.request.size.requests.has_value() &&
-                      (job.engine == Engine::vllm || job.engine == Engine::sglang);
+  // TensorRT-LLM runs the batch as its server with as many requests in flight as its pool holds
+  // (the plan's note says to send them so), never one at a time.
+  job.offline_batch = job.task == Task::infer && o.request.size.requests.has_value() && pools_kv(job.engine);
   // A LoRA adapter directory: served with its rank, or trained on at it.
   const bool adapter_rank = !o.lora_rank_given && model.adapter && model.adapter->rank > 0;
   if (adapter_rank) {

@@ -83,6 +83,17 @@ def main():
         check("--kv_cache_free_gpu_memory_fraction 0.90" in line, f"fraction: {line}")
         check(doc.get("serve", {}).get("kv_pool_tokens", 0) >= 64 * 4096, f"pool {doc.get('serve')}")
 
+        # A batch of requests on TensorRT-LLM runs as many at once as its pool holds, never one at a time:
+        # the hours, the bill and --max_batch_size read the same concurrency.
+        rc, doc, err = run("llama-3.1-8b", "--task", "infer", "--engine", "trtllm", "--requests", "10000",
+                           "--input-len", "500", "--output-len", "200", "--card", "h100-sxm", home=home)
+        check(rc == 0 and doc.get("job", {}).get("mode") == "batch", f"trtllm batch: exit {rc} mode {doc.get('job', {}).get('mode')}")
+        c = doc.get("choice") or {}
+        at_once = (c.get("speed") or {}).get("concurrency", 0)
+        check(at_once > 100, f"trtllm batch: {at_once} requests at once")
+        check(f"--max_batch_size {at_once} " in doc.get("launch", {}).get("trtllm", ""), f"batch launch {doc.get('launch')}")
+        check(0 < (c.get("hours") or 99) < 1, f"trtllm batch hours {c.get('hours')}")
+
         # Refusals with TensorRT-LLM's own words; exit 3.
         rc, doc, err = run("llama-3.1-8b", "--task", "serve", "--engine", "trtllm", "--card", "t4", home=home)
         check(rc == 3 and "support matrix" in err, f"T4: exit {rc} {err}")
