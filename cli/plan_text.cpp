@@ -187,7 +187,7 @@ void render_serve(std::string& out, const PlanReport& r)
   const std::string at =
       sglang   ? fmt::format("mem_fraction_static {:.3f}", sglang_mem_fraction_permille(r.result.job, r.result.card->usable) / 1000.0)
       : trtllm ? fmt::format("kv_cache_free_gpu_memory_fraction {:.2f} of what profiling leaves",
-                             trtllm_kv_fraction_permille(r.result.job) / 1000.0)
+                             r.result.job.gpu_util_permille / 1000.0)
                : fmt::format("--gpu-util {:.2f}", r.result.job.gpu_util_permille / 1000.0);
   const std::string text = fmt::format("KV pool at {}: {} = {} tokens, {:.2f} sequences of {} tokens", at,
                                        gib(r.serve->kv_pool), r.serve->kv_pool_tokens, round2(r.serve->max_concurrency),

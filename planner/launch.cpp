@@ -208,7 +208,7 @@ std::string trtllm_command(const JobSpec& j, std::string_view id)
   }
   const std::uint32_t tokens = trtllm_max_num_tokens(j);
   s += fmt::format(" --max_batch_size {} --max_num_tokens {} --max_seq_len {} --kv_cache_free_gpu_memory_fraction {:.2f}",
-                   served_seqs(j), tokens, j.context, static_cast<double>(trtllm_kv_fraction_permille(j)) / 1000.0);
+                   served_seqs(j), tokens, j.context, static_cast<double>(j.gpu_util_permille) / 1000.0);
   if (resolve_kv_dtype(j) == KvDtype::fp8) {
     s += " --kv_cache_dtype fp8";
   }

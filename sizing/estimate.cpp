@@ -34,11 +34,6 @@ std::uint32_t kv_page_tokens(Engine engine) noexcept
   }
 }
 
-std::uint32_t trtllm_kv_fraction_permille(const JobSpec& job) noexcept
-{
-  return job.gpu_util_given ? job.gpu_util_permille : 900;
-}
-
 std::uint32_t trtllm_max_num_tokens(const JobSpec& job) noexcept
 {
   return job.max_batched_tokens > 0 ? job.max_batched_tokens : k_trtllm_max_num_tokens;
@@ -197,22 +192,26 @@ ServePool serve_pool(const JobSpec& job, const MemoryEstimate& est, Bytes card_u
     p.max_concurrency = one_seq > 0 ? static_cast<double>(p.kv_pool.n) / static_cast<double>(one_seq) : 0.0;
     return p;
   }
-  U budget = detail::mul_div(card_usable.n, job.gpu_util_permille, 1000);
-  const U non_torch = est.overhead.n > k_cuda_context_bytes ? est.overhead.n - k_cuda_context_bytes : 0;
-  U used = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), non_torch);
+  // The room the pool takes (--gpu-util is the engine's fraction either way). vLLM: util x usable
+  // less the weights, the activation peak and what lives outside torch besides the CUDA context.
+  // TensorRT-LLM (_util.py): fraction x (device total - the profiling run's whole peak: weights,
+  // activations at --max_num_tokens, CUDA context, NCCL, CUDA graphs).
+  U room = 0;
   if (job.engine == Engine::tensorrt_llm) {
-    // TensorRT-LLM (_util.py): fraction x (device total - the profiling run's peak, torch and
-    // non-torch: weights, activations at --max_num_tokens, CUDA context, NCCL, CUDA graphs).
-    const U peak = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), est.overhead.n);
-    budget = card_usable.n > peak ? detail::mul_div(card_usable.n - peak, trtllm_kv_fraction_permille(job), 1000) : 0;
-    used = 0;
+    const U peak = (est.total() - est.kv_cache).n;
+    room = card_usable.n > peak ? detail::mul_div(card_usable.n - peak, job.gpu_util_permille, 1000) : 0;
+  } else {
+    const U budget = detail::mul_div(card_usable.n, job.gpu_util_permille, 1000);
+    const U non_torch = est.overhead.n > k_cuda_context_bytes ? est.overhead.n - k_cuda_context_bytes : 0;
+    const U used = detail::sat_add(detail::sat_add(est.weights.n, est.activations.n), non_torch);
+    room = budget > used ? budget - used : 0;
   }
-  if (budget <= used || per_token == 0) {
+  if (room == 0 || per_token == 0) {
     return p;
   }
   const U page = kv_page_tokens(job.engine);
   const U block = detail::sat_mul(per_token, page);
-  const U blocks = (budget - used) / block;
+  const U blocks = room / block;
   p.kv_pool = Bytes{detail::sat_mul(blocks, block)};
   p.kv_pool_tokens = detail::sat_mul(blocks, page);
   const U one_seq = kv_cache_bytes(job, std::max<std::uint32_t>(job.context, 1), 1).n;
@@ -234,9 +233,9 @@ Bytes fit_limit_for(const JobSpec& job, Bytes card_usable) noexcept
     // The KV cache must fit in fraction x (usable - peak): the whole job within peak + that,
     // i.e. fraction x usable + (1 - fraction) x peak.
     const MemoryEstimate e = estimate(job);
-    const detail::U peak = detail::sat_add(detail::sat_add(e.weights.n, e.activations.n), e.overhead.n);
-    const detail::U f = trtllm_kv_fraction_permille(job);
-    const detail::U limit = detail::sat_add(detail::mul_div(card_usable.n, f, 1000), detail::mul_div(peak, 1000 - std::min<detail::U>(f, 1000), 1000));
+    const detail::U peak = (e.total() - e.kv_cache).n;
+    const detail::U f = std::min<detail::U>(job.gpu_util_permille, 1000);
+    const detail::U limit = detail::sat_add(detail::mul_div(card_usable.n, f, 1000), detail::mul_div(peak, 1000 - f, 1000));
     return Bytes{std::min(margin, limit)};
   }
   return Bytes{margin};

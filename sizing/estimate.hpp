@@ -44,9 +44,6 @@ inline constexpr std::uint32_t k_allocator_slack_permille = 50;           // tor
 [[nodiscard]] bool splits_tp_pp(Engine engine) noexcept;
 // The KV pool's page: vLLM's 16-token blocks, TensorRT-LLM's 32, SGLang's one token.
 [[nodiscard]] std::uint32_t kv_page_tokens(Engine engine) noexcept;
-// TensorRT-LLM's KV budget x 1000: --gpu-util when given (kv_cache_free_gpu_memory_fraction), else
-// its default 0.9 of what the profiling run leaves free.
-[[nodiscard]] std::uint32_t trtllm_kv_fraction_permille(const JobSpec& job) noexcept;
 // TensorRT-LLM's --max_num_tokens: JobSpec::max_batched_tokens, else k_trtllm_max_num_tokens.
 [[nodiscard]] std::uint32_t trtllm_max_num_tokens(const JobSpec& job) noexcept;
 // vLLM's memory outside PyTorch per GPU (cuBLAS, NCCL, custom all-reduce) for a replica spanning

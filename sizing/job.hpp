@@ -61,7 +61,9 @@ struct JobSpec {
   // `pipeline` stages of gpus x nodes / pipeline tensor-parallel ranks each (sizing/layout.hpp
   // picks it; 1 = tensor parallel only).
   std::uint32_t pipeline = 1;
-  std::uint32_t gpu_util_permille = 900;  // vLLM gpu_memory_utilization (SGLang mem_fraction_static) x 1000
+  // vLLM gpu_memory_utilization (SGLang mem_fraction_static, TensorRT-LLM
+  // kv_cache_free_gpu_memory_fraction: of what its profiling leaves, not of the card) x 1000
+  std::uint32_t gpu_util_permille = 900;
   bool gpu_util_given = false;
   // Serving: sequences the engine schedules at once (vLLM --max-num-seqs, SGLang
   // --max-running-requests): what the KV pool holds at the planned context; 0 = `batch`.
