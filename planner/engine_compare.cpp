@@ -14,17 +14,6 @@ namespace {
 
 constexpr std::array<Engine, 3> k_serving_engines{Engine::vllm, Engine::sglang, Engine::tensorrt_llm};
 
-// The engine's name as its users write it, for the notes.
-std::string_view engine_label(Engine e)
-{
-  switch (e) {
-  case Engine::vllm: return "vLLM";
-  case Engine::sglang: return "SGLang";
-  case Engine::tensorrt_llm: return "TensorRT-LLM";
-  default: return to_string(e);
-  }
-}
-
 // Why an engine has no option: its refusal on the card given, else that nothing fits or runs.
 std::string why_none(const PlanResult& res)
 {
@@ -52,8 +41,8 @@ bool compares_engines(const PlanOptions& o, const JobSpec& job) noexcept
   return job.task == Task::serve && !o.engine_given && o.gguf.empty() && job.engine == Engine::vllm;
 }
 
-std::vector<EngineOption> compare_engines(const PlanOptions& o, const ModelArch& arch, const Catalogues& catalogues,
-                                          const PlanResult& chosen)
+std::vector<EngineOption> compare_engines(const PlanOptions& o, const PlanRequest& request, const ModelArch& arch,
+                                          const Catalogues& catalogues, const PlanResult& chosen)
 {
   std::vector<EngineOption> out;
   for (const Engine e : k_serving_engines) {
@@ -78,8 +67,6 @@ std::vector<EngineOption> compare_engines(const PlanOptions& o, const ModelArch&
       out.push_back(std::move(entry));
       continue;
     }
-    PlanRequest request = o.request;
-    request.alternatives_only = !request.card;
     const PlanResult res = rank(*job, catalogues.offers, catalogues.providers, catalogues.cards, request,
                                 [](const JobSpec& j) { return estimate(j); });
     entry.best = res.choice;
@@ -135,7 +122,7 @@ std::optional<std::string> engine_note(const std::vector<EngineOption>& engines)
     return std::nullopt;
   }
   const PlanOption& w = *winner->best;
-  const std::string where = fmt::format("{} on {} x {} ({})", engine_label(winner->engine),
+  const std::string where = fmt::format("{} on {} x {} ({})", display_name(winner->engine),
                                         w.servers() > 1 ? fmt::format("{} servers of {}", w.servers(), w.gpus)
                                                         : std::to_string(w.gpus),
                                         w.card_display, w.provider);
@@ -146,12 +133,12 @@ std::optional<std::string> engine_note(const std::vector<EngineOption>& engines)
     return fmt::format("{} runs the job for {}, {:.2f}x the choice's bill ({} on {}): plan it with --engine {} (the "
                        "speeds' measured spread: {} and {}, speed.range_pct)",
                        where, format_usd(*w.job_cost), 1.0 / best_ratio, format_usd(*mine->best->job_cost),
-                       engine_label(mine->engine), to_string(winner->engine), spread(w),
+                       display_name(mine->engine), to_string(winner->engine), spread(w),
                        spread(*mine->best));
   }
   return fmt::format("{} serves {:.1f}x the output tokens per dollar of the choice ({}): plan it with --engine {} "
                      "(the speeds' measured spread: {} and {}, speed.range_pct)",
-                     where, best_ratio, engine_label(mine->engine), to_string(winner->engine), spread(w),
+                     where, best_ratio, display_name(mine->engine), to_string(winner->engine), spread(w),
                      spread(*mine->best));
 }
 

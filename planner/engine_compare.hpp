@@ -18,10 +18,12 @@ namespace gpurent {
 // on the default serving engine.
 [[nodiscard]] bool compares_engines(const PlanOptions& o, const JobSpec& job) noexcept;
 
-// Each batching engine's best option for the job `o` describes; `chosen` is the plan's own result
-// (its engine's entry is taken from it, not ranked again).
-[[nodiscard]] std::vector<EngineOption> compare_engines(const PlanOptions& o, const ModelArch& arch,
-                                                        const Catalogues& catalogues, const PlanResult& chosen);
+// Each batching engine's best option for the job `o` describes, ranked under `request` (the one the
+// plan ranked its own engine under); `chosen` is the plan's own result (its engine's entry is taken
+// from it, not ranked again).
+[[nodiscard]] std::vector<EngineOption> compare_engines(const PlanOptions& o, const PlanRequest& request,
+                                                        const ModelArch& arch, const Catalogues& catalogues,
+                                                        const PlanResult& chosen);
 
 // How much more an engine's best option delivers than the chosen engine's: output tokens per
 // dollar (unsized), or the inverse ratio of the job's bill (sized); absent when either is unknown.

@@ -295,7 +295,7 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
   }
   if (compares_engines(o, job)) {
     // Shown when at least one engine serves the job: a job none fits is the fixes' matter.
-    auto engines = compare_engines(o, model.arch, catalogues, r.result);
+    auto engines = compare_engines(o, request, model.arch, catalogues, r.result);
     if (std::any_of(engines.begin(), engines.end(), [](const EngineOption& e) { return e.best.has_value(); })) {
       r.engines = std::move(engines);
     }

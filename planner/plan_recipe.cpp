@@ -173,7 +173,7 @@ void add_layout_defaults(PlanReport& r, const PlanRequest& request)
     }
     r.defaults.push_back({"layout", fmt::format("tensor parallel {} x pipeline {}", tp_degree(j), j.pipeline),
                           fmt::format("{} refuses tensor parallel {}: {}; the other GPUs run pipeline stages",
-                                      j.engine == Engine::tensorrt_llm ? "TensorRT-LLM" : "vLLM", j.gpus, why)});
+                                      display_name(j.engine), j.gpus, why)});
   }
 }
 

@@ -203,6 +203,18 @@ Result<Optimizer> parse_optimizer(std::string_view s)
 
 std::string_view to_string(Task v) noexcept { return name_of(k_tasks, v); }
 std::string_view to_string(Engine v) noexcept { return name_of(k_engines, v); }
+
+std::string_view display_name(Engine v) noexcept
+{
+  switch (v) {
+  case Engine::vllm: return "vLLM";
+  case Engine::sglang: return "SGLang";
+  case Engine::tensorrt_llm: return "TensorRT-LLM";
+  case Engine::unsloth: return "Unsloth";
+  case Engine::deepspeed: return "DeepSpeed";
+  default: return to_string(v);
+  }
+}
 std::string_view to_string(WeightFormat v) noexcept { return name_of(k_formats, v); }
 std::string_view to_string(KvDtype v) noexcept { return name_of(k_kv, v); }
 std::string_view to_string(Shard v) noexcept { return name_of(k_shards, v); }

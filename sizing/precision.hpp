@@ -23,6 +23,7 @@ namespace gpurent {
 // Canonical names, as the JSON output and the parsers use them (parse(to_string(x)) == x).
 [[nodiscard]] std::string_view to_string(Task v) noexcept;
 [[nodiscard]] std::string_view to_string(Engine v) noexcept;         // "llama.cpp"
+[[nodiscard]] std::string_view display_name(Engine v) noexcept;      // as its users write it: "TensorRT-LLM"
 [[nodiscard]] std::string_view to_string(WeightFormat v) noexcept;   // "bf16", "Q4_K_M"
 [[nodiscard]] std::string_view to_string(KvDtype v) noexcept;        // "auto", "q8_0"
 [[nodiscard]] std::string_view to_string(Shard v) noexcept;
