@@ -27,36 +27,15 @@ bench_setup transfer-goals
 VFLAG=${GPURENT_VERBOSE:+-v}
 
 echo "generating $FILES files in $B/tree, a $PUSH_MIB MiB and a $BACKUP_MIB MiB file ..." >&2
-python3 - "$B/tree" "$FILES" <<'PY'
-import os, random, sys
-root, n = sys.argv[1], int(sys.argv[2])
-rng = random.Random(43)
-for i in range(n):
-    d = os.path.join(root, "a%03d" % (i % 2), "b%03d" % ((i // 2) % 256))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%05d.bin" % i), "wb") as f:
-        f.write(rng.randbytes(rng.randrange(200, 6001)))
-PY
+bench_tree "$B/tree" "$FILES"
 mkdir -p "$B/big"
 openssl rand -out "$B/big/weights.safetensors" $((PUSH_MIB * 1024 * 1024))
 openssl rand -out "$B/backup.safetensors" $((BACKUP_MIB * 1024 * 1024))
-find "$B/tree" "$B/big" "$B/backup.safetensors" -type f -exec cat {} + > /dev/null   # the page cache
+cat "$B/big/weights.safetensors" "$B/backup.safetensors" > /dev/null   # the page cache
 
 ALG="-c aes128-ctr -o MACs=hmac-sha2-256 -o KexAlgorithms=curve25519-sha256 -o Compression=no"
 U=$SSHD_USER
 H=127.0.0.1
-
-# A proxy adding RTT ms in front of the sshd: its port in $PROXY_PORT, known_hosts for it in $B/kh_RTT.
-PROXIES=""
-proxy() {
-  local rtt=$1
-  PROXY_PORT=$(sshd_free_port)
-  python3 "$ROOT/bench/delay_proxy.py" "$PROXY_PORT" "$SSHD_PORT" "$rtt" > /dev/null 2>&1 &
-  PROXIES="$PROXIES $!"
-  for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break; sleep 0.05; done
-  sed "s/^\[127.0.0.1\]:$SSHD_PORT /[127.0.0.1]:$PROXY_PORT /" "$SSHD_KNOWN_HOSTS" > "$B/kh_$rtt"
-}
-trap 'for p in $PROXIES; do kill "$p" 2>/dev/null || true; done; bench_cleanup' EXIT
 
 ssh_opts() {  # ssh_opts PORT KNOWN_HOSTS
   echo "-p $1 -i $SSHD_KEY -o IdentitiesOnly=yes -o UserKnownHostsFile=$2 -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes -o LogLevel=ERROR $ALG"
@@ -99,9 +78,9 @@ backup_cases() {  # backup_cases NAME PORT KNOWN_HOSTS
 
 push_cases lo "$SSHD_PORT" "$SSHD_KNOWN_HOSTS" 0
 backup_cases lo "$SSHD_PORT" "$SSHD_KNOWN_HOSTS"
-proxy 50
+bench_proxy 50
 push_cases ms50 "$PROXY_PORT" "$B/kh_50" 1
-proxy 100
+bench_proxy 100
 backup_cases ms100 "$PROXY_PORT" "$B/kh_100"
 
 MET=0
