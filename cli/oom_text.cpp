@@ -93,6 +93,7 @@ std::string headline(const OomReport& r)
   case OomKind::nccl: return "NCCL could not allocate GPU memory for its buffers" + on;
   case OomKind::trtllm_component:
     return fmt::format("TensorRT-LLM could not create its {}{}", r.component.empty() ? "executor" : r.component, on);
+  case OomKind::trtllm_kv_blocks: return "TensorRT-LLM: its KV cache has no free block left for the requests in flight" + on;
   }
   return "Out of memory";
 }
@@ -239,6 +240,7 @@ void engine_rows(std::ostream& o, const OomReport& r, const OomDiagnosis& d)
     rows.size_row("card total", r.total);
     rows.size_row("free before it", r.free, r.component.empty() ? "" : "when the " + r.component + " was created");
     return;
+  case OomKind::trtllm_kv_blocks: return;  // the message gives no sizes
   case OomKind::allocator: return;
   }
 }

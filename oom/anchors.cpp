@@ -53,6 +53,7 @@ constexpr std::array k_anchor_texts{
     AnchorText{"HIPfailure", Anchor::nccl_hip},
     AnchorText{"Failedtoloadmodel:About", Anchor::unsloth_host},
     AnchorText{"ExecutorcreationfailedduetoinsufficientGPUmemory", Anchor::trtllm_executor},
+    AnchorText{"Can'tallocatenewblocks", Anchor::trtllm_no_blocks},
     AnchorText{"GPUblocks:", Anchor::vllm_blocks},
     AnchorText{"Loadweightbegin.availmem=", Anchor::sglang_load_begin},
     AnchorText{"availmem=", Anchor::sglang_load_end},

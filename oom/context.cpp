@@ -9,7 +9,7 @@ bool sized(const OomReport& r)
 {
   return r.requested || r.total || r.free || r.max_model_len || r.kv_cache_available || r.xla_total ||
          r.kind == OomKind::tgi_warmup || r.kind == OomKind::sglang_static || r.kind == OomKind::no_kv_cache_memory ||
-         r.kind == OomKind::trtllm_component;
+         r.kind == OomKind::trtllm_component || r.kind == OomKind::trtllm_kv_blocks;
 }
 
 bool llama_family(const OomReport& r) { return r.kind == OomKind::device_alloc; }

@@ -185,6 +185,12 @@ void engine_arithmetic(const OomReport& r, OomDiagnosis& d)
     case oom_detail::TrtllmFailure::other: d.causes.push_back(OomCause::job_too_large); return;
     }
     return;
+  case OomKind::trtllm_kv_blocks:
+    // Its KV cache manager had no free block for a request in flight: the requests' tokens
+    // outgrew the pool (docs/source/reference/memory.md: "if the paged KV cache is not large
+    // enough for the whole batch").
+    d.causes.push_back(OomCause::context_exceeds_kv_cache);
+    return;
   case OomKind::device_alloc:
     if (r.memory == OomMemory::host) {
       d.causes.push_back(OomCause::host_memory);

@@ -337,6 +337,7 @@ std::vector<OomFix> fixes_for(const OomReport& report, const OomDiagnosis& d)
   case OomKind::tf_tensor: tensorflow_fixes(out, report, d); break;
   case OomKind::nccl: nccl_fixes(out, report, d); break;
   case OomKind::trtllm_component: trtllm_fixes(out, report, d); break;
+  case OomKind::trtllm_kv_blocks: trtllm_blocks_fixes(out); break;
   }
   std::vector<OomFix> fixes = out.take();
   fit_fixes_to_job(fixes, report, d);

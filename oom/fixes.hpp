@@ -54,6 +54,8 @@ void vllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void sglang_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
 void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d);
+// TensorRT-LLM's KV cache manager out of blocks at run time ("No free blocks left").
+void trtllm_blocks_fixes(FixList& out);
 // What TensorRT-LLM's executor could not create, as its diagnosis and fixes read it: the KV cache
 // (created last; with a tenth of the card or more still free, its own estimate asked for more than
 // was there, rather than the weights leaving nothing), the model, or another component.

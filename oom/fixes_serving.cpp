@@ -315,6 +315,24 @@ void tgi_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
   (void)d;
 }
 
+void trtllm_blocks_fixes(FixList& out)
+{
+  out.add("max-batch-size",
+          fmt::format("Fewer requests at once: the KV cache ran out of blocks for the requests in flight, and each request "
+                      "holds its blocks until it ends (default {})",
+                      k_trtllm_max_batch_size),
+          fmt::format("--max_batch_size {}", k_trtllm_max_batch_size / 8));
+  out.add("kv-cache-dtype", "An FP8 KV cache holds twice the tokens in the same memory (Ada, Hopper and Blackwell)",
+          "--kv_cache_dtype fp8");
+  out.add("kv-cache-free-gpu-memory-fraction",
+          "A larger pool: TensorRT-LLM gives the KV cache kv_cache_free_gpu_memory_fraction (default 0.9) of what is free "
+          "after the weights and its profiling run",
+          "--kv_cache_free_gpu_memory_fraction 0.95");
+  out.add("max-seq-len", "Shorter requests: each one's blocks grow with its prompt and output up to --max_seq_len",
+          "--max_seq_len 8192");
+  trtllm_bigger(out, "Or more GPUs, over which the KV cache splits too");
+}
+
 void trtllm_fixes(FixList& out, const OomReport& r, const OomDiagnosis& d)
 {
   const std::string free = r.free ? fmt::format(" ({} was free when it tried)", gib(*r.free)) : std::string{};

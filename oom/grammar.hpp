@@ -94,6 +94,7 @@ enum class Anchor : std::uint8_t {
   nccl_hip,          // "HIP failure" (RCCL)
   unsloth_host,      // Unsloth Studio: "Failed to load model: About N GB of this model does not fit in GPU memory"
   trtllm_executor,   // TensorRT-LLM (PyTorch backend): "Executor creation failed due to insufficient GPU memory"
+  trtllm_no_blocks,  // TensorRT-LLM's KV cache manager: "Can't allocate new blocks[ for window size N]. No free blocks left."
   // Context, read around reports.
   vllm_blocks,       // "GPU blocks: n"
   sglang_load_begin, // "Load weight begin. avail mem="

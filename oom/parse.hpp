@@ -59,6 +59,7 @@ enum class OomFormat {
   nccl,
   unsloth_studio,  // Unsloth Studio: a GGUF model that would run partly from system RAM
   trtllm_executor,  // TensorRT-LLM's PyTorch executor: a component it could not create
+  trtllm_kv_blocks,  // TensorRT-LLM's KV cache manager at run time: no free blocks left for the requests in flight
 };
 // What the numbers mean; the diagnosis dispatches on it.
 enum class OomKind {
@@ -77,6 +78,7 @@ enum class OomKind {
   tf_tensor,            // TensorFlow: "OOM when allocating tensor with shape[...]"
   nccl,                 // NCCL: a CUDA allocation failed inside the communicator
   trtllm_component,     // TensorRT-LLM: the executor could not create one component (the KV cache, the model, ...)
+  trtllm_kv_blocks,     // TensorRT-LLM: the requests in flight need more KV blocks than its pool has left
 };
 // Which memory ran out.
 enum class OomMemory { device, host, unified };

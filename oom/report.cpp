@@ -50,6 +50,7 @@ std::string_view to_string(OomFormat f) noexcept
   case OomFormat::nccl: return "nccl";
   case OomFormat::unsloth_studio: return "unsloth-studio";
   case OomFormat::trtllm_executor: return "trtllm-executor";
+  case OomFormat::trtllm_kv_blocks: return "trtllm-kv-blocks";
   }
   return "unknown";
 }

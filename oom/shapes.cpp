@@ -140,6 +140,7 @@ ReportParser::ReportParser(Anchor anchor, std::string_view text, std::size_t pos
     init(r, OomEngine::unsloth, OomFormat::unsloth_studio, OomKind::host_memory, OomMemory::host);
     break;
   case Anchor::trtllm_executor: init(r, OomEngine::tensorrt_llm, OomFormat::trtllm_executor, OomKind::trtllm_component); break;
+  case Anchor::trtllm_no_blocks: init(r, OomEngine::tensorrt_llm, OomFormat::trtllm_kv_blocks, OomKind::trtllm_kv_blocks); break;
   case Anchor::xla_oom:
   case Anchor::xla_request: init(r, OomEngine::jax, OomFormat::xla, OomKind::xla_alloc); break;
   case Anchor::xla_tpu: init(r, OomEngine::jax, OomFormat::xla_compile, OomKind::xla_compile); break;
@@ -172,6 +173,7 @@ bool ReportParser::recognised() const noexcept
   case Anchor::sglang_increase:
   case Anchor::sglang_weights:
   case Anchor::trtllm_executor:
+  case Anchor::trtllm_no_blocks:
   case Anchor::llama_malloc:
   case Anchor::cublas_alloc: return true;
   case Anchor::llama_layers: return r.gpu_layers.has_value();

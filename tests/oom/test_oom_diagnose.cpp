@@ -195,6 +195,37 @@ TEST_CASE("diagnose_oom: fixes carry the concrete commands of each cause", "[siz
     REQUIRE(cause_names(model) == std::vector<std::string>{"job_too_large"});
     CHECK(model.fixes[0].command == "--tp_size 2");
   }
+  SECTION("TensorRT-LLM: no free KV blocks at run time is the requests outgrowing the pool")
+  {
+    // The message of kvCacheManager.cpp's TLLM_CHECK_WITH_INFO (quoted in its docs/source/reference/
+    // memory.md, tests/data/trtllm/oom.md #6) in the "Assertion failed: ... (<file>:<line>)" form its
+    // TLLM_CHECK failures print (NVIDIA/TensorRT-LLM#2708); the newer one names the attention window.
+    const std::string head = "[TensorRT-LLM][ERROR] Encountered an error in forwardAsync function: [TensorRT-LLM][ERROR] Assertion "
+                             "failed: ";
+    const std::string file = " (/home/jenkins/agent/workspace/LLM/main/L0_PostMerge/llm/cpp/tensorrt_llm/batch_manager/"
+                             "kvCacheManager.cpp:1508)";
+    for (const std::string message : {"Can't allocate new blocks. No free blocks left.",
+                                      "Can't allocate new blocks for window size 4096. No free blocks left."}) {
+      INFO(message);
+      const auto report = parse_oom(head + message + file);
+      REQUIRE(report.has_value());
+      CHECK(report->engine == OomEngine::tensorrt_llm);
+      CHECK(report->format == OomFormat::trtllm_kv_blocks);
+      const auto d = diagnose_text(head + message + file);
+      REQUIRE(cause_names(d) == std::vector<std::string>{"context_exceeds_kv_cache"});
+      REQUIRE(d.fixes.size() >= 5);
+      CHECK(d.fixes[0].command == "--max_batch_size 256");
+      CHECK(d.fixes[1].command == "--kv_cache_dtype fp8");
+      CHECK(d.fixes[2].command == "--kv_cache_free_gpu_memory_fraction 0.95");
+      CHECK(d.fixes[4].command == "--tp_size 2");
+    }
+    // After a PyTorch report in the same log it is a report of its own, not an echo of that one.
+    const auto later = parse_oom("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which "
+                                 "0.50 GiB is free.\n" + head + "Can't allocate new blocks. No free blocks left." + file);
+    REQUIRE(later.has_value());
+    CHECK(later->format == OomFormat::trtllm_kv_blocks);
+    CHECK(later->line == 2);
+  }
   SECTION("another process: nvidia-smi first, then gpurent doctor")
   {
     const auto d = diagnose_text("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which "
@@ -266,6 +297,7 @@ TEST_CASE("diagnose_oom: TensorRT-LLM's fixes use trtllm-serve's own flags and d
       "[TRT-LLM] [RANK 0] [E] CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which "
       "1.00 GiB is free. Including non-PyTorch memory, this process has 78.10 GiB memory in use. Of the allocated memory 70.00 "
       "GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.",
+      "[TensorRT-LLM][ERROR] Assertion failed: Can't allocate new blocks. No free blocks left. (kvCacheManager.cpp:1508)",
   };
   std::size_t checked = 0;
   for (const auto& log : logs) {
@@ -285,7 +317,7 @@ TEST_CASE("diagnose_oom: TensorRT-LLM's fixes use trtllm-serve's own flags and d
       }
     }
   }
-  CHECK(checked >= 12);
+  CHECK(checked >= 17);
 }
 
 TEST_CASE("oom_size: never rounds a size to nothing", "[sizing][oom_diagnose]")
