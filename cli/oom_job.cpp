@@ -102,7 +102,7 @@ std::string flags_text(const PlanOptions& o, const JobSpec& job)
     s += fmt::format(" --gpus {}", *o.request.gpus);
   }
   if (o.engine_version != 0) {
-    s += fmt::format(" --engine-version {}", engine_release_text(o.engine_version));
+    s += fmt::format(" --engine-version {}", engine_version_text(o.engine, o.engine_version));
   }
   return s;
 }
@@ -267,7 +267,7 @@ OomLogJob serving_job(const OomReport& r, Engine engine)
     }
   }
   if (!f.engine_version.empty()) {
-    o.engine_version = parse_engine_release(f.engine_version).value_or(0);
+    o.engine_version = parse_engine_version(o.engine, f.engine_version).value_or(0);
   }
   const double share = f.gpu_memory_utilization ? *f.gpu_memory_utilization : r.gpu_memory_utilization.value_or(0.0);
   if (share > 0 && share <= 1) {

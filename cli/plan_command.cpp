@@ -75,7 +75,7 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
   sub.add_option("--shard", args.shard, "none | ddp | fsdp | zero1 | zero2 | zero3 | tp | layer");
   sub.add_option("--gpu-util", args.gpu_util, "vLLM gpu_memory_utilization (default 0.9)");
   sub.add_option("--engine-version", args.engine_version,
-                 "the engine's release, e.g. 0.10.1 (default: the current one; vLLM before 0.8 runs V0)");
+                 "the engine's release, e.g. 0.10.1, llama.cpp's build b3216 (default: the current one; vLLM before 0.8 runs V0)");
   sub.add_flag("--offline", args.offline, "never fetch: no model from the Hugging Face Hub, no price catalogue refresh");
   sub.add_option("--gguf", args.gguf, "size this GGUF file: a path, an https:// URL, or a file of the Hub MODEL");
 }

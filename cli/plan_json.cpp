@@ -111,7 +111,7 @@ Json job_json(const JobSpec& j)
               {"gpus", j.gpus},
               {"nodes", std::max<std::uint32_t>(j.nodes, 1)},
               {"shard", str(to_string(j.shard))},
-              {"engine_version", engine_release_text(j.engine_version != 0          ? j.engine_version
+              {"engine_version", engine_version_text(j.engine, j.engine_version != 0 ? j.engine_version
                                                      : j.engine == Engine::vllm    ? k_vllm_current_release
                                                      : j.engine == Engine::unsloth ? k_unsloth_current_release
                                                                                    : 0)}};

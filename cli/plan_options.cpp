@@ -267,12 +267,13 @@ Result<PlanOptions> validate_plan_args(const PlanArgs& a)
     o.gpu_util_given = true;
   }
   if (!a.engine_version.empty()) {
-    const auto release = parse_engine_release(a.engine_version);
+    const auto release = parse_engine_version(o.engine, a.engine_version);
     if (!release) {
-      return fail(Errc::usage, fmt::format("--engine-version: {} is not a release; give one such as 0.10.1 or v0.5.5",
-                                           printable_ascii(a.engine_version) && a.engine_version.size() <= 40
-                                               ? "'" + a.engine_version + "'"
-                                               : "the value given"));
+      const std::string given =
+          printable_ascii(a.engine_version) && a.engine_version.size() <= 40 ? "'" + a.engine_version + "'" : "the value given";
+      return fail(Errc::usage, o.engine == Engine::llama_cpp
+                                   ? fmt::format("--engine-version: {} is not a llama.cpp build; give one such as b3216", given)
+                                   : fmt::format("--engine-version: {} is not a release; give one such as 0.10.1 or v0.5.5", given));
     }
     o.engine_version = *release;
   }

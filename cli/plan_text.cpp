@@ -59,7 +59,7 @@ std::string summary(const PlanReport& r)
   parts.push_back(fmt::format("{} {}", to_string(j.task), j.model.name));
   // A release the user named is part of the job (vLLM before 0.8 is the V0 engine).
   parts.push_back(j.engine_version == 0 ? std::string(to_string(j.engine))
-                                        : fmt::format("{} {}{}", to_string(j.engine), engine_release_text(j.engine_version),
+                                        : fmt::format("{} {}{}", to_string(j.engine), engine_version_text(j.engine, j.engine_version),
                                                       vllm_v0(j) ? " (V0)" : ""));
   parts.push_back(fmt::format("{} weights", to_string(j.weights)));
   if (j.model.layers > 0) {

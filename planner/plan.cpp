@@ -290,6 +290,17 @@ Result<PlanReport> plan(const PlanOptions& o, const Catalogues& catalogues, cons
                                   "the others to each server's shell, which `run` gives them",
                                   r.result.job.nodes));
   }
+  if (r.result.job.engine == Engine::llama_cpp && r.result.job.engine_version != 0) {
+    const JobSpec& j = r.result.job;
+    r.notes.push_back(fmt::format(
+        "llama.cpp b{}: the prompt's speed is this build's ({}); the launch line uses today's flags (`-fa on|off|auto` "
+        "since late August 2025; older builds take a bare `-fa`)",
+        j.engine_version,
+        !is_gguf(j.weights) || j.weights == WeightFormat::gguf_f16 ? "16-bit weights run cuBLAS in every build"
+        : j.engine_version < k_llamacpp_first_mmq_default
+            ? "before b3216 a quantized prompt is dequantized to F16 for cuBLAS on Volta and newer"
+            : "from b3216 its own int8 tensor-core kernels run a quantized prompt"));
+  }
   if (auto hint = per_dollar_hint(r.result)) {
     r.notes.push_back(std::move(*hint));
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/rounding.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/estimate.hpp"
 #include "sizing/param_count.hpp"
 #include "sizing/precision.hpp"
@@ -266,6 +267,7 @@ struct Inputs {
   std::optional<double> host;    // bytes/s to the host
   double nodes = 1;              // servers the job spans
   std::optional<double> node;    // bytes/s from one server to the others (nodes > 1)
+  bool dequantizes = false;      // llama.cpp dequantizes a quantized prompt's weights for cuBLAS
 };
 
 // vLLM's pipeline across servers: a step's activations (tokens x hidden, 16-bit) cross each of
@@ -343,6 +345,11 @@ StepTerms prefill_terms(const Inputs& in, double len, SpeedEngine e)
   t.link = allreduce_s(in, len, in.f.layers) + node_hops_s(in, len) * in.l.stages;
   t.fixed = chunks * (in.f.layers * in.k.layer_s + in.k.step_s);
   t.offload = chunks * offload_s(in) * in.l.stages;
+  if (in.dequantizes) {
+    // Each chunk first dequantizes every weight matrix to F16 (reads the quantized bytes, writes
+    // two bytes a parameter), a kernel of its own before cuBLAS reads that copy.
+    t.fixed += chunks * (read_bytes(in.f, chunk_tokens(e)) + 2.0 * in.f.active_params) / in.l.tp / *in.bw;
+  }
   return t;
 }
 
@@ -487,6 +494,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
   Speed s;
   Inputs in{job, k, figures, layout_of(job), {}, {}, {}, {}, 1, {}};
   const Precision prec = compute_precision(job, card, engine);
+  in.dequantizes = llamacpp_dequantizes(job, card.compute_capability.value_or(0));
   const double bandwidth = hbm_card(card) && k.bandwidth_hbm > 0 ? k.bandwidth_hbm : k.bandwidth;
   if (card.mem_bw_gbs) {
     in.bw = *card.mem_bw_gbs * 1e9 * bandwidth;
@@ -499,7 +507,7 @@ Speed estimate_speed(const JobSpec& job, const Card& card, const SpeedLoad& load
       const double reach = *prec.tflops * k.compute;
       // 16-bit weights take cuBLAS's GEMMs, quantized ones the engine's own kernels: each its ceiling.
       const bool sixteen = job.weights == WeightFormat::gguf_f16 || job.weights == WeightFormat::fp16 ||
-                           job.weights == WeightFormat::bf16;
+                           job.weights == WeightFormat::bf16 || in.dequantizes;
       const double cap = sixteen && k.compute_cap_f16_tflops > 0 ? k.compute_cap_f16_tflops : k.compute_cap_tflops;
       in.flops = (cap > 0 ? std::min(reach, cap) : reach) * 1e12;
     }

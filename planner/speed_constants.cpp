@@ -9,11 +9,12 @@ namespace gpurent {
 
 const SpeedConstants& speed_constants(SpeedEngine e) noexcept
 {
-  // llama.cpp: 21 fit cases (decode and prefill, llama-bench). Its one-token kernels reach 0.95 of a
-  // GDDR card's bandwidth but 0.65 of a data-centre card's HBM; its quantized matrix kernels top
-  // out near 100 TFLOPS and its 16-bit (cuBLAS) prompt path near 180 on every card measured.
+  // llama.cpp: 22 fit cases (decode and prefill, llama-bench). Its one-token kernels reach 0.95 of a
+  // GDDR card's bandwidth but 0.65 of a data-centre card's HBM; its prompt's matrix multiplications
+  // (cuBLAS for 16-bit weights, its own MMQ kernels for quantized ones from b3216, cuBLAS after a
+  // dequantization before it) top out near 150 TFLOPS on every card measured.
   static const SpeedConstants llama_cpp{.bandwidth = 0.95, .bandwidth_hbm = 0.65, .layer_s = 100e-6, .step_s = 0,
-                                        .compute = 0.98, .compute_cap_tflops = 100, .compute_cap_f16_tflops = 180,
+                                        .compute = 0.98, .compute_cap_tflops = 150, .compute_cap_f16_tflops = 0,
                                         .allreduce_s = 10e-6, .mfu = 0, .mfu_fp8 = 0};
   // vLLM: 31 fit cases (decode, prefill, serving); the HBM fraction fitted no better than the GDDR one.
   static const SpeedConstants vllm{.bandwidth = 0.95, .layer_s = 52e-6, .step_s = 2750e-6, .compute = 0.74,
@@ -51,7 +52,7 @@ std::uint32_t speed_range_pct(SpeedEngine e, SpeedKind k) noexcept
   switch (k) {
   case SpeedKind::decode:
     return e == SpeedEngine::llama_cpp ? 10 : e == SpeedEngine::vllm ? 23 : k_range_unmeasured;
-  case SpeedKind::prefill: return e == SpeedEngine::llama_cpp ? 33 : k_range_unmeasured;
+  case SpeedKind::prefill: return e == SpeedEngine::llama_cpp ? 19 : k_range_unmeasured;
   case SpeedKind::serve:
     return e == SpeedEngine::vllm ? 24 : e == SpeedEngine::tensorrt_llm ? 10 : k_range_unmeasured;
   case SpeedKind::train: return e == SpeedEngine::trainer ? 21 : k_range_unmeasured;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Engine releases and the profiling defaults they bring (docs/sizing.md §5).
 #include "sizing/engine_release.hpp"
+#include "sizing/precision.hpp"
 
 #include <algorithm>
 #include <array>
@@ -65,6 +66,56 @@ std::string engine_release_text(std::uint32_t release)
     return "current";
   }
   return fmt::format("{}.{}.{}", release / 1'000'000, release / 1'000 % 1'000, release % 1'000);
+}
+
+namespace {
+
+std::optional<std::uint32_t> build_digits(std::string_view s) noexcept
+{
+  if (s.empty() || s.size() > 6 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::uint32_t n = 0;
+  for (const char c : s) {
+    n = n * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  return n == 0 ? std::nullopt : std::optional<std::uint32_t>(n);
+}
+
+}  // namespace
+
+std::optional<std::uint32_t> parse_llamacpp_build(std::string_view text) noexcept
+{
+  if (text.starts_with("build ") && text.ends_with(")")) {
+    const auto open = text.rfind('(');
+    return open == std::string_view::npos ? std::nullopt : build_digits(text.substr(open + 1, text.size() - open - 2));
+  }
+  if (text.starts_with("build ")) {
+    text.remove_prefix(6);
+  } else if (text.starts_with('b')) {
+    text.remove_prefix(1);
+  }
+  return build_digits(text);
+}
+
+std::optional<std::uint32_t> parse_engine_version(Engine engine, std::string_view text) noexcept
+{
+  return engine == Engine::llama_cpp ? parse_llamacpp_build(text) : parse_engine_release(text);
+}
+
+std::string engine_version_text(Engine engine, std::uint32_t release)
+{
+  return engine == Engine::llama_cpp && release != 0 ? fmt::format("b{}", release) : engine_release_text(release);
+}
+
+bool llamacpp_dequantizes(const JobSpec& job, std::uint32_t cc) noexcept
+{
+  // Ollama ships its own release numbers, not llama.cpp's builds: it runs a current llama.cpp.
+  if (job.engine != Engine::llama_cpp || !is_gguf(job.weights) || job.weights == WeightFormat::gguf_f16 || cc < 70) {
+    return false;
+  }
+  const bool before_mmq_default = job.engine_version != 0 && job.engine_version < k_llamacpp_first_mmq_default;
+  return before_mmq_default || cc < 75;
 }
 
 bool vllm_v0(const JobSpec& job) noexcept

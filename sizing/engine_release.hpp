@@ -24,6 +24,23 @@ inline constexpr std::uint32_t k_vllm_current_release = engine_release(0, 30, 0)
 // raised "Unsloth currently does not support multi GPU setups - but we are working on it!").
 inline constexpr std::uint32_t k_unsloth_current_release = engine_release(2026, 8, 19);
 inline constexpr std::uint32_t k_unsloth_first_multi_gpu = engine_release(2025, 3, 7);
+// llama.cpp names its releases by build number (b2836); a JobSpec holds that number for it. Builds
+// before b3216 (PR #8075, 2024-06-24: "use MMQ instead of cuBLAS by default") ran a quantized
+// prompt of more than 32 (later 64) tokens on a Volta or newer GPU by dequantizing each weight
+// matrix to F16 and calling cuBLAS; from it, its own kernels (MMQ, on int8 tensor cores from
+// Turing) run it, except on Volta (docs/speed.md "llama.cpp's prompt path").
+inline constexpr std::uint32_t k_llamacpp_first_mmq_default = 3216;
+// "b2836", "2836", and llama-bench's "build 8c570c94 (2836)" -> 2836; nullopt for anything else
+// (a build number of one to six digits, at least 1).
+[[nodiscard]] std::optional<std::uint32_t> parse_llamacpp_build(std::string_view text) noexcept;
+// --engine-version for `engine`: llama.cpp's build ("b2836"), any other engine's release ("0.10.1").
+[[nodiscard]] std::optional<std::uint32_t> parse_engine_version(Engine engine, std::string_view text) noexcept;
+// "b2836" for llama.cpp, else engine_release_text(); "current" for 0.
+[[nodiscard]] std::string engine_version_text(Engine engine, std::uint32_t release);
+// True when the job's llama.cpp dequantizes a quantized prompt's weights for cuBLAS on a card of
+// compute capability `cc` (x10, e.g. 89; 0 unknown): a build before b3216 on Volta or newer, any
+// build on Volta itself (no int8 tensor cores). A job that names no build runs the current one.
+[[nodiscard]] bool llamacpp_dequantizes(const JobSpec& job, std::uint32_t cc) noexcept;
 // vLLM made V1 its default engine in 0.8.0; older releases (or VLLM_USE_V1=0) run V0.
 inline constexpr std::uint32_t k_vllm_first_v1 = engine_release(0, 8, 0);
 

@@ -7,6 +7,7 @@ job on SGLang and TensorRT-LLM: JSON `engines` holds each engine's best option f
 and every flag the user gave (concurrency, lengths, card, GPU count) reaches each engine's plan.
 `--engine trtllm` plans TensorRT-LLM itself: its pool, its trtllm-serve line with the batch the
 concurrency asks, and its refusals (a T4, FP8 on an A100, GGUF, several servers) with its own words.
+A llama.cpp build named with --engine-version reaches its prompt's speed.
 """
 import json
 import os
@@ -108,6 +109,23 @@ def main():
         check(rc == 3 and "one server" in err, f"two servers: exit {rc} {err}")
         rc, doc, err = run("llama-3.1-8b", "--task", "lora", "--engine", "trtllm", home=home)
         check(rc == 2, f"training on trtllm: exit {rc} {err}")
+
+        # llama.cpp's build (--engine-version bNNNN) reaches the prompt's speed and the job: before
+        # b3216 a quantized prompt is dequantized for cuBLAS (docs/speed.md "llama.cpp's prompt path").
+        args = ("llama-3-8b", "--engine", "llama.cpp", "--weights", "q4_k_m", "--card", "rtx-4090",
+                "--input-len", "512")
+        rc, now, err = run(*args, home=home)
+        rc_old, old, err_old = run(*args, "--engine-version", "b2836", home=home)
+        check(rc == 0 and rc_old == 0, f"llama.cpp builds: exit {rc} {rc_old} {err} {err_old}")
+        check(now.get("job", {}).get("engine_version") == "current", f"current: {now.get('job', {}).get('engine_version')}")
+        check(old.get("job", {}).get("engine_version") == "b2836", f"b2836: {old.get('job', {}).get('engine_version')}")
+        p_now = ((now.get("choice") or {}).get("speed") or {}).get("prefill_tokens_per_s") or 0
+        p_old = ((old.get("choice") or {}).get("speed") or {}).get("prefill_tokens_per_s") or 0
+        check(0 < p_old < p_now, f"prefill b2836 {p_old} against current {p_now}")
+        rc, text, err = run(*args, "--engine-version", "b2836", home=home, json_out=False)
+        check("llama.cpp b2836" in text and "dequantized" in text, "the text notes the build's prompt path")
+        rc, doc, err = run(*args, "--engine-version", "0.3", home=home)
+        check(rc == 2 and "llama.cpp build" in err, f"a semantic version for llama.cpp: exit {rc} {err}")
     if failures:
         print("\n".join(failures))
         return 1

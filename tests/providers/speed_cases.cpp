@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "sizing/engine_release.hpp"
 #include "sizing/model_catalog.hpp"
 #include "sizing/precision.hpp"
 
@@ -122,6 +123,14 @@ std::optional<SpeedCase> case_of(const nlohmann::json& row, std::string* why)
   j.engine = engine->engine;
   j.weights = *weights;
   j.gpus = std::max<std::uint32_t>(u32(row, "gpus", 1), 1);
+  if (c.engine == SpeedEngine::llama_cpp) {
+    // Its build (llama-bench's "build 8c570c94 (2836)"); a PR branch's row names the path its
+    // quantized prompt took instead, run as a build on that side of b3216.
+    const std::string path = str(row, "prompt_path");
+    j.engine_version = path == "dequantize_cublas" ? k_llamacpp_first_mmq_default - 1
+                       : path == "mmq"             ? k_llamacpp_first_mmq_default
+                                                   : parse_llamacpp_build(str(row, "engine_version")).value_or(0);
+  }
   const std::uint32_t tp = u32(row, "tensor_parallel", j.gpus);
   if (j.gpus > 1) {
     j.shard = Shard::tp;

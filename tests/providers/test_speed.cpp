@@ -8,6 +8,7 @@
 #include "planner/job_time.hpp"
 #include "planner/rank.hpp"
 #include "planner/speed.hpp"
+#include "sizing/engine_release.hpp"
 #include "sizing/hardware_rules.hpp"
 #include "sizing/model_catalog.hpp"
 
@@ -75,6 +76,57 @@ TEST_CASE("speed: prefill is compute-bound, FP8 runs on the FP8 tensor cores onl
   const CardRun on_a100 = run_on_card(fp8, 80);
   const auto a100 = estimate_speed(on_a100.job, card("a100-80gb-sxm"), load);
   CHECK(a100.basis.find("bf16") != std::string::npos);
+}
+
+TEST_CASE("speed: llama.cpp's prompt path follows its build and the card", "[speed][llamacpp_build]")
+{
+  SpeedLoad load;
+  load.input_len = 512;
+  const auto prefill = [&](const JobSpec& j, const char* c) { return *estimate_speed(j, card(c), load).prefill_tokens_per_s; };
+  JobSpec q4 = job("llama-3-8b", Task::infer, Engine::llama_cpp, WeightFormat::gguf_q4_k_m);
+  JobSpec f16 = job("llama-3-8b", Task::infer, Engine::llama_cpp, WeightFormat::gguf_f16);
+  const double current = prefill(q4, "rtx-4090");
+  q4.engine_version = 2836;  // May 2024: dequantize to F16, then cuBLAS
+  f16.engine_version = 2836;
+  const double old = prefill(q4, "rtx-4090");
+  CHECK(old < current);
+  // Then a quantized prompt ran slower than the same model in F16 (the dequantization per chunk),
+  // as every May 2024 llama-bench row shows.
+  CHECK(old < prefill(f16, "rtx-4090"));
+  q4.engine_version = k_llamacpp_first_mmq_default;
+  CHECK(prefill(q4, "rtx-4090") == Approx(current));
+  // 16-bit weights take cuBLAS in every build.
+  f16.engine_version = 0;
+  const double f16_now = prefill(f16, "rtx-4090");
+  f16.engine_version = 2836;
+  CHECK(prefill(f16, "rtx-4090") == Approx(f16_now));
+  // Every build dequantizes on the V100 (no int8 tensor cores); Ollama's own release numbers are
+  // not llama.cpp builds.
+  q4.engine_version = 0;
+  CHECK(llamacpp_dequantizes(q4, 70));
+  CHECK_FALSE(llamacpp_dequantizes(q4, 75));
+  JobSpec ollama = q4;
+  ollama.engine = Engine::ollama;
+  ollama.engine_version = 5007;
+  CHECK_FALSE(llamacpp_dequantizes(ollama, 89));
+}
+
+TEST_CASE("llama.cpp builds: parsed as llama-bench and its releases print them, and nothing else", "[speed][llamacpp_build]")
+{
+  CHECK(parse_llamacpp_build("b3216") == 3216U);
+  CHECK(parse_llamacpp_build("3216") == 3216U);
+  CHECK(parse_llamacpp_build("build 8c570c94 (2836)") == 2836U);
+  CHECK(parse_llamacpp_build("build 2836") == 2836U);
+  for (const char* bad : {"", "b", "b0", "0.3.1", "v0.5", "b1234567", "build 8c570c94", "build abc (x1)", "b-12", "b12a"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_llamacpp_build(bad).has_value());
+  }
+  CHECK(parse_engine_version(Engine::llama_cpp, "b2836") == 2836U);
+  CHECK_FALSE(parse_engine_version(Engine::llama_cpp, "0.10.1").has_value());
+  CHECK(parse_engine_version(Engine::vllm, "0.10.1") == engine_release(0, 10, 1));
+  CHECK(engine_version_text(Engine::llama_cpp, 2836) == "b2836");
+  CHECK(engine_version_text(Engine::llama_cpp, 0) == "current");
+  CHECK(engine_version_text(Engine::vllm, engine_release(0, 10, 1)) == "0.10.1");
 }
 
 TEST_CASE("speed: a card without the figure a term needs says which, and invents nothing", "[speed]")
