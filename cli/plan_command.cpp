@@ -67,6 +67,7 @@ void add_plan_sizing_options(CLI::App& sub, PlanArgs& args)
   sub.add_option("--grad-accum", args.grad_accum,
                  "training: micro-batches per optimizer step (default 1; global batch = micro-batch x this x GPUs)");
   sub.add_flag("--pack", args.pack, "training: pack sequences to the full context (TRL --packing), no padding");
+  sub.add_flag("--compile", args.compile, "training: torch.compile the step (TRL --torch_compile, torchtune compile=True)");
   sub.add_option("--optimizer", args.optimizer, "adamw | adamw-8bit | sgd | adafactor (default adamw)");
   sub.add_flag("--grad-checkpointing", args.grad_checkpointing,
                "recompute activations in the backward pass (default: on for lora/qlora)");

@@ -125,6 +125,7 @@ Json job_json(const JobSpec& j)
     out["micro_batch_chosen"] = j.micro_batch_chosen;
     out["grad_accum"] = std::max<std::uint32_t>(j.grad_accumulation, 1);
     out["pack"] = j.pack;
+    out["compile"] = j.compile;
   }
   return out;
 }

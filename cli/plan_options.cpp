@@ -178,6 +178,16 @@ Result<void> read_training_batch(const PlanArgs& a, PlanOptions& o)
     }
     o.pack = true;
   }
+  if (a.compile) {
+    if (!training) {
+      return training_only("--compile");
+    }
+    if (o.engine == Engine::unsloth) {
+      return fail(Errc::usage, "--compile: Unsloth compiles its own kernels on every run (its published speed counts "
+                               "them); drop --compile");
+    }
+    o.compile = true;
+  }
   return {};
 }
 

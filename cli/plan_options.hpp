@@ -33,6 +33,7 @@ struct PlanArgs {
   std::string micro_batch;  // --micro-batch (training; --batch is its other name)
   std::string grad_accum;   // --grad-accum
   bool pack = false;        // --pack
+  bool compile = false;     // --compile
   std::string optimizer;
   bool grad_checkpointing = false;
   bool no_grad_checkpointing = false;

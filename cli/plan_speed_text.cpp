@@ -56,8 +56,9 @@ std::string speed_line(const Speed& sp, Task task)
   if (task == Task::train || task == Task::lora || task == Task::qlora) {
     if (sp.train_tokens_per_s) {
       // The micro-step's utilisation and, unpacked, the padding (docs/speed.md "Micro-batch and packing").
-      parts.push_back(fmt::format("train {} over all GPUs (the micro-batch reaches {:.0f}% of peak utilisation{})",
+      parts.push_back(fmt::format("train {} over all GPUs (the micro-batch reaches {:.0f}% of peak utilisation{}{})",
                                   rate(*sp.train_tokens_per_s), sp.train_utilisation * 100.0,
+                                  sp.train_eager ? ", run eager" : "",
                                   sp.train_useful_share < 1.0
                                       ? fmt::format("; unpacked, {:.0f}% of the tokens are padding: --pack removes it",
                                                     (1.0 - sp.train_useful_share) * 100.0)

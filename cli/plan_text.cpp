@@ -83,6 +83,9 @@ std::string summary(const PlanReport& r)
     if (j.pack) {
       parts.push_back("packed");
     }
+    if (j.compile) {
+      parts.push_back("compiled");
+    }
     parts.push_back(std::string(to_string(j.optimizer)));
     if (j.task != Task::train) {
       parts.push_back(fmt::format("rank {}", j.lora_rank));

@@ -28,7 +28,7 @@ namespace {
 bool sizing_given(const PlanArgs& a)
 {
   return !a.task.empty() || !a.engine.empty() || !a.weights.empty() || !a.kv_cache.empty() || !a.context.empty() ||
-         !a.batch.empty() || !a.micro_batch.empty() || !a.grad_accum.empty() || a.pack || !a.optimizer.empty() ||
+         !a.batch.empty() || !a.micro_batch.empty() || !a.grad_accum.empty() || a.pack || a.compile || !a.optimizer.empty() ||
          a.grad_checkpointing || a.no_grad_checkpointing ||
          !a.lora_rank.empty() || !a.shard.empty() || !a.gpu_util.empty() || a.offline || !a.gguf.empty() ||
          !a.tokens.empty() || !a.epochs.empty() || !a.requests.empty() || !a.input_len.empty() ||

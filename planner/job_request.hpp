@@ -36,6 +36,7 @@ struct PlanOptions {
   std::uint32_t grad_accum = 1;  // --grad-accum: micro-batches per optimizer step (training)
   bool grad_accum_given = false;
   bool pack = false;             // --pack: sequences packed to the context (training)
+  bool compile = false;          // --compile: torch.compile the training step
   Optimizer optimizer = Optimizer::adamw;
   bool optimizer_given = false;
   std::optional<bool> grad_checkpointing;  // --grad-checkpointing / --no-grad-checkpointing

@@ -42,6 +42,7 @@ std::string trl_args(const JobSpec& j, std::string_view id)
   }
   s += fmt::format(" --max_length {} --optim {}", j.context, hf_optim(j.optimizer));
   s += j.pack ? " --packing" : "";  // SFTConfig.packing: sequences packed to max_length
+  s += j.compile ? " --torch_compile True" : "";  // TrainingArguments.torch_compile
   // Mixed precision: bf16 where the card has it, fp16 (with loss scaling) where it does not.
   // TRL's parser wants a value for these `bool | None` fields: a bare --bf16 is an argparse error.
   s += j.weights == WeightFormat::fp32 ? "" : (j.fp16_compute ? " --fp16 true" : " --bf16 true");
@@ -185,6 +186,9 @@ std::string torchtune_train(const JobSpec& j, std::string_view id)
   }
   if (j.pack) {
     s += " dataset.packed=True";
+  }
+  if (j.compile) {
+    s += " compile=True";
   }
   if (j.offload_optimizer && multi) {
     s += " fsdp_cpu_offload=True";

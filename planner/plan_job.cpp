@@ -237,6 +237,7 @@ Result<JobSpec> make_job(const PlanOptions& o, const ModelArch& model, std::vect
   job.batch = o.batch;
   job.grad_accumulation = o.grad_accum;
   job.pack = o.pack;
+  job.compile = o.compile;
   // Training without --micro-batch/--batch: each option takes the micro-batch that trains fastest
   // in its card's memory (planner/micro_batch.hpp).
   job.micro_batch_chosen = is_training(o.task) && !o.batch_given;

@@ -98,6 +98,7 @@ struct Speed {
   // tokens that are data (1 packed or one sequence per step; k_unpacked_useful_share otherwise).
   double train_utilisation = 1;
   double train_useful_share = 1;
+  bool train_eager = false;    // the step runs eager (no --compile): train_utilisation counts it
   std::string bound;           // memory | compute | interconnect | offload: what limits the headline figure
   std::uint32_t range_pct = 0; // the measured spread of the headline figure's kind
   std::string basis;           // one line: the formula's inputs

@@ -47,6 +47,10 @@ struct JobSpec {
   // Training: sequences packed to the full context (TRL --packing), so no step computes padding;
   // unpacked, each batch pads to its longest sequence (docs/speed.md "Micro-batch and packing").
   bool pack = false;
+  // Training under torch.compile (TRL --torch_compile, torchtune compile=True); else eager, whose
+  // step runs slower than the fused kernels the trainers' utilisation was fitted on (docs/speed.md
+  // "Compiled or eager").
+  bool compile = false;
   // Training: the plan chose the micro-batch (the user gave neither --micro-batch nor --batch).
   bool micro_batch_chosen = false;
   Optimizer optimizer = Optimizer::adamw;

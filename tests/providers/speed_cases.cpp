@@ -175,6 +175,9 @@ std::optional<SpeedCase> case_of(const nlohmann::json& row, std::string* why)
     // Pretraining corpora and the packed SFT benchmarks fill every sequence; a row says
     // "packed": false where its batches were padded.
     j.pack = !row.contains("packed") || !row["packed"].is_boolean() || row["packed"].get<bool>();
+    // Compiled unless the row says it ran eager: the frameworks with no such flag (NeMo, Megatron,
+    // llm-foundry) run their own fused kernels.
+    j.compile = !row.contains("compiled") || !row["compiled"].is_boolean() || row["compiled"].get<bool>();
     j.grad_checkpointing = row.value("grad_checkpointing", nlohmann::json()).is_boolean() &&
                            row["grad_checkpointing"].get<bool>();
     const std::string shard = str(row, "shard");

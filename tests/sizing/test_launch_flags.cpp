@@ -391,6 +391,7 @@ TEST_CASE("Launch flags: every flag plan emits is accepted by the engine at the 
                 ran.embeddings_16bit = true;
                 ran.activation_offload = true;
                 ran.pack = true;
+                ran.compile = c.engine != Engine::unsloth;  // TRL's --torch_compile, torchtune's compile=True
                 ran.batch = 3;
               }
               ++jobs;
