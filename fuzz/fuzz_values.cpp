@@ -101,6 +101,12 @@ void check_plan_values(std::string_view s)
     std::abort();  // the whole word, never a prefix
   }
   // An engine release reads back as itself, and never as 0 ("current").
+  // A llama.cpp build: 1 ..= 999999, and its text ("bN") reads back as itself.
+  if (const auto v = gpurent::parse_llamacpp_build(s);
+      v && (*v == 0 || *v > 999'999 ||
+            gpurent::parse_llamacpp_build(gpurent::engine_version_text(gpurent::Engine::llama_cpp, *v)) != v)) {
+    std::abort();
+  }
   if (const auto v = gpurent::parse_engine_release(s);
       v && (*v == 0 || gpurent::parse_engine_release(gpurent::engine_release_text(*v)) != v)) {
     std::abort();
