@@ -367,8 +367,39 @@ Result<StreamReport> LibsshSession::stream_files(const std::string& root, const 
                                      r.err.substr(0, 200) + "; re-run the backup (it resumes)");
 }
 
+Result<std::unique_ptr<BackupChannel>> LibsshSession::open_openssh_backup(const std::string& root)
+{
+  const std::string who = to_string(m_target);
+  if (m_bulk == BulkPath::libssh2) {
+    return std::unique_ptr<BackupChannel>();
+  }
+  if (m_key_prompted && m_bulk == BulkPath::automatic) {
+    note("the backup's bytes go through libssh2: the key needs the passphrase gpurent was given, which ssh in batch mode cannot ask for");
+    return std::unique_ptr<BackupChannel>();
+  }
+  TRY_ASSIGN(auto opened, open_openssh_backup_channel(m_openssh, root, [this] {
+    int next = 0;
+    libssh2_keepalive_send(m_session, &next);  // this session waits meanwhile: keep it alive
+  }));
+  if (opened.channel) {
+    note("the backup's bytes from " + who + " go through OpenSSH's ssh (GPURENT_SSH_BULK=libssh2 for libssh2)");
+    return std::move(opened.channel);
+  }
+  if (m_bulk == BulkPath::openssh) {
+    return fail(Errc::unavailable, "ssh to " + who + ": GPURENT_SSH_BULK=openssh, but OpenSSH's ssh could not run the backup (" +
+                                       opened.why_not + "); unset it to let libssh2 carry the bytes");
+  }
+  note("the backup's bytes go through libssh2: OpenSSH's ssh could not run the backup (" + opened.why_not + ")");
+  m_bulk = BulkPath::libssh2;  // the session's other roots do not try again
+  return std::unique_ptr<BackupChannel>();
+}
+
 Result<std::unique_ptr<BackupChannel>> LibsshSession::open_backup_channel(const std::string& root)
 {
+  TRY_ASSIGN(auto bulk, open_openssh_backup(root));
+  if (bulk) {
+    return bulk;
+  }
   TRY_ASSIGN(auto ch, start_exec(backup_agent_command(root), {}));
   auto channel = std::make_unique<LibsshBackupChannel>(std::move(ch));
   TRY(channel->start());

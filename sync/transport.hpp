@@ -28,6 +28,11 @@ struct SshTarget {
 };
 [[nodiscard]] std::string to_string(const SshTarget& t);  // "user@host:port" ([v6]:port)
 
+// What carries a one-channel backup's bytes (SshSession::open_backup_channel): OpenSSH's own
+// `ssh` client as a child process where it can (automatic: else libssh2, said at -v), or
+// always one of them. Set from GPURENT_SSH_BULK by cli/ssh_options.cpp (docs/backup.md, section 4).
+enum class BulkPath { automatic, libssh2, openssh };
+
 struct SshOptions {
   // Key files tried in order after the agent. Empty: ~/.ssh/id_ed25519 then ~/.ssh/id_rsa
   // (the caller fills the defaults; the transport never reads $HOME).
@@ -42,6 +47,9 @@ struct SshOptions {
   std::string expected_host_key;  // "SHA256:…" from a provider API or the state store: trusted
   std::chrono::seconds connect_timeout{15};
   std::chrono::seconds keepalive{30};
+  BulkPath bulk = BulkPath::automatic;
+  // Notes for -v (which path carries the bytes, and why); never a secret. Empty: silent.
+  std::function<void(const std::string&)> note;
 };
 
 enum class EntryKind { file, directory, symlink, other };
