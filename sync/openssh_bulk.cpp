@@ -177,6 +177,11 @@ private:
 
 }  // namespace
 
+bool openssh_pays(std::uint64_t bytes, std::optional<std::chrono::microseconds> rtt)
+{
+  return bytes >= k_openssh_min_bytes && rtt && *rtt <= k_openssh_max_round_trip;
+}
+
 bool cpu_has_aes_gcm()
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,15 @@ struct OpenSshCommand {
 // Whether this machine's CPU runs AES-GCM in hardware (x86: AES-NI and PCLMULQDQ; arm64: the
 // AES and PMULL extensions).
 [[nodiscard]] bool cpu_has_aes_gcm();
+
+// When OpenSSH's ssh carries a copy (GPURENT_SSH_BULK=auto): it costs a second connection (0.36 s
+// on the 2-vCPU loopback test machine) and its channel window is 2 MiB (OpenSSH 9.2's
+// CHAN_SES_WINDOW_DEFAULT), so it is faster than libssh2 (CPU-bound at ~170-250 MB/s, with a
+// 16 MiB window) only for a large copy on a short round trip: 2 MiB per 10 ms is 210 MB/s.
+inline constexpr std::uint64_t k_openssh_min_bytes = std::uint64_t{128} << 20;
+inline constexpr std::chrono::microseconds k_openssh_max_round_trip{10'000};
+// PURE: `bytes` to copy over a link whose measured round trip is `rtt` (nullopt: unknown, libssh2).
+[[nodiscard]] bool openssh_pays(std::uint64_t bytes, std::optional<std::chrono::microseconds> rtt);
 
 // PURE: the signature algorithms `ssh` may accept for a host key of this type (an RSA key signs
 // with SHA-2 first; its type name alone would mean SHA-1 signatures).

@@ -103,6 +103,10 @@ public:
   Result<RemoteEntry> stat(const std::string& path) override;
   Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override;
 
+  // ssh_exec.cpp (BulkBackupChannel): the copy of a one-channel backup through OpenSSH's `ssh` (sync/openssh_bulk.hpp)
+  // of `bytes`; null when libssh2 carries it (the mode, openssh_pays, a key only gpurent's prompt
+  // unlocks, ssh's failure before the agent answered).
+  [[nodiscard]] Result<std::unique_ptr<BackupChannel>> open_openssh_backup(const std::string& root, std::uint64_t bytes);
   // Used by ExecChannel.
   [[nodiscard]] LIBSSH2_SESSION* raw() const { return m_session; }
   [[nodiscard]] const SshTarget& target() const { return m_target; }
@@ -113,9 +117,7 @@ private:
   [[nodiscard]] Result<void> verify_host_key(const SshOptions& o);
   // ssh_transport.cpp
   [[nodiscard]] Result<void> authenticate(const SshOptions& o);
-  // ssh_exec.cpp: the one-channel backup through OpenSSH's `ssh` (sync/openssh_bulk.hpp); null
-  // when libssh2 carries it (the mode, a key only gpurent's prompt unlocks, ssh's failure).
-  [[nodiscard]] Result<std::unique_ptr<BackupChannel>> open_openssh_backup(const std::string& root);
+
   void note(const std::string& text) const
   {
     if (m_note) {

@@ -28,9 +28,11 @@ struct SshTarget {
 };
 [[nodiscard]] std::string to_string(const SshTarget& t);  // "user@host:port" ([v6]:port)
 
-// What carries a one-channel backup's bytes (SshSession::open_backup_channel): OpenSSH's own
-// `ssh` client as a child process where it can (automatic: else libssh2, said at -v), or
-// always one of them. Set from GPURENT_SSH_BULK by cli/ssh_options.cpp (docs/backup.md, section 4).
+// What carries a one-channel backup's copy (SshSession::open_backup_channel): automatic:
+// OpenSSH's own `ssh` client as a child process for a large copy on a short round trip
+// (openssh_pays, sync/openssh_bulk.hpp), else libssh2; openssh: `ssh` for every copy; libssh2:
+// never `ssh`. Where `ssh` cannot (not on PATH, cannot log in), libssh2 carries it (said at -v).
+// Set from GPURENT_SSH_BULK by cli/ssh_options.cpp (docs/backup.md, section 4).
 enum class BulkPath { automatic, libssh2, openssh };
 
 struct SshOptions {

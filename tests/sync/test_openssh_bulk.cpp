@@ -203,14 +203,15 @@ TEST_CASE("OpenSSH bulk: a backup channel through ssh gives the same files and h
   REQUIRE(s.has_value());
   auto ch = (*s)->open_backup_channel(root.string());
   REQUIRE(ch.has_value());
+  const auto listing = (*ch)->listing();  // over libssh2
+  REQUIRE(listing.has_value());
+  CHECK(listing->size() == 3);
+  CHECK(notes.empty());
+  Collect got;
+  const auto rep = (*ch)->copy({"sub/big.bin", "a b.txt"}, got);  // through ssh
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("OpenSSH's ssh") != std::string::npos);
   CHECK(tmp.empty());  // the known_hosts file went once the agent answered
-  const auto listing = (*ch)->listing();
-  REQUIRE(listing.has_value());
-  CHECK(listing->size() == 3);
-  Collect got;
-  const auto rep = (*ch)->copy({"sub/big.bin", "a b.txt"}, got);
   REQUIRE(rep.has_value());
   CHECK(got.files.at("sub/big.bin") == big);
   CHECK(got.files.at("a b.txt") == "small\n");
@@ -243,58 +244,84 @@ TEST_CASE("OpenSSH bulk: no ssh on PATH, or a key only gpurent could unlock: lib
   const std::string old_path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
   std::vector<std::string> notes;
   auto o = server().options();
+  o.bulk = BulkPath::openssh;  // ssh whatever the size and round trip
   o.note = [&](const std::string& t) { notes.push_back(t); };
+  Collect got;
 
   SECTION("no ssh on PATH")
   {
     auto s = connect(o);
     REQUIRE(s.has_value());
-    ::setenv("PATH", (server().dir() / "empty-path").c_str(), 1);
     auto ch = (*s)->open_backup_channel(root.string());
-    ::setenv("PATH", old_path.c_str(), 1);
     REQUIRE(ch.has_value());
+    ::setenv("PATH", (server().dir() / "empty-path").c_str(), 1);
+    const auto rep = (*ch)->copy({"f.txt"}, got);
+    ::setenv("PATH", old_path.c_str(), 1);
+    REQUIRE(rep.has_value());
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].find("libssh2") != std::string::npos);
     CHECK(notes[0].find("no `ssh` on PATH") != std::string::npos);
-    Collect got;
-    REQUIRE((*ch)->copy({"f.txt"}, got).has_value());
     CHECK(got.files.at("f.txt") == "fallback\n");
-
-    // Forced: an error, not a fallback.
-    o.bulk = BulkPath::openssh;
-    auto forced_session = connect(o);
-    REQUIRE(forced_session.has_value());
-    ::setenv("PATH", (server().dir() / "empty-path").c_str(), 1);
-    auto forced = (*forced_session)->open_backup_channel(root.string());
-    ::setenv("PATH", old_path.c_str(), 1);
-    REQUIRE_FALSE(forced.has_value());
-    CHECK(forced.error().message.find("GPURENT_SSH_BULK=openssh") != std::string::npos);
+    CHECK(rep->hashes.sums.at("f.txt") == sha256_hex("fallback\n"));
+  }
+  SECTION("ssh cannot log in (a key the server does not know, and so does not the session's: ssh alone is refused)")
+  {
+    auto s = connect(o);
+    REQUIRE(s.has_value());
+    auto ch = (*s)->open_backup_channel(root.string());
+    REQUIRE(ch.has_value());
+    // Take the key away from the server between the two logins: ssh's fails, before the agent.
+    const auto keys = std::filesystem::path(server().var("SSHD_DIR")) / "authorized_keys";
+    std::filesystem::rename(keys, keys.string() + ".away");
+    const auto rep = (*ch)->copy({"f.txt"}, got);
+    std::filesystem::rename(keys.string() + ".away", keys);
+    REQUIRE(rep.has_value());
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("could not run the backup") != std::string::npos);
+    CHECK(notes[0].find("Permission denied") != std::string::npos);
+    CHECK(got.files.at("f.txt") == "fallback\n");
   }
   SECTION("an encrypted key unlocked by gpurent's passphrase")
   {
     auto p = server().options("SSHD_KEY_PASS");
+    p.bulk = BulkPath::openssh;
     p.note = o.note;
     p.passphrase = [](const std::filesystem::path&) { return std::optional<std::string>(server().var("SSHD_PASSPHRASE")); };
     auto s = connect(p);
     REQUIRE(s.has_value());
     auto ch = (*s)->open_backup_channel(root.string());
     REQUIRE(ch.has_value());
+    REQUIRE((*ch)->copy({"f.txt"}, got).has_value());
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].find("passphrase") != std::string::npos);
-    Collect got;
-    REQUIRE((*ch)->copy({"f.txt"}, got).has_value());
     CHECK(got.files.at("f.txt") == "fallback\n");
   }
-  SECTION("forced libssh2")
+  SECTION("libssh2 forced, and a small copy in auto mode")
   {
-    o.bulk = BulkPath::libssh2;
-    auto s = connect(o);
-    REQUIRE(s.has_value());
-    auto ch = (*s)->open_backup_channel(root.string());
-    REQUIRE(ch.has_value());
-    CHECK(notes.empty());
+    for (const auto mode : {BulkPath::libssh2, BulkPath::automatic}) {
+      o.bulk = mode;
+      got.files.clear();
+      auto s = connect(o);
+      REQUIRE(s.has_value());
+      auto ch = (*s)->open_backup_channel(root.string());
+      REQUIRE(ch.has_value());
+      REQUIRE((*ch)->copy({"f.txt"}, got).has_value());
+      CHECK(got.files.at("f.txt") == "fallback\n");
+    }
+    REQUIRE(notes.size() == 1);  // the automatic one says why: the copy is small
+    CHECK(notes[0].find("go through libssh2 (round trip") != std::string::npos);
   }
   CHECK(tmp.empty());
+}
+
+TEST_CASE("openssh_pays: a large copy on a short round trip", "[sync][openssh]")
+{
+  using std::chrono::microseconds;
+  CHECK(openssh_pays(k_openssh_min_bytes, microseconds(500)));
+  CHECK(openssh_pays(std::uint64_t{10} << 30, k_openssh_max_round_trip));
+  CHECK_FALSE(openssh_pays(k_openssh_min_bytes - 1, microseconds(500)));         // the second connection costs more
+  CHECK_FALSE(openssh_pays(std::uint64_t{10} << 30, microseconds(50'000)));      // ssh's 2 MiB window: 40 MB/s at 50 ms
+  CHECK_FALSE(openssh_pays(std::uint64_t{10} << 30, std::nullopt));
 }
 
 TEST_CASE("OpenSSH bulk: a connection cut mid-stream is an error naming the connection; ssh is reaped", "[sync][openssh]")
