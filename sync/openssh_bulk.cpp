@@ -8,6 +8,8 @@
 #endif
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -31,8 +33,14 @@ public:
   [[nodiscard]] Result<void> write(const std::string& line)
   {
     std::error_code ec;
-    const auto dir = std::filesystem::temp_directory_path(ec);
-    std::string path = ((ec ? std::filesystem::path("/tmp") : dir) / "gpurent-known_hosts.XXXXXX").string();
+    auto dir = std::filesystem::temp_directory_path(ec);
+    // ssh splits UserKnownHostsFile at spaces and expands %, ~ and ${...} in it: a $TMPDIR
+    // with any of those (or quotes) is not used.
+    const std::string d = dir.string();
+    const bool plain = !ec && std::all_of(d.begin(), d.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("/._+-").find(ch) != std::string_view::npos;
+    });
+    std::string path = ((plain ? dir : std::filesystem::path("/tmp")) / "gpurent-known_hosts.XXXXXX").string();
     const int fd = ::mkstemp(path.data());
     if (fd < 0) {
       return fail(Errc::internal, "cannot create a temporary known_hosts file for ssh: " + std::string(std::strerror(errno)));
@@ -242,8 +250,12 @@ std::vector<std::string> openssh_argv(const OpenSshCommand& c, const std::filesy
     opt("IdentityAgent=none");
   }
   for (const auto& key : c.identities) {
+    std::string k;  // ssh expands % in an identity file's name: a literal one is written %%
+    for (const char ch : key.string()) {
+      k += ch == '%' ? std::string("%%") : std::string(1, ch);
+    }
     a.emplace_back("-i");
-    a.push_back(key.string());
+    a.push_back(k);
   }
   a.emplace_back("--");
   a.push_back(c.target.host);

@@ -117,7 +117,7 @@ TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's k
   c.target = SshTarget{"ubuntu", "10.0.0.5", 2222};
   c.host_key_type = "ssh-ed25519";
   c.host_key_base64 = "AAAAC3NzaC1lZDI1NTE5AAAAIExample";
-  c.identities = {"/k/id_ed25519", "/k/id_rsa"};
+  c.identities = {"/k/id_ed25519", "/k/id_rsa", "/k/100%"};
   c.connect_timeout = std::chrono::seconds(15);
   c.keepalive = std::chrono::seconds(30);
   const auto a = openssh_argv(c, "/tmp/kh", "echo hi\nexit 0");
@@ -134,6 +134,7 @@ TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's k
   CHECK(has("-T"));
   CHECK(has("/k/id_ed25519"));
   CHECK(has("/k/id_rsa"));
+  CHECK(has("/k/100%%"));  // ssh expands % in IdentityFile
   // -p PORT -l USER, then "--", the host and the command as one argument, last.
   CHECK(std::adjacent_find(a.begin(), a.end(), [](const auto& x, const auto& y) { return x == "-p" && y == "2222"; }) != a.end());
   CHECK(std::adjacent_find(a.begin(), a.end(), [](const auto& x, const auto& y) { return x == "-l" && y == "ubuntu"; }) != a.end());
