@@ -111,7 +111,7 @@ OpenSshCommand command_for(const std::string& pub_file)
 
 }  // namespace
 
-TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's keys; no secret", "[sync][openssh]")
+TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's keys, no secret", "[sync][openssh]")
 {
   OpenSshCommand c;
   c.target = SshTarget{"ubuntu", "10.0.0.5", 2222};
@@ -325,7 +325,7 @@ TEST_CASE("openssh_pays: a large copy on a short round trip", "[sync][openssh]")
   CHECK_FALSE(openssh_pays(std::uint64_t{10} << 30, std::nullopt));
 }
 
-TEST_CASE("OpenSSH bulk: a connection cut mid-stream is an error naming the connection; ssh is reaped", "[sync][openssh]")
+TEST_CASE("OpenSSH bulk: a connection cut mid-stream is an error naming the connection, and ssh is reaped", "[sync][openssh]")
 {
   TmpDir tmp("tmp-cut");
   const auto root = server().dir() / "cut-tree";
