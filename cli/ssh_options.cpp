@@ -180,6 +180,19 @@ Result<SshOptions> make_ssh_options(const Services& s, const SshFlags& flags)
     }
   }
   o.accept_new_host_key = flags.accept_new_host_key;
+  // What carries a backup's bytes (docs/backup.md, section 4): OpenSSH's ssh where it can, or one of them always.
+  if (const auto bulk = s.getenv("GPURENT_SSH_BULK"); bulk && !bulk->empty() && *bulk != "auto") {
+    if (*bulk == "libssh2") {
+      o.bulk = BulkPath::libssh2;
+    } else if (*bulk == "openssh") {
+      o.bulk = BulkPath::openssh;
+    } else {
+      return fail(Errc::usage, "GPURENT_SSH_BULK=" + *bulk + ": expected auto, openssh or libssh2");
+    }
+  }
+  if (s.global.verbose) {
+    o.note = [err = &s.err](const std::string& text) { *err << "gpurent: " << text << "\n"; };
+  }
   const auto env_pass = s.getenv("GPURENT_SSH_PASSPHRASE");
   const auto askpass = s.getenv("SSH_ASKPASS");
   // Asked once per key, whatever the number of connections (backup and push open several, from

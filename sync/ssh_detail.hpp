@@ -20,6 +20,7 @@
 
 #include "common/result.hpp"
 #include "sync/captured_output.hpp"
+#include "sync/openssh_bulk.hpp"
 #include "sync/transport.hpp"
 
 namespace gpurent::ssh_detail {
@@ -102,6 +103,10 @@ public:
   Result<RemoteEntry> stat(const std::string& path) override;
   Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override;
 
+  // ssh_exec.cpp (BulkBackupChannel): the copy of a one-channel backup through OpenSSH's `ssh` (sync/openssh_bulk.hpp)
+  // of `bytes`; null when libssh2 carries it (the mode, openssh_pays, a key only gpurent's prompt
+  // unlocks, ssh's failure before the agent answered).
+  [[nodiscard]] Result<std::unique_ptr<BackupChannel>> open_openssh_backup(const std::string& root, std::uint64_t bytes);
   // Used by ExecChannel.
   [[nodiscard]] LIBSSH2_SESSION* raw() const { return m_session; }
   [[nodiscard]] const SshTarget& target() const { return m_target; }
@@ -112,6 +117,13 @@ private:
   [[nodiscard]] Result<void> verify_host_key(const SshOptions& o);
   // ssh_transport.cpp
   [[nodiscard]] Result<void> authenticate(const SshOptions& o);
+
+  void note(const std::string& text) const
+  {
+    if (m_note) {
+      m_note(text);
+    }
+  }
   // ssh_exec.cpp
   [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input, std::uint32_t window = 0,
                                                                 std::size_t capture_limit = k_captured_output_limit);
@@ -128,6 +140,12 @@ private:
   LIBSSH2_SFTP* m_sftp = nullptr;
   std::string m_fingerprint;
   LinkTimes m_link;  // the connect time (set by gpurent_ssh_connect), the fastest channel open (start_exec)
+  // What `ssh` needs to carry a backup's bytes as this session would: the verified host key
+  // (verify_host_key), the identities, agent and timeouts (handshake).
+  OpenSshCommand m_openssh;
+  BulkPath m_bulk = BulkPath::automatic;
+  bool m_key_prompted = false;  // authenticated with a key whose passphrase gpurent supplied
+  std::function<void(const std::string&)> m_note;
 };
 
 }  // namespace gpurent::ssh_detail

@@ -3,6 +3,7 @@
 // that stdout, stderr and stdin never deadlock each other, and what the port builds on it (a
 // remote tar stream, remote hashing, the one-channel backup agent, a stream the caller drives).
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,6 +111,55 @@ private:
   std::unique_ptr<ExecChannel> m_channel;
   AgentListingReader m_listing;
   Result<std::vector<RemoteEntry>> m_entries = std::vector<RemoteEntry>{};
+};
+
+// Lists over libssh2 (one channel, one round trip: a no-change run or a small copy costs what it
+// did), then, when the copy is large on a short link (openssh_pays), closes that channel and
+// copies through OpenSSH's ssh, which runs the same agent (its listing read and dropped: the
+// plan is the first one's, and tar and the hashes still catch a file that changed in between).
+// Where ssh cannot, the libssh2 channel, still waiting for the paths, copies.
+class BulkBackupChannel final : public BackupChannel {
+public:
+  BulkBackupChannel(LibsshSession& session, std::unique_ptr<BackupChannel> listed, std::string root)
+      : m_session(session), m_listed(std::move(listed)), m_root(std::move(root))
+  {
+  }
+  Result<std::vector<RemoteEntry>> listing() override { return m_listed->listing(); }
+  bool root_is_file() const override { return m_listed->root_is_file(); }
+  Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
+  {
+    if (!rel_paths.empty()) {
+      std::uint64_t bytes = 0;
+      if (const auto entries = m_listed->listing()) {
+        std::map<std::string_view, std::uint64_t> sizes;
+        for (const auto& e : *entries) {
+          sizes[e.path] = e.size;
+        }
+        for (const auto& p : rel_paths) {
+          const auto it = sizes.find(p);
+          bytes += it == sizes.end() ? 0 : it->second;
+        }
+      }
+      TRY_ASSIGN(auto bulk, m_session.open_openssh_backup(m_root, bytes));
+      if (bulk) {
+        NoFiles none;
+        TRY(m_listed->copy({}, none));  // the libssh2 agent exits on an empty list
+        m_listed.reset();
+        return bulk->copy(rel_paths, handler);
+      }
+    }
+    return m_listed->copy(rel_paths, handler);
+  }
+
+private:
+  struct NoFiles final : FileStreamHandler {
+    Result<void> begin_file(const std::string&, std::uint64_t) override { return {}; }
+    Result<void> file_data(const char*, std::size_t) override { return {}; }
+    Result<void> end_file() override { return {}; }
+  };
+  LibsshSession& m_session;
+  std::unique_ptr<BackupChannel> m_listed;
+  std::string m_root;
 };
 
 }  // namespace
@@ -367,12 +417,48 @@ Result<StreamReport> LibsshSession::stream_files(const std::string& root, const 
                                      r.err.substr(0, 200) + "; re-run the backup (it resumes)");
 }
 
+Result<std::unique_ptr<BackupChannel>> LibsshSession::open_openssh_backup(const std::string& root, std::uint64_t bytes)
+{
+  const std::string who = to_string(m_target);
+  if (m_bulk == BulkPath::libssh2) {
+    return std::unique_ptr<BackupChannel>();
+  }
+  if (m_bulk == BulkPath::automatic) {
+    if (!openssh_pays(bytes, m_link.round_trip)) {
+      note("the backup's " + std::to_string(bytes >> 20) + " MiB go through libssh2 (round trip " +
+           (m_link.round_trip ? std::to_string(m_link.round_trip->count() / 1000) + " ms" : std::string("unknown")) +
+           "; OpenSSH's ssh carries " + std::to_string(k_openssh_min_bytes >> 20) + " MiB and more within " +
+           std::to_string(k_openssh_max_round_trip.count() / 1000) + " ms)");
+      return std::unique_ptr<BackupChannel>();
+    }
+  }
+  if (m_key_prompted) {
+    note("the backup's bytes go through libssh2: the key needs the passphrase gpurent was given, which ssh in batch mode cannot ask for");
+    return std::unique_ptr<BackupChannel>();
+  }
+  TRY_ASSIGN(auto opened, open_openssh_backup_channel(m_openssh, root, [this] {
+    int next = 0;
+    libssh2_keepalive_send(m_session, &next);  // this session waits meanwhile: keep it alive
+  }));
+  if (opened.channel) {
+    note("the backup's " + std::to_string(bytes >> 20) + " MiB from " + who +
+         " go through OpenSSH's ssh (GPURENT_SSH_BULK=libssh2 for libssh2)");
+    return std::move(opened.channel);
+  }
+  note("the backup's bytes go through libssh2: OpenSSH's ssh could not run the backup (" + opened.why_not + ")");
+  m_bulk = BulkPath::libssh2;  // the session's other roots do not try again
+  return std::unique_ptr<BackupChannel>();
+}
+
 Result<std::unique_ptr<BackupChannel>> LibsshSession::open_backup_channel(const std::string& root)
 {
   TRY_ASSIGN(auto ch, start_exec(backup_agent_command(root), {}));
   auto channel = std::make_unique<LibsshBackupChannel>(std::move(ch));
   TRY(channel->start());
-  return std::unique_ptr<BackupChannel>(std::move(channel));
+  if (m_bulk == BulkPath::libssh2) {
+    return std::unique_ptr<BackupChannel>(std::move(channel));
+  }
+  return std::unique_ptr<BackupChannel>(std::make_unique<BulkBackupChannel>(*this, std::move(channel), root));
 }
 
 Result<std::unique_ptr<RemoteHashJob>> LibsshSession::start_sha256(const std::string& root, const std::vector<std::string>& rel_paths)

@@ -64,6 +64,8 @@ Result<void> LibsshSession::verify_host_key(const SshOptions& o)
   }
   const std::string_view blob(key, len);
   m_fingerprint = ssh_fingerprint(blob);
+  m_openssh.host_key_type = key_type_name(blob);
+  m_openssh.host_key_base64 = base64_encode(blob);
   const std::string who = to_string(m_target);
   if (!o.expected_host_key.empty()) {
     if (o.expected_host_key == m_fingerprint) {

@@ -160,6 +160,20 @@ Result<void> LibsshSession::handshake(const SshOptions& o, std::chrono::steady_c
   TRY(authenticate(o));
   libssh2_session_set_timeout(m_session, k_op_timeout_ms);
   libssh2_keepalive_config(m_session, 1, static_cast<unsigned>(o.keepalive.count()));
+  m_openssh.target = m_target;
+  m_openssh.agent_socket = o.use_agent ? o.agent_socket : std::string();
+  m_openssh.connect_timeout = o.connect_timeout;
+  m_openssh.keepalive = o.keepalive;
+  m_openssh.prefer_aes_gcm = cpu_has_aes_gcm();
+  m_openssh.identities.clear();
+  for (const auto& key : o.identities) {
+    std::error_code ec;
+    if (std::filesystem::exists(key, ec)) {
+      m_openssh.identities.push_back(key);
+    }
+  }
+  m_bulk = o.bulk;
+  m_note = o.note;
   return {};
 }
 
@@ -213,6 +227,7 @@ Result<void> LibsshSession::authenticate(const SshOptions& o)
     if (err == LIBSSH2_ERROR_FILE && o.passphrase) {  // probably encrypted: ask
       if (const auto pass = o.passphrase(key)) {
         if (libssh2_userauth_publickey_fromfile_ex(m_session, user.c_str(), user_len, nullptr, key.c_str(), pass->c_str()) == 0) {
+          m_key_prompted = true;  // `ssh` in batch mode could not unlock it
           return {};
         }
       }

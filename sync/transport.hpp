@@ -28,6 +28,13 @@ struct SshTarget {
 };
 [[nodiscard]] std::string to_string(const SshTarget& t);  // "user@host:port" ([v6]:port)
 
+// What carries a one-channel backup's copy (SshSession::open_backup_channel): automatic:
+// OpenSSH's own `ssh` client as a child process for a large copy on a short round trip
+// (openssh_pays, sync/openssh_bulk.hpp), else libssh2; openssh: `ssh` for every copy; libssh2:
+// never `ssh`. Where `ssh` cannot (not on PATH, cannot log in), libssh2 carries it (said at -v).
+// Set from GPURENT_SSH_BULK by cli/ssh_options.cpp (docs/backup.md, section 4).
+enum class BulkPath { automatic, libssh2, openssh };
+
 struct SshOptions {
   // Key files tried in order after the agent. Empty: ~/.ssh/id_ed25519 then ~/.ssh/id_rsa
   // (the caller fills the defaults; the transport never reads $HOME).
@@ -42,6 +49,9 @@ struct SshOptions {
   std::string expected_host_key;  // "SHA256:…" from a provider API or the state store: trusted
   std::chrono::seconds connect_timeout{15};
   std::chrono::seconds keepalive{30};
+  BulkPath bulk = BulkPath::automatic;
+  // Notes for -v (which path carries the bytes, and why); never a secret. Empty: silent.
+  std::function<void(const std::string&)> note;
 };
 
 enum class EntryKind { file, directory, symlink, other };
