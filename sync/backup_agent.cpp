@@ -25,6 +25,16 @@ std::optional<std::string_view> field_at(std::string_view buf, std::size_t pos)
 
 }  // namespace
 
+std::string agent_path_list(const std::vector<std::string>& rel_paths)
+{
+  std::string list;
+  for (const auto& p : rel_paths) {
+    list += p;
+    list.push_back('\0');
+  }
+  return list;
+}
+
 std::string backup_agent_command(std::string_view root)
 {
   // `r` is the root as the shell sees it. A directory is listed from inside it (%P: paths

@@ -29,6 +29,8 @@ namespace gpurent {
 
 // The script for `root` ("~"-relative paths as remote_shell_path takes them).
 [[nodiscard]] std::string backup_agent_command(std::string_view root);
+// The agent's stdin: the paths to copy, each followed by a NUL.
+[[nodiscard]] std::string agent_path_list(const std::vector<std::string>& rel_paths);
 
 // Reads the listing part of the agent's stdout, fed in pieces as it arrives.
 class AgentListingReader {

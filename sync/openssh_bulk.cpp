@@ -150,11 +150,7 @@ public:
 
   Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
   {
-    std::string list;
-    for (const auto& p : rel_paths) {
-      list += p;
-      list.push_back('\0');
-    }
+    const std::string list = agent_path_list(rel_paths);
     AgentCopyReader reader(handler);
     const auto fed = m_child->pump(list, true, [&](const char* p, std::size_t n) { return reader.feed(p, n); }, {}, m_keepalive);
     if (!fed) {

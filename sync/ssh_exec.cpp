@@ -92,12 +92,7 @@ public:
 
   Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
   {
-    std::string list;
-    for (const auto& p : rel_paths) {
-      list += p;
-      list.push_back('\0');
-    }
-    m_channel->set_input(std::move(list));
+    m_channel->set_input(agent_path_list(rel_paths));
     AgentCopyReader reader(handler);
     TRY(m_channel->finish([&](const char* p, std::size_t n) { return reader.feed(p, n); }));
     m_channel.reset();
