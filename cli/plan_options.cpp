@@ -180,7 +180,9 @@ Result<void> read_training_batch(const PlanArgs& a, PlanOptions& o)
   }
   if (a.compile) {
     if (!training) {
-      return training_only("--compile");
+      return fail(Errc::usage, fmt::format("--compile compiles a training step, not --task {}; vLLM and SGLang compile "
+                                           "their own graphs at start-up",
+                                           to_string(o.task)));
     }
     if (o.engine == Engine::unsloth) {
       return fail(Errc::usage, "--compile: Unsloth compiles its own kernels on every run (its published speed counts "

@@ -619,6 +619,7 @@ TEST_CASE("plan command: --compile reaches the speed, the launch line and the jo
   // Not for inference, not for Unsloth (it compiles its own kernels).
   const auto infer = h.run({"plan", "llama-3.1-8b", "--compile", "--json"});
   CHECK(infer.code == 2);
+  CHECK(parse_one(infer.out)["error"]["message"].get<std::string>().find("training step") != std::string::npos);
   const auto unsloth = h.run({"plan", "llama-3.1-8b", "--task", "qlora", "--engine", "unsloth", "--compile", "--json"});
   CHECK(unsloth.code == 2);
   CHECK(parse_one(unsloth.out)["error"]["message"].get<std::string>().find("Unsloth") != std::string::npos);
