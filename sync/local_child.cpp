@@ -20,7 +20,6 @@ extern char** environ;
 namespace gpurent {
 namespace {
 
-constexpr std::size_t k_err_kept = 64 * 1024;
 constexpr int k_out_pipe_size = 1024 * 1024;  // fewer wake-ups for a stream of hundreds of MiB
 
 int exit_status(int status)
@@ -69,6 +68,9 @@ Result<std::unique_ptr<LocalChild>> LocalChild::start(const LocalChildRequest& r
   ::posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   ::posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   ::posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  if (!req.cwd.empty()) {
+    ::posix_spawn_file_actions_addchdir_np(&actions, req.cwd.c_str());
+  }
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
   sigset_t none;
@@ -81,7 +83,8 @@ Result<std::unique_ptr<LocalChild>> LocalChild::start(const LocalChildRequest& r
   ::posix_spawnattr_setsigmask(&attr, &none);
   ::posix_spawnattr_setsigdefault(&attr, &defaults);
   ::posix_spawnattr_setpgroup(&attr, 0);  // its own group: a Ctrl-C at the terminal reaches gpurent only
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  ::posix_spawnattr_setflags(&attr, static_cast<short>((req.own_group ? POSIX_SPAWN_SETPGROUP : 0) | POSIX_SPAWN_SETSIGMASK |
+                                                       POSIX_SPAWN_SETSIGDEF));
   std::vector<char*> argv;
   for (const auto& a : req.argv) {
     argv.push_back(const_cast<char*>(a.c_str()));
@@ -121,7 +124,7 @@ Result<std::unique_ptr<LocalChild>> LocalChild::start(const LocalChildRequest& r
     return fail(Errc::internal, "cannot start " + req.argv[0] + ": " + std::strerror(rc));
   }
   ::fcntl(err[0], F_SETFL, O_NONBLOCK);
-  return std::unique_ptr<LocalChild>(new LocalChild(pid, in[1], out[0], err[0]));
+  return std::unique_ptr<LocalChild>(new LocalChild(pid, in[1], out[0], err[0], req.err_kept));
 }
 
 LocalChild::~LocalChild()
@@ -143,7 +146,7 @@ void LocalChild::read_err()
   while (m_errfd >= 0) {
     const auto n = ::read(m_errfd, buf.data(), buf.size());
     if (n > 0) {
-      m_err.append(buf.data(), std::min(static_cast<std::size_t>(n), k_err_kept - std::min(k_err_kept, m_err.size())));
+      m_err.append(buf.data(), std::min(static_cast<std::size_t>(n), m_err_kept - std::min(m_err_kept, m_err.size())));
       continue;
     }
     if (n < 0 && errno == EINTR) {

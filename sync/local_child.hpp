@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,11 @@ struct LocalChildRequest {
   std::vector<std::string> argv;                             // argv[0] is looked up on PATH
   std::vector<std::pair<std::string, std::string>> set_env;  // set (or replaced) in the child's environment
   std::vector<std::string> unset_env;                        // removed from the child's environment
+  std::filesystem::path cwd;                                 // empty: the current directory
+  // A process group of its own (Ctrl-C reaches gpurent, which ends the child); false: gpurent's
+  // group, so a Ctrl-C reaches both (a short `git` run).
+  bool own_group = true;
+  std::size_t err_kept = 64 * 1024;  // the first bytes of stderr kept; the rest is read and dropped
 };
 
 class LocalChild {
@@ -51,7 +57,10 @@ public:
   [[nodiscard]] pid_t pid() const noexcept { return m_pid; }
 
 private:
-  LocalChild(pid_t pid, int in, int out, int err) : m_pid(pid), m_in(in), m_out(out), m_errfd(err) {}
+  LocalChild(pid_t pid, int in, int out, int err, std::size_t err_kept)
+      : m_pid(pid), m_in(in), m_out(out), m_errfd(err), m_err_kept(err_kept)
+  {
+  }
   void close_fd(int& fd);
   void read_err();
 
@@ -59,6 +68,7 @@ private:
   int m_in;
   int m_out;
   int m_errfd;
+  std::size_t m_err_kept;
   bool m_reaped = false;
   int m_status = -1;
   std::string m_err;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Runs a local program (no shell) and collects what it printed: the one place `push` starts a
-// process on the user's machine (git, to ask what a repository would commit). stdin is fed
-// from a string and closed; stdout and stderr are read concurrently, so neither can block.
+// Runs a local program (no shell) to its end and collects what it printed, over sync/local_child's
+// pipes: how `push` asks git what a repository would commit. stdin is fed from a string and
+// closed; stdout and stderr are read concurrently, so neither can block.
 #include <cstdint>
 #include <filesystem>
 #include <string>

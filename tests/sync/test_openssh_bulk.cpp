@@ -17,6 +17,7 @@
 #include "fakes/sshd_fixture.hpp"
 #include "sync/base64.hpp"
 #include "sync/local_child.hpp"
+#include "sync/local_process.hpp"
 #include "sync/openssh_bulk.hpp"
 #include "sync/sha256.hpp"
 #include "sync/transport.hpp"
@@ -159,7 +160,9 @@ TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's k
 
 TEST_CASE("LocalChild: pipes both ways, exit status, and a child still running is ended and reaped", "[sync][openssh]")
 {
-  auto c = LocalChild::start({{"sh", "-c", "cat; echo oops >&2; exit 5"}, {}, {}});
+  LocalChildRequest shell;
+  shell.argv = {"sh", "-c", "cat; echo oops >&2; exit 5"};
+  auto c = LocalChild::start(shell);
   REQUIRE(c.has_value());
   std::string out;
   const auto r = (*c)->pump("hello", true, [&](const char* p, std::size_t n) -> Result<void> {
@@ -174,7 +177,9 @@ TEST_CASE("LocalChild: pipes both ways, exit status, and a child still running i
 
   pid_t pid = 0;
   {
-    auto s = LocalChild::start({{"sleep", "30"}, {}, {}});
+    LocalChildRequest sleeper;
+    sleeper.argv = {"sleep", "30"};
+    auto s = LocalChild::start(sleeper);
     REQUIRE(s.has_value());
     pid = (*s)->pid();
     CHECK(::kill(pid, 0) == 0);
@@ -183,9 +188,35 @@ TEST_CASE("LocalChild: pipes both ways, exit status, and a child still running i
   CHECK(::kill(pid, 0) == -1);  // gone and reaped: no zombie keeps the pid
   CHECK(errno == ESRCH);
 
-  const auto missing = LocalChild::start({{"gpurent-no-such-program"}, {}, {}});
+  LocalChildRequest absent;
+  absent.argv = {"gpurent-no-such-program"};
+  const auto missing = LocalChild::start(absent);
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == Errc::not_found);
+}
+
+TEST_CASE("run_local_process: one run on LocalChild, in its directory, with its input, output, errors and limit", "[sync][openssh]")
+{
+  LocalProcessRequest req;
+  req.argv = {"sh", "-c", "pwd; cat; echo warn >&2; exit 3"};
+  req.cwd = "/";
+  req.input = "fed";
+  auto r = run_local_process(req);
+  REQUIRE(r.has_value());
+  CHECK(r->out == "/\nfed");
+  CHECK(r->err == "warn\n");
+  CHECK(r->status == 3);
+  // More output than allowed: an error naming the program, and the child is ended.
+  req.argv = {"sh", "-c", "yes"};
+  req.input.clear();
+  req.max_output = 100000;
+  r = run_local_process(req);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message == "sh printed more than 100000 bytes");
+  req.argv = {"gpurent-no-such-program"};
+  r = run_local_process(req);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == Errc::not_found);
 }
 
 TEST_CASE("OpenSSH bulk: a backup channel through ssh gives the same files and hashes", "[sync][openssh]")
