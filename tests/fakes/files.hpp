@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Small file helpers for tests: read a whole file, write one (creating its directories), and a
-// FileStreamHandler that keeps every file it is handed.
+// Small file helpers for tests: seeded random bytes, read a whole file, write one (creating its
+// directories), and a FileStreamHandler that keeps every file it is handed.
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 
 #include "sync/transport.hpp"
 
 namespace gpurent::testing {
+
+// n bytes from a seeded generator: the same for the same seed.
+inline std::string random_bytes(std::size_t n, unsigned seed)
+{
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (auto& c : s) {
+    c = static_cast<char>(rng());
+  }
+  return s;
+}
 
 inline std::string slurp(const std::filesystem::path& p)
 {

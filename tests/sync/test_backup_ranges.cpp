@@ -95,16 +95,6 @@ private:
   Damage& m_damage;
 };
 
-std::string random_bytes(std::size_t n, unsigned seed)
-{
-  std::string s(n, '\0');
-  std::mt19937 rng(seed);
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
-
 // Backs up `remote` over `streams` connections, each damaging the first `damaged` range reads.
 Result<BackupReport> backup_damaging(const SshdFixture& sshd, const std::filesystem::path& remote, const std::filesystem::path& dest,
                                      std::size_t streams, Damage& damage)
@@ -142,7 +132,7 @@ TEST_CASE("run_backup ranges: a range that arrives damaged is fetched again alon
   SshdFixture sshd;
   test::TempDir remote;
   test::TempDir dest;
-  const std::string big = random_bytes(40 * 1024 * 1024, 28);
+  const std::string big = testing::random_bytes(40 * 1024 * 1024, 28);
   testing::write_file(remote.path() / "ckpt.bin", big);
   Damage damage;
   damage.left = 2;
@@ -163,7 +153,7 @@ TEST_CASE("run_backup ranges: a range that never arrives intact fails its file, 
   SshdFixture sshd;
   test::TempDir remote;
   test::TempDir dest;
-  testing::write_file(remote.path() / "ckpt.bin", random_bytes(20 * 1024 * 1024, 29));
+  testing::write_file(remote.path() / "ckpt.bin", testing::random_bytes(20 * 1024 * 1024, 29));
   testing::write_file(remote.path() / "small.txt", "kept\n");
   Damage damage;
   damage.left = 1000;
@@ -185,7 +175,7 @@ TEST_CASE("run_backup ranges: a single file given as the remote path is copied o
   SshdFixture sshd;
   test::TempDir remote;
   test::TempDir dest;
-  const std::string big = random_bytes(24 * 1024 * 1024, 30);
+  const std::string big = testing::random_bytes(24 * 1024 * 1024, 30);
   testing::write_file(remote.path() / "ckpt.bin", big);
   Damage none;
   const auto r = backup_damaging(sshd, remote.path() / "ckpt.bin", dest.path(), 2, none);

@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 
+#include "fakes/files.hpp"
 #include "fakes/sshd_fixture.hpp"
 #include "sync/base64.hpp"
 #include "sync/local_child.hpp"
@@ -39,34 +40,6 @@ Result<std::unique_ptr<SshSession>> connect(const SshOptions& o)
   const auto t = server().target();
   gpurent_ssh_connect(&t, &o, &out);
   return out;
-}
-
-// Keeps what a backup channel streams, by path.
-struct Collect final : FileStreamHandler {
-  std::map<std::string, std::string> files;
-  std::string current;
-  Result<void> begin_file(const std::string& rel, std::uint64_t) override
-  {
-    current = rel;
-    files[rel];
-    return {};
-  }
-  Result<void> file_data(const char* p, std::size_t n) override
-  {
-    files[current].append(p, n);
-    return {};
-  }
-  Result<void> end_file() override { return {}; }
-};
-
-std::string random_bytes(std::size_t n, unsigned seed)
-{
-  std::string s(n, '\0');
-  std::mt19937 rng(seed);
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
 }
 
 // A temporary directory as TMPDIR (where the known_hosts file for ssh goes), restored after.
@@ -224,7 +197,7 @@ TEST_CASE("OpenSSH bulk: a backup channel through ssh gives the same files and h
   TmpDir tmp("tmp-same");
   const auto root = server().dir() / "bulk-tree";
   std::filesystem::create_directories(root / "sub");
-  const std::string big = random_bytes(5 * 1024 * 1024 + 3, 1);
+  const std::string big = testing::random_bytes(5 * 1024 * 1024 + 3, 1);
   std::ofstream(root / "sub" / "big.bin", std::ios::binary) << big;
   std::ofstream(root / "a b.txt") << "small\n";
   auto o = server().options();
@@ -239,7 +212,7 @@ TEST_CASE("OpenSSH bulk: a backup channel through ssh gives the same files and h
   REQUIRE(listing.has_value());
   CHECK(listing->size() == 3);
   CHECK(notes.empty());
-  Collect got;
+  testing::CollectFiles got;
   const auto rep = (*ch)->copy({"sub/big.bin", "a b.txt"}, got);  // through ssh
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("OpenSSH's ssh") != std::string::npos);
@@ -278,7 +251,7 @@ TEST_CASE("OpenSSH bulk: no ssh on PATH, or a key only gpurent could unlock: lib
   auto o = server().options();
   o.bulk = BulkPath::openssh;  // ssh whatever the size and round trip
   o.note = [&](const std::string& t) { notes.push_back(t); };
-  Collect got;
+  testing::CollectFiles got;
 
   SECTION("no ssh on PATH")
   {
@@ -361,7 +334,7 @@ TEST_CASE("OpenSSH bulk: a connection cut mid-stream is an error naming the conn
   TmpDir tmp("tmp-cut");
   const auto root = server().dir() / "cut-tree";
   std::filesystem::create_directories(root);
-  std::ofstream(root / "big.bin", std::ios::binary) << random_bytes(64 * 1024 * 1024, 2);
+  std::ofstream(root / "big.bin", std::ios::binary) << testing::random_bytes(64 * 1024 * 1024, 2);
   auto o = server().options();
   o.bulk = BulkPath::openssh;
   auto s = connect(o);
