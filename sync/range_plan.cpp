@@ -20,10 +20,10 @@ std::uint32_t range_window(std::size_t streams)
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(each, 256 * 1024, 16 * k_range_mib));
 }
 
-std::uint64_t piece_size(std::uint64_t range_bytes, std::size_t streams, std::uint64_t most)
+std::uint64_t piece_size(std::uint64_t range_bytes, std::size_t streams, std::uint64_t most, std::size_t per_stream)
 {
   most = std::max<std::uint64_t>(most, 1);
-  const std::uint64_t per = std::max<std::size_t>(streams, 1) * 2;
+  const std::uint64_t per = std::max<std::size_t>(streams, 1) * std::max<std::size_t>(per_stream, 1);
   return std::clamp<std::uint64_t>((range_bytes + per - 1) / per, std::min(k_least_piece, most), most);
 }
 

@@ -40,9 +40,10 @@ struct StreamStat {
 inline constexpr std::uint64_t k_range_window_budget = 16 * k_range_mib;
 [[nodiscard]] std::uint32_t range_window(std::size_t streams);
 
-// The piece size: about two pieces per connection so they end together, at least 8 MiB (one
-// channel set-up per piece) and at most `most`.
-[[nodiscard]] std::uint64_t piece_size(std::uint64_t range_bytes, std::size_t streams, std::uint64_t most);
+// The piece size: about `per_stream` pieces per connection (backup: two, so they end together;
+// push: one, each piece costing an exec, its shell and two or three round trips, issue #43), at
+// least 8 MiB (one channel set-up per piece) and at most `most`.
+[[nodiscard]] std::uint64_t piece_size(std::uint64_t range_bytes, std::size_t streams, std::uint64_t most, std::size_t per_stream = 2);
 
 // The bytes of [0, size) no span of `done` covers, cut into pieces of at most `piece` bytes, in
 // order. An empty file gives one empty span when nothing is done (it still has to be created).

@@ -214,6 +214,27 @@ std::string hash_script()
          "else printf 'none\\0'; cat >/dev/null; fi\n";
 }
 
+std::string parallel_hash_script(std::string_view list)
+{
+  const std::string l = "\"$" + std::string(list) + "\"";
+  return "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then T=openssl; set -- openssl dgst -sha256 -r --\n"
+         "elif printf '' | sha256sum -z >/dev/null 2>&1; then T=sha256sum; set -- sha256sum -z --\n"
+         "elif command -v shasum >/dev/null 2>&1; then T=shasum; set -- shasum -a 256 --\n"
+         "else T=none; fi\n"
+         "printf '%s\\0' \"$T\"\n"
+         "if [ \"$T\" != none ]; then\n"
+         "  p=$(nproc 2>/dev/null) || p=1\n"
+         "  case $p in ''|*[!0-9]*) p=1;; esac\n"
+         "  [ \"$p\" -gt 4 ] && p=4\n"
+         "  if [ \"$p\" -gt 1 ] && [ \"$(wc -c < " + l + ")\" -ge 16384 ] && split -d -a 1 -t '\\0' -n \"l/$p\" -- " + l + " " + l +
+         ".p 2>/dev/null; then\n"
+         "    i=0; while [ $i -lt $p ]; do xargs -0 -r \"$@\" < " + l + ".p$i > " + l + ".h$i 2>/dev/null & i=$((i+1)); done\n"
+         "    wait\n"
+         "    i=0; while [ $i -lt $p ]; do cat " + l + ".h$i 2>/dev/null; i=$((i+1)); done\n"
+         "  else xargs -0 -r \"$@\" < " + l + " 2>/dev/null; fi\n"
+         "fi\n";
+}
+
 bool is_hex_digest(std::string_view s) noexcept
 {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;

@@ -43,6 +43,12 @@ namespace gpurent {
 [[nodiscard]] std::string hash_command(std::string_view root);
 // The same without the `cd`: hashes the paths on stdin relative to the current directory.
 [[nodiscard]] std::string hash_script();
+// The same output for the paths in the file named by the shell variable `list` ("t": "$t"), hashed
+// by as many processes as the server has CPUs (at most 4) when the list is long: GNU split cuts it
+// into runs of whole names, each hashed in the background, their output joined in order, so it
+// reads exactly as one run (a push's 20,000 files: 0.29 s -> 0.13 s on 2 CPUs, issue #43). One run
+// where split or nproc is missing. Leaves "$list.p<i>" and "$list.h<i>" for the caller to remove.
+[[nodiscard]] std::string parallel_hash_script(std::string_view list);
 struct HashOutput {
   std::string tool;                          // "none": no tool on the server
   std::map<std::string, std::string> sums;   // relative path -> hex

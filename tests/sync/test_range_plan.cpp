@@ -58,12 +58,17 @@ TEST_CASE("Range plan: the pieces cover exactly the bytes no finished range hold
   }
 }
 
-TEST_CASE("Range plan: about two pieces per connection, 8 MiB at least, the cap at most", "[sync][ranges]")
+TEST_CASE("Range plan: pieces per connection (two for backup, one for push), 8 MiB at least, the cap at most", "[sync][ranges]")
 {
   CHECK(piece_size(1024 * k_mib, 8, 64 * k_mib) == 64 * k_mib);
   CHECK(piece_size(200 * k_mib, 4, 64 * k_mib) == 25 * k_mib);
   CHECK(piece_size(20 * k_mib, 4, 64 * k_mib) == 8 * k_mib);
   CHECK(piece_size(20 * k_mib, 4, 1 * k_mib) == 1 * k_mib);
+  // push: one piece per connection
+  CHECK(piece_size(256 * k_mib, 4, 64 * k_mib, 1) == 64 * k_mib);
+  CHECK(piece_size(200 * k_mib, 4, 64 * k_mib, 1) == 50 * k_mib);
+  CHECK(piece_size(1024 * k_mib, 4, 64 * k_mib, 1) == 64 * k_mib);
+  CHECK(piece_size(20 * k_mib, 4, 64 * k_mib, 0) == 8 * k_mib);  // 0 reads as 1
 }
 
 TEST_CASE("Range plan: N range channels share one receive-window budget, whatever N", "[sync][ranges]")
