@@ -50,13 +50,18 @@ Result<int> run_push_command(Services& s, const PushCommandOptions& o)
   // (git's file set, the secret guard's reads of every file) runs on its own thread while the
   // connection is made (issue #43: 0.3 s of a 20,000-file re-push), and its refusal comes first.
   TRY_ASSIGN(const WalkOptions walk_options, push_walk_options(s, p));
+  // The server is then asked for its listing while the walk goes on (push_to_server).
   auto walking = std::async(std::launch::async, [&p, &walk_options] { return walk_local_tree(p.local, walk_options); });
+  const auto walked = [&s, &walking]() -> Result<LocalTree> {
+    TRY_ASSIGN(LocalTree tree, walking.get());
+    return refuse_secrets(s, std::move(tree));
+  };
   auto connected = connect_job_server(s, server);
-  Result<LocalTree> walked = walking.get();
-  TRY_ASSIGN(LocalTree tree, std::move(walked));
-  TRY_ASSIGN(tree, refuse_secrets(s, std::move(tree)));
-  TRY_ASSIGN(auto session, std::move(connected));
-  TRY_ASSIGN(const PushReport report, push_to_server(s, server, *session, p, std::move(tree)));
+  if (!connected) {
+    TRY(walked());  // the refusal first
+    return std::unexpected(connected.error());
+  }
+  TRY_ASSIGN(const PushReport report, push_to_server(s, server, **connected, p, walked));
   if (server.dest.server_id != 0 && report.files_sent > 0) {
     if (auto store = s.state()) {
       (void)(*store)->mark_changed(server.dest.server_id, s.clock.now());

@@ -205,18 +205,28 @@ Result<LocalTree> refuse_secrets(Services& s, LocalTree tree)
 
 Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p, LocalTree tree)
 {
+  return push_to_server(s, server, session, p, [&tree]() -> Result<LocalTree> { return std::move(tree); });
+}
+
+Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p,
+                                  std::function<Result<LocalTree>()> walked)
+{
   PushRequest req;
   req.local_root = p.local;
   req.remote_dir = p.to.empty() ? default_push_dir(p.local) : p.to;
-  req.walked = std::move(tree);  // walked by walk_for_push with p's options: req.walk is not used
   if (const auto n = s.getenv("GPURENT_PUSH_SESSIONS")) {
     req.max_sessions = static_cast<std::size_t>(std::max(1L, std::strtol(n->c_str(), nullptr, 10)));
   }
-  if (server.dest.server_id != 0) {
-    // Recorded before anything is sent: `down --destroy` backs up every directory push/run used.
-    TRY_ASSIGN(StateStore* store, s.state());
-    TRY(store->record_push_dir(server.dest.server_id, req.remote_dir, s.clock.now()));
-  }
+  // Walked with p's options (req.walk is not used), awaited while the server lists the directory.
+  req.walked = [&s, &server, &req, walked = std::move(walked)]() -> Result<LocalTree> {
+    TRY_ASSIGN(LocalTree tree, walked());
+    if (server.dest.server_id != 0) {
+      // Recorded before anything is sent: `down --destroy` backs up every directory push/run used.
+      TRY_ASSIGN(StateStore* store, s.state());
+      TRY(store->record_push_dir(server.dest.server_id, req.remote_dir, s.clock.now()));
+    }
+    return tree;
+  };
   PushBar bar(s, s.stderr_tty && !s.global.json);
   req.streams = p.streams;
   req.delete_extra = p.delete_extra;

@@ -4,6 +4,7 @@
 // (the likely-secret refusal comes from it, so nothing is sent and nothing is dialled), the push
 // with its progress bar, and the report in text and in the contract's JSON.
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -47,6 +48,11 @@ struct PushSettings {
 // confirm: --yes, a TTY, else Errc::refused before anything is sent).
 [[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p,
                                                 LocalTree tree);
+// The same with the walk still running: `walked` (the walk and refuse_secrets) is awaited once the
+// server has been asked for its listing, so the two overlap; the push directory is recorded only
+// once it returned a tree, before anything is sent.
+[[nodiscard]] Result<PushReport> push_to_server(Services& s, const JobServer& server, SshSession& session, const PushSettings& p,
+                                                std::function<Result<LocalTree>()> walked);
 // The contract's keys {files_total, files_sent, bytes_sent, skipped{count, largest}, seconds,
 // verified} plus remote_dir, bytes_total, sessions, streams (the same), per_stream [{bytes,
 // seconds, mb_per_s, units}], verify_method, failed, warnings (the walk's

@@ -27,7 +27,11 @@ struct PushRequest {
   std::filesystem::path local_root;
   std::string remote_dir;                            // "~/gpurent/x", "/abs" (created when missing)
   WalkOptions walk;
-  std::optional<LocalTree> walked;                   // already walked (the CLI walks before connecting); else walk here
+  // The walk, when the caller runs it (the CLI, on its own thread while it connects): asked for once
+  // the server has been asked for its listing, so the two overlap (issue #43: 0.15 s of a 0.4 s
+  // re-push); its error (a refusal of likely secrets) ends the push before anything is sent. The
+  // listing creates nothing on the server. Empty: walked here with `walk`.
+  std::function<Result<LocalTree>()> walked;
   std::uint64_t big_threshold = 64 * k_push_mib;     // files this large go as byte ranges
   std::uint64_t range_size = 64 * k_push_mib;        // at most; about two ranges per connection
   std::size_t streams = 0;                           // SSH connections (--streams; 0: chosen as below)

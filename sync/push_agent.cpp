@@ -32,24 +32,31 @@ std::string push_agent_command(std::string_view dir, bool list)
   std::string s = "d=" + remote_shell_path(dir) +
                   "\n"
                   "fail() { printf 'gpurent-agent-error\\0%s\\0' \"$1\"; exit 3; }\n"
-                  "mkdir -p -- \"$d\" 2>/dev/null || fail mkdir\n"
-                  "cd -- \"$d\" || fail cd\n"
                   "case $(tar --version 2>/dev/null) in *'GNU tar'*) ;; *) fail tar;; esac\n"
                   "t=$(mktemp 2>/dev/null) || fail mktemp\n"
-                  "trap 'rm -f \"$t\" \"$t.err\"' EXIT\n"
+                  "trap 'rm -f \"$t\" \"$t.err\" \"$t\".p? \"$t\".h?' EXIT\n"
                   // private like mktemp's own file; not a umask for the whole agent, whose tar
                   // must give the pushed files their own modes
                   "(umask 077 && : > \"$t.err\") || fail mktemp\n"
                   "printf 'gpurent-agent-1\\0d\\0'\n";
+  // The directory is listed where it exists and created only once something is sent (after the
+  // first line of input), so an agent the client closes unused (a refused push) changes nothing.
+  s += "in=\n";
   if (list) {
     // Without GNU find the listing is empty: everything is sent, which is still right.
-    s += "if [ \"$(find . -maxdepth 0 -printf x 2>/dev/null)\" = x ]; then\n"
+    s += "if cd -- \"$d\" 2>/dev/null; then in=1\n"
+         "if [ \"$(find . -maxdepth 0 -printf x 2>/dev/null)\" = x ]; then\n"
          "  LC_ALL=C find . -mindepth 1 -printf '%y\\0%s\\0%T@\\0%m\\0%P\\0%l\\0' 2>/dev/null; printf 'END\\0%d\\0' $?\n"
-         "else printf 'END\\0%s\\0' 127; fi\n";
+         "else printf 'END\\0%s\\0' 127; fi\n"
+         "else printf 'END\\0%s\\0' 0; fi\n";
   } else {
     s += "printf 'END\\0%s\\0' 0\n";
   }
   s += "IFS= read -r n || exit 0\n"
+       "if [ -z \"$in\" ]; then\n"
+       "  mkdir -p -- \"$d\" 2>/dev/null || fail mkdir\n"
+       "  cd -- \"$d\" || fail cd\n"
+       "fi\n"
        "case $n in ''|*[!0-9]*) fail protocol;; esac\n"
        "if [ \"$n\" -gt 0 ]; then dd bs=\"$n\" count=1 iflag=fullblock of=\"$t\" 2>/dev/null || fail protocol; else : > \"$t\"; fi\n"
        "tar -xf - --no-same-owner --delay-directory-restore 2>\"$t.err\"\n"
@@ -57,7 +64,7 @@ std::string push_agent_command(std::string_view dir, bool list)
        "printf 'gpurent-push\\0%d\\0' $s\n"
        "[ -s \"$t.err\" ] && head -c 4000 \"$t.err\" >&2\n"
        "(\n" +
-       hash_script() + ") < \"$t\" 2>/dev/null\n";
+       parallel_hash_script("t") + ") 2>/dev/null\n";
   return s;
 }
 
@@ -74,6 +81,15 @@ std::string push_agent_preamble(const std::vector<std::string>& hash_paths)
 Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<std::string>& asked)
 {
   constexpr std::string_view marker = "gpurent-push";
+  constexpr std::string_view refused = "gpurent-agent-error";  // the remote directory could not be made or entered
+  if (out.starts_with(refused) && out.size() > refused.size() && out[refused.size()] == '\0') {
+    const auto why = out.substr(refused.size() + 1, out.find('\0', refused.size() + 1) - refused.size() - 1);
+    if (why == "mkdir" || why == "cd") {
+      return fail(Errc::refused, "push: the server could not " + std::string(why == "cd" ? "enter" : "create") +
+                                     " the remote directory (a file in its way, or no permission)");
+    }
+    return fail(Errc::invalid_input, "push agent: stopped (" + std::string(why.substr(0, 40)) + "); re-run the push");
+  }
   if (!out.starts_with(marker) || out.size() <= marker.size() || out[marker.size()] != '\0') {
     return fail(Errc::invalid_input, "push agent: no report after the archive (the server's tar or shell stopped); re-run the push");
   }
@@ -102,7 +118,9 @@ std::string range_write_command(std::string_view dir, std::string_view rel, std:
   // appended to the range ledger, which a later push checks against the local file's bytes.
   const std::string write = "LC_ALL=C dd of=\"$f\" bs=1048576 oflag=seek_bytes seek=" + std::to_string(offset) +
                             " conv=notrunc 2>\"$e\"";
-  return "cd -- " + remote_shell_path(dir) + " || { printf 'gpurent-range\\0cd\\0\\0'; exit 3; }\n" + "f=" +
+  // The directory is made here too: the agent that lists it makes it only once it is sent files.
+  return "mkdir -p -- " + remote_shell_path(dir) + " 2>/dev/null; cd -- " + remote_shell_path(dir) +
+         " || { printf 'gpurent-range\\0cd\\0\\0'; exit 3; }\n" + "f=" +
          shell_quote(partial_of(rel)) +
          "\n"
          "case $f in */*) mkdir -p -- \"${f%/*}\";; esac\n" +

@@ -134,6 +134,88 @@ TEST_CASE("push agent under /bin/sh: extracts a tree, hashes what it got, lists 
   CHECK(plan.stream.empty());
 }
 
+TEST_CASE("push agent under /bin/sh: a long list is hashed by parallel runs that read as one, and leaves no temporary file",
+          "[sync][push][shell]")
+{
+  Temp t;
+  const auto src = t.dir / "src";
+  std::mt19937 rng(43);
+  for (int i = 0; i < 1500; ++i) {
+    write_file(src / ("d" + std::to_string(i % 7)) / ("file-" + std::to_string(i) + "-with-a-longer-name.bin"),
+               std::string(static_cast<std::size_t>(rng() % 3000), static_cast<char>('a' + i % 26)));
+  }
+  write_file(src / "odd\nname", "odd");
+  write_file(src / "-dash", "dash");
+  const auto tree = walk_local_tree(src, WalkOptions{});
+  REQUIRE(tree.has_value());
+  std::vector<std::size_t> all(tree->entries.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i] = i;
+  }
+  std::atomic<std::uint64_t> done{0};
+  TarSource source(src, tree->entries, all, done);
+  const std::string input = drain(source);
+  REQUIRE(source.files().size() == 1502);
+  const auto tmp = t.dir / "tmp";
+  std::filesystem::create_directories(tmp);
+  const auto r = run_sh("TMPDIR=" + tmp.string() + "; export TMPDIR\n" + push_agent_command((t.dir / "dst").string(), true), input, t.dir);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto trailer = parse_push_trailer(split_agent_output(r.out).second, source.files());
+  REQUIRE(trailer.has_value());
+  CHECK(trailer->hashes.tool == "openssl");
+  CHECK(trailer->hashes.sums.size() == source.files().size());
+  for (const auto& f : source.files()) {
+    CHECK(trailer->hashes.sums.at(f) == source.sent_hashes().at(f));
+  }
+  CHECK(std::filesystem::is_empty(tmp));  // the list, its parts and their sums removed
+}
+
+TEST_CASE("push agent under /bin/sh: closed unused it creates nothing, and a directory it cannot make is a clear error",
+          "[sync][push][shell]")
+{
+  Temp t;
+  // The listing is read while the local tree is walked; a refused push then closes the agent.
+  const auto dest = t.dir / "new" / "dir";
+  const auto unused = run_sh(push_agent_command(dest.string(), true), {}, t.dir);
+  REQUIRE(unused.status == 0);
+  const auto [listed, rest] = split_agent_output(unused.out);
+  CHECK(listed.empty());
+  CHECK(rest.empty());
+  CHECK_FALSE(std::filesystem::exists(t.dir / "new"));
+
+  // Sent something, it makes the directory then.
+  write_file(t.dir / "src" / "a.txt", "a");
+  const auto tree = walk_local_tree(t.dir / "src", WalkOptions{});
+  REQUIRE(tree.has_value());
+  std::vector<std::size_t> all(tree->entries.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i] = i;
+  }
+  std::atomic<std::uint64_t> done{0};
+  TarSource source(t.dir / "src", tree->entries, all, done);
+  const std::string input = drain(source);
+  const auto sent = run_sh(push_agent_command(dest.string(), true), input, t.dir);
+  REQUIRE(sent.status == 0);
+  const auto trailer = parse_push_trailer(split_agent_output(sent.out).second, source.files());
+  REQUIRE(trailer.has_value());
+  CHECK(slurp(dest / "a.txt") == "a");
+
+  // A file where the directory should be: an error that says so, after the (empty) listing.
+  write_file(t.dir / "blocked", "a file");
+  const auto blocked = run_sh(push_agent_command((t.dir / "blocked").string(), true), input, t.dir);
+  CHECK(blocked.status == 3);
+  const auto [none, after] = split_agent_output(blocked.out);
+  CHECK(none.empty());
+  const auto refused = parse_push_trailer(after, source.files());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == Errc::refused);
+  CHECK(refused.error().message.find("could not create the remote directory") != std::string::npos);
+  CHECK(slurp(t.dir / "blocked") == "a file");
+  // Any other stop of the agent is not mistaken for it.
+  CHECK(parse_push_trailer("gpurent-agent-error\0protocol\0"s, {}).error().code == Errc::invalid_input);
+}
+
 TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, finished only when whole and right",
           "[sync][push][shell]")
 {
@@ -145,8 +227,7 @@ TEST_CASE("push agent under /bin/sh: large files as byte ranges in any order, fi
   }
   write_file(t.dir / "local" / "w.bin", data);
   ::chmod((t.dir / "local" / "w.bin").c_str(), 0640);
-  const auto dest = t.dir / "remote";
-  std::filesystem::create_directories(dest);
+  const auto dest = t.dir / "remote";  // made by the first range to arrive: no listing agent made it
   std::atomic<std::uint64_t> done{0};
   const std::uint64_t part = 1024 * 1024 + 5;
   for (const std::uint64_t off : std::vector<std::uint64_t>{2 * part, 0, part}) {  // out of order
