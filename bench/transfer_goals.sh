@@ -11,7 +11,12 @@
 #
 #   bash bench/transfer_goals.sh [BUILD_DIR]     (default build/; not part of the test suite)
 # Env: BENCH_ROUNDS (1; the median of the rounds), BENCH_DIR (a temp dir; needs ~2 GiB),
-# BENCH_FILES, BENCH_PUSH_MIB, BENCH_BACKUP_MIB; GPURENT_VERBOSE=1 adds -v to gpurent.
+# BENCH_FILES, BENCH_PUSH_MIB, BENCH_BACKUP_MIB; GPURENT_VERBOSE=1 adds -v to gpurent;
+# BENCH_FRESH_FS=1 (root): the whole run on a new ext4 file system (a loop-mounted sparse file),
+# as on a clean machine. ext4 skips inodes freed in the last minutes when it allocates new ones
+# (perf: recently_deleted, find_get_block_common), so on a file system where trees were just
+# deleted every tool's file creation slows by up to 3x, unevenly; nothing is deleted until the
+# run ends, each case writing into its own directory.
 # Exit 0 whether goals are met or not (it measures; it does not gate).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +28,17 @@ FILES=${BENCH_FILES:-20000}
 PUSH_MIB=${BENCH_PUSH_MIB:-256}
 BACKUP_MIB=${BENCH_BACKUP_MIB:-512}
 source "$ROOT/bench/bench_env.sh"
+if [ "${BENCH_FRESH_FS:-0}" = 1 ]; then
+  FS_IMG=$(mktemp /var/tmp/gpurent-bench-fs.XXXXXX)
+  FS_MNT=$(mktemp -d /tmp/gpurent-bench-mnt.XXXXXX)
+  truncate -s 8G "$FS_IMG" && mkfs.ext4 -q -F "$FS_IMG" && mount -o loop "$FS_IMG" "$FS_MNT" ||
+    { echo "BENCH_FRESH_FS=1 needs root, mkfs.ext4 and a loop device" >&2; rm -f "$FS_IMG"; exit 1; }
+  export BENCH_DIR=$FS_MNT/b
+fi
 bench_setup transfer-goals
+if [ "${BENCH_FRESH_FS:-0}" = 1 ]; then
+  trap 'bench_cleanup; umount "$FS_MNT"; rmdir "$FS_MNT"; rm -f "$FS_IMG"' EXIT
+fi
 VFLAG=${GPURENT_VERBOSE:+-v}
 
 echo "generating $FILES files in $B/tree, a $PUSH_MIB MiB and a $BACKUP_MIB MiB file ..." >&2
@@ -48,17 +63,18 @@ push_cases() {  # push_cases NAME PORT KNOWN_HOSTS WITH_BIG
   SSHO=$(ssh_opts "$port" "$kh")
   for r in $(seq 1 "$ROUNDS"); do
     echo "$name: push round $r/$ROUNDS ..." >&2
-    rm -rf "$B/dst"; mkdir -p "$B/dst"
-    t $G "$B/tree" --to "$B/dst/g" >> "$B/$name.first.gpurent.times"
-    t rsync -a -e "ssh $SSHO" "$B/tree/" "$U@$H:$B/dst/r/" >> "$B/$name.first.rsync.times"
-    t $G "$B/tree" --to "$B/dst/g" >> "$B/$name.noop.gpurent.times"
-    t rsync -a -e "ssh $SSHO" "$B/tree/" "$U@$H:$B/dst/r/" >> "$B/$name.noop.rsync.times"
+    local D=$B/dst-$name-$r
+    mkdir -p "$D"
+    t $G "$B/tree" --to "$D/g" >> "$B/$name.first.gpurent.times"
+    t rsync -a -e "ssh $SSHO" "$B/tree/" "$U@$H:$D/r/" >> "$B/$name.first.rsync.times"
+    t $G "$B/tree" --to "$D/g" >> "$B/$name.noop.gpurent.times"
+    t rsync -a -e "ssh $SSHO" "$B/tree/" "$U@$H:$D/r/" >> "$B/$name.noop.rsync.times"
     if [ "$big" = 1 ]; then
-      t $G "$B/big" --to "$B/dst/gb" >> "$B/$name.big.gpurent.times"
-      t rsync -a -e "ssh $SSHO" "$B/big/" "$U@$H:$B/dst/rb/" >> "$B/$name.big.rsync.times"
-      cmp "$B/big/weights.safetensors" "$B/dst/gb/weights.safetensors"
+      t $G "$B/big" --to "$D/gb" >> "$B/$name.big.gpurent.times"
+      t rsync -a -e "ssh $SSHO" "$B/big/" "$U@$H:$D/rb/" >> "$B/$name.big.rsync.times"
+      cmp "$B/big/weights.safetensors" "$D/gb/weights.safetensors"
     fi
-    diff -r "$B/tree" "$B/dst/g" > /dev/null && diff -r "$B/tree" "$B/dst/r" > /dev/null
+    diff -r "$B/tree" "$D/g" > /dev/null && diff -r "$B/tree" "$D/r" > /dev/null
   done
 }
 
@@ -69,10 +85,12 @@ backup_cases() {  # backup_cases NAME PORT KNOWN_HOSTS
   SCPO=$(ssh_opts "$port" "$kh" | sed 's/^-p /-P /')
   for r in $(seq 1 "$ROUNDS"); do
     echo "$name: backup round $r/$ROUNDS ..." >&2
-    rm -rf "$B/dst"; mkdir -p "$B/dst"
-    t $G "$B/backup.safetensors" --to "$B/dst/g" >> "$B/$name.backup.gpurent.times"
-    t scp -q $SCPO "$U@$H:$B/backup.safetensors" "$B/dst/s.safetensors" >> "$B/$name.backup.scp.times"
-    cmp "$B/backup.safetensors" "$(find "$B/dst/g" -type f -name backup.safetensors | head -1)"
+    local D=$B/dst-$name-$r
+    mkdir -p "$D"
+    t $G "$B/backup.safetensors" --to "$D/g" >> "$B/$name.backup.gpurent.times"
+    t scp -q $SCPO "$U@$H:$B/backup.safetensors" "$D/s.safetensors" >> "$B/$name.backup.scp.times"
+    cmp "$B/backup.safetensors" "$(find "$D/g" -type f -name backup.safetensors | head -1)"
+    rm -f "$D/s.safetensors"  # a file, not a tree: no inodes to skip
   done
 }
 
