@@ -181,14 +181,9 @@ Result<void> LibsshSession::authenticate(const SshOptions& o)
 {
   const std::string& user = m_target.user;
   const auto user_len = static_cast<unsigned>(user.size());
-  const char* methods = libssh2_userauth_list(m_session, user.c_str(), user_len);
-  if (methods == nullptr && libssh2_userauth_authenticated(m_session) != 0) {
-    return {};
-  }
-  if (methods != nullptr && std::strstr(methods, "publickey") == nullptr) {
-    return fail(Errc::unauthorized, "ssh to " + to_string(m_target) + ": the server does not accept keys (only " + methods +
-                                        "); enable public-key login on the server");
-  }
+  // The keys are offered at once: asking first which methods the server accepts (a "none"
+  // request) cost every connection a round trip (issue #43), so that is asked only to explain
+  // a failure, below.
   std::vector<std::string> tried;
   if (o.use_agent && !o.agent_socket.empty()) {
     LIBSSH2_AGENT* agent = libssh2_agent_init(m_session);
@@ -232,6 +227,14 @@ Result<void> LibsshSession::authenticate(const SshOptions& o)
         }
       }
     }
+  }
+  const char* methods = libssh2_userauth_list(m_session, user.c_str(), user_len);
+  if (methods == nullptr && libssh2_userauth_authenticated(m_session) != 0) {
+    return {};  // a server that asks for no authentication
+  }
+  if (methods != nullptr && std::strstr(methods, "publickey") == nullptr) {
+    return fail(Errc::unauthorized, "ssh to " + to_string(m_target) + ": the server does not accept keys (only " + methods +
+                                        "); enable public-key login on the server");
   }
   bool tried_rsa = false;
   for (const auto& key : o.identities) {

@@ -8,7 +8,8 @@
 #    with bounded memory;
 #  * a host whose recorded ed25519 key is replaced by an ECDSA one has CHANGED its key: refused
 #    with both fingerprints, also with --accept-new-host-key, no second line added; the removal
-#    command the message gives works; a key pinned in the state database is refused the same way.
+#    command the message gives works; a key pinned in the state database is refused the same way;
+#  * a key the server does not know, and a server that takes no keys, each get their own error.
 set -euo pipefail
 : "${GPURENT_BIN:?}" "${GPURENT_SOURCE_DIR:?}"
 T=$(mktemp -d /tmp/gpurent-ssh-hardening.XXXXXX)
@@ -111,4 +112,13 @@ ssh-keygen -R "[127.0.0.1]:$SSHD_PORT" -f "$KH2" > /dev/null 2>&1
 R ssh --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$KH2" --accept-new-host-key -- true
 [ "$RC" = 0 ] || fail "after removing the old line: $(cat "$T/e")"
 [ "$(wc -l < "$KH2")" = 1 ] && grep -q ecdsa-sha2 "$KH2" || fail "the ECDSA key recorded: $(cat "$KH2")"
+# Keys are offered without asking first which methods the server accepts (a round trip saved):
+# a server that takes no keys is still named as such, and a wrong key as a failed authentication.
+R ssh --host "$SSHD_TARGET" --identity "$SSHD_KEY_OTHER" --known-hosts "$KH2" -- true
+[ "$RC" != 0 ] && grep -q "authentication failed with" "$T/e" || fail "a key the server does not know: $RC $(cat "$T/e")"
+sed -i -e 's/^PubkeyAuthentication yes/PubkeyAuthentication no/' -e 's/^PasswordAuthentication no/PasswordAuthentication yes/' "$SSHD_DIR/sshd_config"
+sshd_stop
+sshd_launch
+R ssh --host "$SSHD_TARGET" --identity "$SSHD_KEY" --known-hosts "$KH2" -- true
+[ "$RC" != 0 ] && grep -q "the server does not accept keys (only password)" "$T/e" || fail "a server without public-key login: $RC $(cat "$T/e")"
 echo "ok"
