@@ -54,7 +54,7 @@ PushPlan plan_push(const std::vector<LocalEntry>& local, const std::vector<Remot
 }
 
 std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t>& stream, const std::vector<LocalEntry>& local,
-                                                   std::size_t parts)
+                                                   std::size_t parts, double first_share)
 {
   std::vector<std::vector<std::size_t>> out;
   if (stream.empty()) {
@@ -65,11 +65,14 @@ std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t
   for (const auto i : stream) {
     total += local[i].size + k_entry_weight;
   }
-  const std::uint64_t share = (total + parts - 1) / parts;
+  const bool weighted = parts > 1 && first_share > 0 && first_share < 1;
+  const auto first = weighted ? static_cast<std::uint64_t>(static_cast<double>(total) * first_share) : (total + parts - 1) / parts;
+  const std::uint64_t rest = parts > 1 && total > first ? (total - first + parts - 2) / (parts - 1) : first;
   out.emplace_back();
   std::uint64_t acc = 0;
   for (const auto i : stream) {
     const std::uint64_t w = local[i].size + k_entry_weight;
+    const std::uint64_t share = out.size() == 1 ? first : rest;
     if (acc > 0 && acc + w / 2 > share && out.size() < parts) {
       out.emplace_back();
       acc = 0;
@@ -91,6 +94,19 @@ std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const s
     }
   }
   return out;
+}
+
+double first_stream_share(std::chrono::duration<double> windowed, std::chrono::duration<double> setup, std::size_t parts)
+{
+  if (parts <= 1) {
+    return 1;
+  }
+  const double n = static_cast<double>(parts);
+  if (!(windowed.count() > 0) || !(setup.count() >= 0)) {
+    return 1 / n;
+  }
+  const double t = (windowed.count() + (n - 1) * setup.count()) / n;
+  return std::clamp(t / windowed.count(), 1 / n, 0.9);
 }
 
 std::size_t choose_push_sessions(std::uint64_t bytes, std::chrono::duration<double> round_trip,

@@ -29,10 +29,19 @@ struct PushPlan {
 [[nodiscard]] PushPlan plan_push(const std::vector<LocalEntry>& local, const std::vector<RemoteEntry>& remote,
                                  std::uint64_t big_threshold);
 
-// The stream cut into at most `parts` consecutive groups of about equal weight (bytes plus 1 KiB
-// per entry for its header and the per-file work on the server); none empty.
+// The stream cut into at most `parts` consecutive groups by weight (bytes plus 1 KiB per entry for
+// its header and the per-file work on the server); none empty. The first group gets `first_share`
+// of the weight (0: an equal share), the others equal shares of the rest.
 [[nodiscard]] std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t>& stream,
-                                                                 const std::vector<LocalEntry>& local, std::size_t parts);
+                                                                 const std::vector<LocalEntry>& local, std::size_t parts,
+                                                                 double first_share = 0);
+
+// The share of a stream the first connection should carry when `parts` connections send it: it
+// starts at once, each other one `setup` later (connect, authentication, its shell), so with the
+// whole stream taking `windowed` over one connection they end together when the first carries
+// T = (windowed + (parts - 1) x setup) / parts of it and each other T - setup. Between 1/parts
+// and 0.9; 1/parts when nothing is known.
+[[nodiscard]] double first_stream_share(std::chrono::duration<double> windowed, std::chrono::duration<double> setup, std::size_t parts);
 
 // The receive window sshd grants each channel (OpenSSH channels.h: CHAN_SES_WINDOW_DEFAULT, 64
 // packets of 32 KiB): a channel carries at most this much to the server per round trip.

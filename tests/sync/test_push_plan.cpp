@@ -122,6 +122,49 @@ TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sy
   CHECK((left[2].entry == 1 && left[2].offset == 0 && left[2].length == 30));
 }
 
+TEST_CASE("split_stream with a first share: the first connection, which starts at once, carries its share", "[sync][push][property]")
+{
+  using secs = std::chrono::duration<double>;
+  // The tree at 50 ms: 1.48 s over one connection, another costing 0.47 s: the first carries 66%.
+  CHECK(first_stream_share(secs(1.48), secs(0.47), 2) == Approx((1.48 + 0.47) / 2 / 1.48));
+  CHECK(first_stream_share(secs(1.48), secs(0.47), 1) == 1);
+  CHECK(first_stream_share(secs(0), secs(0.47), 4) == Approx(0.25));     // nothing known: equal
+  CHECK(first_stream_share(secs(1.0), secs(5.0), 2) == Approx(0.9));      // set-up longer than the send: capped
+  CHECK(first_stream_share(secs(10.0), secs(0.0), 4) == Approx(0.25));    // free connections: equal
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<LocalEntry> local;
+    const auto n = std::uniform_int_distribution<std::size_t>(1, 400)(rng);
+    std::uint64_t total = 0;
+    std::uint64_t largest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      local.push_back(file("f" + std::to_string(i), std::uniform_int_distribution<std::uint64_t>(0, 100'000)(rng), 0));
+      total += local.back().size + 1024;
+      largest = std::max<std::uint64_t>(largest, local.back().size + 1024);
+    }
+    std::vector<std::size_t> stream(n);
+    std::iota(stream.begin(), stream.end(), std::size_t{0});
+    const auto parts = std::uniform_int_distribution<std::size_t>(2, 6)(rng);
+    const double share = std::uniform_real_distribution<double>(1.0 / static_cast<double>(parts), 0.9)(rng);
+    const auto groups = split_stream(stream, local, parts, share);
+    REQUIRE(!groups.empty());
+    CHECK(groups.size() <= parts);
+    std::vector<std::size_t> joined;
+    for (const auto& g : groups) {
+      CHECK_FALSE(g.empty());
+      joined.insert(joined.end(), g.begin(), g.end());
+    }
+    CHECK(joined == stream);
+    std::uint64_t first = 0;
+    for (const auto i : groups.front()) {
+      first += local[i].size + 1024;
+    }
+    const auto want = static_cast<std::uint64_t>(static_cast<double>(total) * share);
+    CHECK(first + largest >= want);  // within one item of its share
+    CHECK(first <= want + largest);
+  }
+}
+
 TEST_CASE("choose_push_sessions: more connections only where the window, not the set-up, bounds the push", "[sync][push]")
 {
   using namespace std::chrono_literals;
