@@ -164,9 +164,10 @@ Result<PushReport> Pusher::run()
     sessions = choose_push_sessions(plan.bytes_to_send, rtt, setup, m_req.max_sessions);
     m_report.round_trip = rtt;
     m_report.connection_setup = setup;
-    if (plan.big.empty()) {
+    if (plan.big.empty() || plan.stream.empty()) {
       // This connection sends at once, the others only once connected: it carries more of the
-      // stream, so that they end together (the tree at 50 ms over 2: 1.27 s and 1.48 s halved).
+      // stream, or the longer first range, so that they end together (the tree at 50 ms over 2:
+      // 1.27 s and 1.48 s halved).
       const std::chrono::duration<double> windowed =
           rtt * (static_cast<double>(plan.bytes_to_send) / static_cast<double>(k_sshd_channel_window));
       first_share = first_stream_share(windowed, setup, sessions);
@@ -176,7 +177,15 @@ Result<PushReport> Pusher::run()
   m_groups = split_stream(plan.stream, m_local, sessions, first_share);
   m_big = plan.big;
   const auto resumed = resumable_ranges(*remote);
-  m_ranges = split_ranges(plan.big, m_local, piece_size(big_bytes, sessions, m_req.range_size, k_pieces_per_connection), resumed);
+  std::uint64_t piece = piece_size(big_bytes, sessions, m_req.range_size, k_pieces_per_connection);
+  std::uint64_t first_range = 0;
+  if (first_share > 0 && sessions > 1 && plan.stream.empty() && resumed.empty()) {
+    // Only large files: the first range, this connection's, is the longer one (at most two ranges'
+    // worth), the other connections' ranges share the rest.
+    first_range = std::min<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(big_bytes) * first_share), 2 * m_req.range_size);
+    piece = piece_size(big_bytes - first_range, sessions - 1, m_req.range_size, k_pieces_per_connection);
+  }
+  m_ranges = split_ranges(plan.big, m_local, piece, resumed, first_range);
   m_range_ok.assign(m_ranges.size(), false);
   for (std::size_t r = 0; r < m_ranges.size(); ++r) {
     m_queue.push_back(Work{true, r});  // large units first: they balance best

@@ -84,11 +84,19 @@ std::vector<std::vector<std::size_t>> split_stream(const std::vector<std::size_t
 }
 
 std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const std::vector<LocalEntry>& local,
-                                    std::uint64_t range_size, const std::map<std::size_t, std::vector<Span>>& done)
+                                    std::uint64_t range_size, const std::map<std::size_t, std::vector<Span>>& done,
+                                    std::uint64_t first_range)
 {
   std::vector<ByteRange> out;
   for (const auto i : big) {
     const auto d = done.find(i);
+    if (out.empty() && first_range > 0 && first_range < local[i].size && (d == done.end() || d->second.empty())) {
+      out.push_back(ByteRange{i, 0, first_range});
+      for (const auto& sp : spans_to_fetch(local[i].size, {Span{0, first_range}}, range_size)) {
+        out.push_back(ByteRange{i, sp.offset, sp.length});
+      }
+      continue;
+    }
     for (const auto& sp : spans_to_fetch(local[i].size, d == done.end() ? std::vector<Span>{} : d->second, range_size)) {
       out.push_back(ByteRange{i, sp.offset, sp.length});
     }

@@ -65,9 +65,12 @@ struct ByteRange {
 };
 // Each big file cut into ranges of at most `range_size` bytes, leaving out what `done` holds for
 // it (the spans a killed push left verified on the server; sync/range_plan.hpp, spans_to_fetch);
-// an empty file with nothing done: one empty range.
+// an empty file with nothing done: one empty range. `first_range` (0: none) is the length of the
+// very first range, where the first file has nothing done: the range the connection that sends at
+// once takes, longer than the others (first_stream_share), the rest of that file then cut as usual.
 [[nodiscard]] std::vector<ByteRange> split_ranges(const std::vector<std::size_t>& big, const std::vector<LocalEntry>& local,
                                                   std::uint64_t range_size,
-                                                  const std::map<std::size_t, std::vector<Span>>& done = {});
+                                                  const std::map<std::size_t, std::vector<Span>>& done = {},
+                                                  std::uint64_t first_range = 0);
 
 }  // namespace gpurent

@@ -120,6 +120,16 @@ TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sy
   CHECK((left[0].entry == 0 && left[0].offset == 40 && left[0].length == 20));
   CHECK((left[1].entry == 0 && left[1].offset == 70 && left[1].length == 30));
   CHECK((left[2].entry == 1 && left[2].offset == 0 && left[2].length == 30));
+  // The first range longer (the connection that sends at once), the rest cut as usual.
+  const auto led = split_ranges({0, 1}, two, 30, {}, 45);
+  REQUIRE(led.size() == 4);
+  CHECK((led[0].entry == 0 && led[0].offset == 0 && led[0].length == 45));
+  CHECK((led[1].entry == 0 && led[1].offset == 45 && led[1].length == 30));
+  CHECK((led[2].entry == 0 && led[2].offset == 75 && led[2].length == 25));
+  CHECK((led[3].entry == 1 && led[3].offset == 0 && led[3].length == 30));
+  // Not where the first file has spans done, nor longer than the file.
+  CHECK(split_ranges({0, 1}, two, 40, {{0, {Span{0, 40}}}}, 45).front().length == 40);
+  CHECK(split_ranges({0, 1}, two, 40, {}, 100).front().length == 40);
 }
 
 TEST_CASE("split_stream with a first share: the first connection, which starts at once, carries its share", "[sync][push][property]")
