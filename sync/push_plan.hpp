@@ -48,12 +48,13 @@ struct PushPlan {
 inline constexpr std::uint64_t k_sshd_channel_window = 2ULL * 1024 * 1024;
 
 // The SSH connections a push opens when --streams does not say (docs/benchmarks.md, "Issue #43:
-// ... the connections a push opens"). Sending `bytes` over n connections takes at least
-// bytes x round_trip / (n x window) (each channel waits for the server's window); every connection
-// after the first costs `setup` (its connect, key exchange, authentication and the shell that runs
-// its command, as the first one took), on the same link and CPUs. The n in [1, most] with the
-// least sum: one on a fast link or for little data; more only where the window, not the CPUs,
-// would bound the transfer. A round trip of zero (unknown) gives 1.
+// ... the connections a push opens"). Sending `bytes` over one connection takes at least
+// W = bytes x round_trip / window (each channel waits for the server's window); every connection
+// after the first starts `setup` later (its connect, key exchange, authentication and the shell
+// that runs its command, as the first one took) while the first sends, so n of them end together
+// after (W + (n - 1) x setup) / n, and each also costs the shared CPUs a quarter of its set-up.
+// The n in [1, most] with the least time: one on a fast link or for little data; more only where
+// the window, not the set-up, bounds the transfer. A round trip of zero (unknown) gives 1.
 [[nodiscard]] std::size_t choose_push_sessions(std::uint64_t bytes, std::chrono::duration<double> round_trip,
                                                std::chrono::duration<double> setup, std::size_t most,
                                                std::uint64_t window = k_sshd_channel_window);
