@@ -24,6 +24,10 @@ namespace push_detail {
 namespace {
 
 constexpr int k_rounds = 3;
+// The round trip from which a first push opens its other connections beside the listing; and
+// what a remote shell's start is taken to cost before the listing has measured it.
+constexpr std::chrono::milliseconds k_early_round_trip{20};
+constexpr std::chrono::duration<double> k_shell_start{0.1};
 // One byte range per connection: each range is an exec with its shell and two or three round
 // trips of its own (256 MiB at 50 ms over 4 connections: 4.2 s in 8 ranges, 3.7 s in 4).
 constexpr std::size_t k_pieces_per_connection = 1;
@@ -95,21 +99,8 @@ Result<void> Pusher::delete_extra(const std::vector<std::string>& doomed)
   return {};
 }
 
-Result<PushReport> Pusher::run()
+Result<void> Pusher::take_walk()
 {
-  const auto t0 = std::chrono::steady_clock::now();
-  m_report.remote_dir = m_req.remote_dir;
-  // The listing is asked for and read first, through the channel that then carries the first
-  // stream, while the caller's thread walks the local tree (m_req.walked); the agent creates the
-  // remote directory only once it is sent something, so a refused push leaves nothing on the
-  // server, and a refusal is the error even where the listing failed too.
-  const auto listing_started = std::chrono::steady_clock::now();
-  AgentListingReader listing;
-  auto agent = m_main.open_exec(push_agent_command(m_req.remote_dir, true));
-  Result<void> listed = agent ? (*agent)->read_until([&](const char* p, std::size_t n) { return listing.feed(std::string_view(p, n)); },
-                                                     [&] { return listing.done(); })
-                              : Result<void>(std::unexpected(agent.error()));
-  const std::chrono::duration<double> listing_time = std::chrono::steady_clock::now() - listing_started;
   if (m_req.walked) {
     TRY_ASSIGN(m_report.tree, m_req.walked());
   } else {
@@ -119,6 +110,57 @@ Result<PushReport> Pusher::run()
     return fail(Errc::refused, "push: " + m_report.tree.secrets.front().path + " (" + m_report.tree.secrets.front().why +
                                    ") and " + std::to_string(m_report.tree.secrets.size() - 1) +
                                    " other file(s) look like credentials; nothing was sent; allow them with --allow-secret PATH");
+  }
+  return {};
+}
+
+void Pusher::open_early_connections(const LinkTimes& link)
+{
+  std::uint64_t bytes = 0;
+  for (const auto& e : m_report.tree.entries) {
+    bytes += e.kind == EntryKind::file ? e.size : 0;
+  }
+  std::size_t n = m_req.streams;
+  if (n == 0) {
+    // What the plan will take once the listing says what is missing (below): for a first push,
+    // about everything. The listing's own time is not known yet: two round trips and the shell.
+    const std::chrono::duration<double> rtt = *link.round_trip;
+    n = choose_push_sessions(bytes, rtt, std::chrono::duration<double>(link.connect) + 4 * rtt + k_shell_start, m_req.max_sessions);
+  }
+  m_early_started = std::chrono::steady_clock::now();
+  for (std::size_t i = 1; i < n; ++i) {
+    m_early.push_back(std::async(std::launch::async, [this] { return m_more(); }));
+  }
+}
+
+Result<PushReport> Pusher::run()
+{
+  const auto t0 = std::chrono::steady_clock::now();
+  m_report.remote_dir = m_req.remote_dir;
+  // The listing is asked for and read, through the channel that then carries the first stream,
+  // while the caller's thread walks the local tree (m_req.walked); the agent creates the remote
+  // directory only once it is sent something, so a refused push leaves nothing on the server,
+  // and a refusal is the error even where the listing failed too.
+  auto started = std::chrono::steady_clock::now();
+  AgentListingReader listing;
+  auto agent = m_main.open_exec(push_agent_command(m_req.remote_dir, true));
+  std::chrono::duration<double> listing_time = std::chrono::steady_clock::now() - started;
+  const LinkTimes link0 = m_main.link_times();  // the channel's opening measured the round trip
+  bool walked = false;
+  if (agent && m_more && !m_req.pushed_before && m_req.streams != 1 && (m_req.streams > 1 || m_req.max_sessions > 1) &&
+      link0.round_trip && *link0.round_trip >= k_early_round_trip) {
+    // At this distance the walk is done or nearly so by now.
+    TRY(take_walk());
+    walked = true;
+    open_early_connections(link0);
+  }
+  started = std::chrono::steady_clock::now();
+  Result<void> listed = agent ? (*agent)->read_until([&](const char* p, std::size_t n) { return listing.feed(std::string_view(p, n)); },
+                                                     [&] { return listing.done(); })
+                              : Result<void>(std::unexpected(agent.error()));
+  listing_time += std::chrono::steady_clock::now() - started;
+  if (!walked) {
+    TRY(take_walk());
   }
   TRY(listed);
   m_local = m_report.tree.entries;
@@ -170,7 +212,10 @@ Result<PushReport> Pusher::run()
       // 1.27 s and 1.48 s halved).
       const std::chrono::duration<double> windowed =
           rtt * (static_cast<double>(plan.bytes_to_send) / static_cast<double>(k_sshd_channel_window));
-      first_share = first_stream_share(windowed, setup, sessions);
+      // Connections opened beside the listing are that much nearer to ready.
+      const std::chrono::duration<double> early = std::chrono::steady_clock::now() - m_early_started;
+      const auto left = m_early.empty() ? setup : std::max(setup - early, std::chrono::duration<double>(0));
+      first_share = first_stream_share(windowed, left, sessions);
     }
   }
   m_stats.assign(sessions, StreamStat{});

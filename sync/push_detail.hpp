@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -44,6 +45,12 @@ private:
   Result<void> timed(std::size_t k, std::uint64_t bytes, const std::function<Result<void>()>& send);
   [[nodiscard]] std::uint64_t group_bytes(std::size_t g) const;
   void worker(std::size_t id);
+  // The walk (the caller's or here) and the refusal of likely secrets, into m_report.tree.
+  Result<void> take_walk();
+  // A first push to this directory (no record of an earlier one) over a long round trip sends the
+  // whole tree: the other connections it will want are opened at once, beside the listing, not
+  // after it (issue #43: 0.2-0.5 s sooner at 50 ms). Needs the walk.
+  void open_early_connections(const LinkTimes& link);
   Result<void> finish_big_files(std::set<std::size_t>& failed_big);
   std::map<std::size_t, std::vector<Span>> resumable_ranges(const std::vector<RemoteEntry>& remote);
   // --delete: removes `doomed` under the remote directory (sync/push_delete.hpp).
@@ -83,6 +90,8 @@ private:
   std::atomic<std::size_t> m_sessions{1};
   std::vector<StreamStat> m_stats;  // per connection: index 0 the main one, i the worker i
   std::map<std::size_t, Result<std::string>> m_whole;  // big file entry -> local SHA-256, hashed during the upload
+  std::deque<std::future<Result<std::unique_ptr<SshSession>>>> m_early;  // taken by the workers first
+  std::chrono::steady_clock::time_point m_early_started;
 };
 
 }  // namespace gpurent::push_detail

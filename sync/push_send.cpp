@@ -139,7 +139,15 @@ void Pusher::work_loop(SshSession& s, std::size_t k)
 
 void Pusher::worker(std::size_t id)
 {
-  auto s = m_more();
+  std::optional<std::future<Result<std::unique_ptr<SshSession>>>> early;
+  {
+    std::lock_guard lock(m_mu);
+    if (!m_early.empty()) {
+      early = std::move(m_early.front());
+      m_early.pop_front();
+    }
+  }
+  auto s = early ? early->get() : m_more();
   if (!s) {
     std::lock_guard lock(m_mu);
     m_report.warnings.push_back("could not open another connection (" + s.error().message + "); continuing with fewer");

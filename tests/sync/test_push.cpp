@@ -53,7 +53,88 @@ struct PushSetup {
   PushRequest req;
 };
 
+// The real session, reporting a 50 ms round trip: what a push decides from the link, on loopback.
+class FarSession final : public SshSession {
+public:
+  explicit FarSession(std::unique_ptr<SshSession> inner) : m_inner(std::move(inner)) {}
+  LinkTimes link_times() const override
+  {
+    LinkTimes t = m_inner->link_times();
+    if (t.round_trip) {
+      t.round_trip = std::chrono::milliseconds(50);  // as measured: after the first channel's opening
+    }
+    return t;
+  }
+  std::string host_key_fingerprint() const override { return m_inner->host_key_fingerprint(); }
+  Result<ExecResult> exec(const std::string& c, std::string_view in) override { return m_inner->exec(c, in); }
+  Result<std::vector<RemoteEntry>> list_tree(const std::string& root) override { return m_inner->list_tree(root); }
+  Result<RemoteEntry> stat(const std::string& path) override { return m_inner->stat(path); }
+  Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override
+  {
+    return m_inner->read_file(path, offset, sink);
+  }
+  Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel, FileStreamHandler& h) override
+  {
+    return m_inner->stream_files(root, rel, h);
+  }
+  Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override { return m_inner->open_backup_channel(root); }
+  Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel) override
+  {
+    return m_inner->start_sha256(root, rel);
+  }
+  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& c, std::uint32_t window) override { return m_inner->open_exec(c, window); }
+  Result<int> run_interactive(const std::string& c, const InteractiveIo& io) override { return m_inner->run_interactive(c, io); }
+
+private:
+  std::unique_ptr<SshSession> m_inner;
+};
+
 }  // namespace
+
+TEST_CASE("run_push over a real sshd: a first push over a long round trip opens its other connections beside the listing",
+          "[sync][push][ssh]")
+{
+  SshdFixture sshd;
+  const auto src = sshd.dir() / "src";
+  std::mt19937 rng(4);
+  const std::string big = random_bytes(24 * 1024 * 1024, rng);  // 24 MiB: 0.6 s through one 2 MiB window at 50 ms
+  write_file(src / "w.bin", big);
+  for (int i = 0; i < 30; ++i) {
+    write_file(src / "small" / ("f" + std::to_string(i)), std::string(2000U + static_cast<std::size_t>(i), 'y'));
+  }
+  PushSetup setup(sshd, "far");
+  auto& [session, opened, more, req] = setup;
+  req.big_threshold = 8 * 1024 * 1024;
+  Quiet quiet;
+  FarSession far(std::move(*session));
+  // No record of an earlier push here: everything is to be sent, so the other connections the
+  // plan will want are opened while the server lists the directory, and carry the ranges.
+  const auto first = run_push(far, more, req, quiet);
+  REQUIRE(first.has_value());
+  CHECK(first->failed.empty());
+  CHECK(first->verified);
+  CHECK(first->sessions >= 2);
+  CHECK(opened == static_cast<int>(first->sessions) - 1);
+  CHECK(slurp(sshd.dir() / "remote" / "far" / "w.bin") == big);
+  REQUIRE(first->record.has_value());
+
+  // The same tree again, without the record (pushed by other means): the early connections are
+  // opened, then closed unused, and nothing is sent.
+  opened = 0;
+  const auto unrecorded = run_push(far, more, req, quiet);
+  REQUIRE(unrecorded.has_value());
+  CHECK(unrecorded->files_sent == 0);
+  CHECK(unrecorded->sessions == 1);
+  CHECK(opened >= 1);
+
+  // With the record, a re-push is taken to send little: none before the listing says what.
+  opened = 0;
+  req.pushed_before = first->record;
+  const auto again = run_push(far, more, req, quiet);
+  REQUIRE(again.has_value());
+  CHECK(again->files_sent == 0);
+  CHECK(opened == 0);
+}
 
 TEST_CASE("run_push over a real sshd: several connections, ranges, verification, incremental", "[sync][push][ssh]")
 {
