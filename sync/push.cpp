@@ -269,7 +269,9 @@ Result<PushReport> Pusher::run()
   if (!m_groups.empty()) {
     main_result = timed(0, group_bytes(0), [&] { return send_group(m_main, 0, agent->get()); });
   } else {
-    if (auto end = (*agent)->finish({}, {}, {}, {}); !end) {
+    if (plan.stream.empty() && plan.big.empty()) {
+      (*agent)->end_unwaited();  // it has answered all it will; it ends on EOF (a round trip saved)
+    } else if (auto end = (*agent)->finish({}, {}, {}, {}); !end) {
       main_result = std::unexpected(end.error());
     }
   }

@@ -45,6 +45,9 @@ public:
   // Runs to the end; stdout goes to `on_out` when given (an error from it aborts), else is kept
   // (up to the capture limit: past it the call fails and the channel is closed).
   [[nodiscard]] Result<ExecResult> finish(const DataSink& on_out = {});
+  // Sends EOF (blocking: no round trip) and hands the channel to the session, which frees it
+  // with itself; the command's exit is not waited for.
+  void end_unwaited();
   // Writes all of stdin and EOF now (blocking), so the command starts working at once.
   [[nodiscard]] Result<void> send_input_now();
   // Reads stdout into `on_out` (stderr is kept) without writing stdin, until `done()` or the end

@@ -56,6 +56,13 @@ public:
     m_channel.reset();
     return r;
   }
+  void end_unwaited() override
+  {
+    if (m_channel) {
+      m_channel->end_unwaited();
+      m_channel.reset();
+    }
+  }
 
 private:
   std::unique_ptr<ExecChannel> m_channel;
@@ -176,6 +183,19 @@ ExecChannel::~ExecChannel()
     libssh2_channel_free(m_channel);
     libssh2_session_set_timeout(s, k_op_timeout_ms);
   }
+}
+
+void ExecChannel::end_unwaited()
+{
+  if (m_channel == nullptr) {
+    return;
+  }
+  libssh2_session_set_blocking(m_owner.raw(), 1);
+  if (!m_eof_sent) {
+    (void)libssh2_channel_send_eof(m_channel);
+    m_eof_sent = true;
+  }
+  m_channel = nullptr;  // libssh2_session_free frees every channel the session still has
 }
 
 Result<void> ExecChannel::send_input_now()

@@ -128,7 +128,11 @@ LibsshSession::~LibsshSession()
   if (m_sftp != nullptr) {
     libssh2_sftp_shutdown(m_sftp);
   }
+  libssh2_session_set_blocking(m_session, 1);
   libssh2_session_disconnect(m_session, "gpurent done");
+  // Nothing more is read: a channel still open (ExecStream::end_unwaited) is freed without
+  // waiting a round trip for the server's close.
+  ::shutdown(m_fd, SHUT_RDWR);
   libssh2_session_free(m_session);
   ::close(m_fd);
 }

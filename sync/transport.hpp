@@ -155,6 +155,10 @@ public:
   // status and stderr tell why.
   [[nodiscard]] virtual Result<ExecStreamEnd> finish(const DataSource& in, const DataSink& on_out, const DataSink& on_err,
                                                      const std::function<bool()>& stop) = 0;
+  // Sends EOF and leaves the command to end by itself, waiting for nothing: for a command whose
+  // answer has all been read and that ends on EOF (a push with nothing to send: a round trip
+  // saved, issue #43). The channel goes with the session. Default: finish() without input.
+  virtual void end_unwaited() { (void)finish({}, {}, {}, {}); }
 };
 
 // Terminal hooks for an interactive session (gpurent ssh); all fds belong to the caller.

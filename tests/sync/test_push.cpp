@@ -4,10 +4,14 @@
 // changed file alone is sent again; a file the server cannot write is reported, not hidden.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "fakes/files.hpp"
 #include "fakes/sshd_fixture.hpp"
@@ -134,6 +138,38 @@ TEST_CASE("run_push over a real sshd: a first push over a long round trip opens 
   REQUIRE(again.has_value());
   CHECK(again->files_sent == 0);
   CHECK(opened == 0);
+}
+
+TEST_CASE("run_push over a real sshd: a no-change re-push waits for no close, and leaves no agent running", "[sync][push][ssh]")
+{
+  SshdFixture sshd;
+  write_file(sshd.dir() / "src" / "a.txt", "a");
+  const std::string name = "noop-" + std::to_string(::getpid());  // in the agent's command line
+  {
+    PushSetup setup(sshd, name);
+    Quiet quiet;
+    const auto first = run_push(**setup.session, setup.more, setup.req, quiet);
+    REQUIRE(first.has_value());
+    CHECK(first->files_sent == 1);
+  }
+  {
+    PushSetup setup(sshd, name);
+    Quiet quiet;
+    const auto again = run_push(**setup.session, setup.more, setup.req, quiet);
+    REQUIRE(again.has_value());
+    CHECK(again->files_sent == 0);
+    CHECK(again->failed.empty());
+  }  // the session ends here, its agent's channel with it
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    // "[n]oop-..." matches the agent's command line, not that of the shell running pgrep
+    gone = std::system(("pgrep -f -- '[n]" + name.substr(1) + "' > /dev/null").c_str()) != 0;
+    if (!gone) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  CHECK(gone);
+  CHECK(slurp(sshd.dir() / "remote" / name / "a.txt") == "a");
 }
 
 TEST_CASE("run_push over a real sshd: several connections, ranges, verification, incremental", "[sync][push][ssh]")
