@@ -30,10 +30,12 @@ ab_order() {
 }
 
 # Timing helpers (after bench_setup: they write under $B). now: a clock in seconds; t CMD...:
-# runs CMD, prints its wall time in seconds (its output dropped; on failure its stderr and exit);
+# runs CMD after `sync` (so that no writeback of the cases before it throttles its writes: the
+# kernel makes a writer wait once dirty pages pile up, whichever tool it is), prints its wall time
+# in seconds (its output dropped; on failure its stderr and exit);
 # median: of the numbers on stdin; med KEY: the median of $B/KEY.times; ratio A B: A/B, 2 places.
 now() { date +%s.%N; }
-t() { local a b; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
+t() { local a b; sync; a=$(now); "$@" > /dev/null 2> "$B/last.err" || { cat "$B/last.err" >&2; echo "FAILED: $*" >&2; exit 1; }; b=$(now); echo "$b - $a" | bc; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 med() { median < "$B/$1.times"; }
 ratio() { echo "scale=2; $1 / $2" | bc; }
