@@ -9,6 +9,7 @@
 #include <random>
 
 #include "fakes/files.hpp"
+#include "fakes/forwarding_session.hpp"
 #include "fakes/sshd_fixture.hpp"
 #include "fakes/temp_dir.hpp"
 #include "sync/backup.hpp"
@@ -56,29 +57,13 @@ private:
   Damage* m_damage;
 };
 
-class DamagingSession final : public SshSession {
+class DamagingSession final : public testing::ForwardingSession {
 public:
-  DamagingSession(std::unique_ptr<SshSession> inner, Damage& d) : m_inner(std::move(inner)), m_damage(d) {}
-  std::string host_key_fingerprint() const override { return m_inner->host_key_fingerprint(); }
-  Result<ExecResult> exec(const std::string& c, std::string_view in) override { return m_inner->exec(c, in); }
-  Result<std::vector<RemoteEntry>> list_tree(const std::string& root) override { return m_inner->list_tree(root); }
-  Result<RemoteEntry> stat(const std::string& path) override { return m_inner->stat(path); }
-  Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override
-  {
-    return m_inner->read_file(path, offset, sink);
-  }
-  Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rels, FileStreamHandler& h) override
-  {
-    return m_inner->stream_files(root, rels, h);
-  }
-  Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override { return m_inner->open_backup_channel(root); }
-  Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rels) override
-  {
-    return m_inner->start_sha256(root, rels);
-  }
+  DamagingSession(std::unique_ptr<SshSession> inner, Damage& d) : ForwardingSession(std::move(inner)), m_damage(d) {}
+  LinkTimes link_times() const override { return {}; }  // nothing measured: the streams asked for
   Result<std::unique_ptr<ExecStream>> open_exec(const std::string& command, std::uint32_t window = 0) override
   {
-    TRY_ASSIGN(auto inner, m_inner->open_exec(command, window));
+    TRY_ASSIGN(auto inner_stream, inner().open_exec(command, window));
     Damage* d = nullptr;
     if (command.find("gpurent-range") != std::string::npos) {
       ++m_damage.range_reads;
@@ -86,12 +71,10 @@ public:
         d = &m_damage;
       }
     }
-    return std::make_unique<DamagingStream>(std::move(inner), d);
+    return std::make_unique<DamagingStream>(std::move(inner_stream), d);
   }
-  Result<int> run_interactive(const std::string& c, const InteractiveIo& io) override { return m_inner->run_interactive(c, io); }
 
 private:
-  std::unique_ptr<SshSession> m_inner;
   Damage& m_damage;
 };
 

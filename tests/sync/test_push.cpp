@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "fakes/files.hpp"
+#include "fakes/forwarding_session.hpp"
 #include "fakes/sshd_fixture.hpp"
 #include "sync/push.hpp"
 
@@ -58,39 +59,17 @@ struct PushSetup {
 };
 
 // The real session, reporting a 50 ms round trip: what a push decides from the link, on loopback.
-class FarSession final : public SshSession {
+class FarSession final : public testing::ForwardingSession {
 public:
-  explicit FarSession(std::unique_ptr<SshSession> inner) : m_inner(std::move(inner)) {}
+  using ForwardingSession::ForwardingSession;
   LinkTimes link_times() const override
   {
-    LinkTimes t = m_inner->link_times();
+    LinkTimes t = ForwardingSession::link_times();
     if (t.round_trip) {
       t.round_trip = std::chrono::milliseconds(50);  // as measured: after the first channel's opening
     }
     return t;
   }
-  std::string host_key_fingerprint() const override { return m_inner->host_key_fingerprint(); }
-  Result<ExecResult> exec(const std::string& c, std::string_view in) override { return m_inner->exec(c, in); }
-  Result<std::vector<RemoteEntry>> list_tree(const std::string& root) override { return m_inner->list_tree(root); }
-  Result<RemoteEntry> stat(const std::string& path) override { return m_inner->stat(path); }
-  Result<std::uint64_t> read_file(const std::string& path, std::uint64_t offset, const DataSink& sink) override
-  {
-    return m_inner->read_file(path, offset, sink);
-  }
-  Result<StreamReport> stream_files(const std::string& root, const std::vector<std::string>& rel, FileStreamHandler& h) override
-  {
-    return m_inner->stream_files(root, rel, h);
-  }
-  Result<std::unique_ptr<BackupChannel>> open_backup_channel(const std::string& root) override { return m_inner->open_backup_channel(root); }
-  Result<std::unique_ptr<RemoteHashJob>> start_sha256(const std::string& root, const std::vector<std::string>& rel) override
-  {
-    return m_inner->start_sha256(root, rel);
-  }
-  Result<std::unique_ptr<ExecStream>> open_exec(const std::string& c, std::uint32_t window) override { return m_inner->open_exec(c, window); }
-  Result<int> run_interactive(const std::string& c, const InteractiveIo& io) override { return m_inner->run_interactive(c, io); }
-
-private:
-  std::unique_ptr<SshSession> m_inner;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 #include <sstream>
 
@@ -62,6 +63,33 @@ std::pair<std::vector<RemoteEntry>, std::string> split_agent_output(const std::s
   return {*listing, out.substr(i)};
 }
 
+// The whole tree under `src` as a push sends it: walked, every entry through one TarSource.
+LocalTree walked(const std::filesystem::path& src)
+{
+  auto tree = walk_local_tree(src, WalkOptions{});
+  REQUIRE(tree.has_value());
+  return std::move(*tree);
+}
+
+std::vector<std::size_t> every(std::size_t n)
+{
+  std::vector<std::size_t> all(n);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  return all;
+}
+
+struct Packed {
+  explicit Packed(const std::filesystem::path& src)
+      : tree(walked(src)), all(every(tree.entries.size())), source(src, tree.entries, all, done), input(drain(source))
+  {
+  }
+  LocalTree tree;
+  std::vector<std::size_t> all;
+  std::atomic<std::uint64_t> done{0};
+  TarSource source;
+  std::string input;
+};
+
 struct Temp {
   Temp() : dir(std::filesystem::temp_directory_path() / ("gpurent-pushagent-" + std::to_string(::getpid())))
   {
@@ -93,15 +121,11 @@ TEST_CASE("push agent under /bin/sh: extracts a tree, hashes what it got, lists 
   write_file(src / "odd\nname", "odd");
   std::filesystem::create_symlink("a.txt", src / "link");
   ::chmod((src / "a.txt").c_str(), 0600);
-  const auto tree = walk_local_tree(src, WalkOptions{});
-  REQUIRE(tree.has_value());
-  std::vector<std::size_t> all(tree->entries.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    all[i] = i;
-  }
-  std::atomic<std::uint64_t> done{0};
-  TarSource source(src, tree->entries, all, done);
-  const std::string input = drain(source);
+  Packed packed(src);
+  const LocalTree& tree = packed.tree;
+  const TarSource& source = packed.source;
+  const std::string& input = packed.input;
+  const std::atomic<std::uint64_t>& done = packed.done;
   CHECK(done.load() == 5 + 70000 + 4 + 3);
   CHECK(source.troubled().empty());
 
@@ -129,7 +153,7 @@ TEST_CASE("push agent under /bin/sh: extracts a tree, hashes what it got, lists 
   REQUIRE(again.status == 0);
   const auto [listed, nothing] = split_agent_output(again.out);
   CHECK(nothing.empty());
-  const PushPlan plan = plan_push(tree->entries, listed, 1 << 20);
+  const PushPlan plan = plan_push(tree.entries, listed, 1 << 20);
   CHECK(plan.files_to_send == 0);
   CHECK(plan.stream.empty());
 }
@@ -146,15 +170,9 @@ TEST_CASE("push agent under /bin/sh: a long list is hashed by parallel runs that
   }
   write_file(src / "odd\nname", "odd");
   write_file(src / "-dash", "dash");
-  const auto tree = walk_local_tree(src, WalkOptions{});
-  REQUIRE(tree.has_value());
-  std::vector<std::size_t> all(tree->entries.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    all[i] = i;
-  }
-  std::atomic<std::uint64_t> done{0};
-  TarSource source(src, tree->entries, all, done);
-  const std::string input = drain(source);
+  Packed packed(src);
+  const TarSource& source = packed.source;
+  const std::string& input = packed.input;
   REQUIRE(source.files().size() == 1502);
   const auto tmp = t.dir / "tmp";
   std::filesystem::create_directories(tmp);
@@ -186,15 +204,9 @@ TEST_CASE("push agent under /bin/sh: closed unused it creates nothing, and a dir
 
   // Sent something, it makes the directory then.
   write_file(t.dir / "src" / "a.txt", "a");
-  const auto tree = walk_local_tree(t.dir / "src", WalkOptions{});
-  REQUIRE(tree.has_value());
-  std::vector<std::size_t> all(tree->entries.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    all[i] = i;
-  }
-  std::atomic<std::uint64_t> done{0};
-  TarSource source(t.dir / "src", tree->entries, all, done);
-  const std::string input = drain(source);
+  Packed packed(t.dir / "src");
+  const TarSource& source = packed.source;
+  const std::string& input = packed.input;
   const auto sent = run_sh(push_agent_command(dest.string(), true), input, t.dir);
   REQUIRE(sent.status == 0);
   const auto trailer = parse_push_trailer(split_agent_output(sent.out).second, source.files());

@@ -20,6 +20,18 @@ RemoteEntry rfile(std::string p, std::uint64_t size, std::int64_t mtime_ns)
 {
   return RemoteEntry{std::move(p), EntryKind::file, size, mtime_ns, 0644, {}};
 }
+// 1 to `most` files of 0 to `largest` bytes, and the stream of them all in order.
+std::pair<std::vector<LocalEntry>, std::vector<std::size_t>> random_stream(std::mt19937& rng, std::size_t most, std::uint64_t largest)
+{
+  std::vector<LocalEntry> local;
+  const auto n = std::uniform_int_distribution<std::size_t>(1, most)(rng);
+  for (std::size_t i = 0; i < n; ++i) {
+    local.push_back(file("f" + std::to_string(i), std::uniform_int_distribution<std::uint64_t>(0, largest)(rng), 0));
+  }
+  std::vector<std::size_t> stream(n);
+  std::iota(stream.begin(), stream.end(), std::size_t{0});
+  return {std::move(local), std::move(stream)};
+}
 }  // namespace
 
 TEST_CASE("plan_push: new, changed and unchanged files, directories, links and kinds", "[sync][push]")
@@ -67,13 +79,8 @@ TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sy
 {
   std::mt19937 rng(3);
   for (int round = 0; round < 200; ++round) {
-    std::vector<LocalEntry> local;
-    const auto n = std::uniform_int_distribution<std::size_t>(1, 300)(rng);
-    for (std::size_t i = 0; i < n; ++i) {
-      local.push_back(file("f" + std::to_string(i), std::uniform_int_distribution<std::uint64_t>(0, 200'000)(rng), 0));
-    }
-    std::vector<std::size_t> stream(n);
-    std::iota(stream.begin(), stream.end(), std::size_t{0});
+    const auto [local, stream] = random_stream(rng, 300, 200'000);
+    const std::size_t n = local.size();
     const auto parts = std::uniform_int_distribution<std::size_t>(1, 6)(rng);
     const auto groups = split_stream(stream, local, parts);
     REQUIRE(!groups.empty());
@@ -143,17 +150,13 @@ TEST_CASE("split_stream with a first share: the first connection, which starts a
   CHECK(first_stream_share(secs(10.0), secs(0.0), 4) == Approx(0.25));    // free connections: equal
   std::mt19937 rng(7);
   for (int round = 0; round < 200; ++round) {
-    std::vector<LocalEntry> local;
-    const auto n = std::uniform_int_distribution<std::size_t>(1, 400)(rng);
+    const auto [local, stream] = random_stream(rng, 400, 100'000);
     std::uint64_t total = 0;
     std::uint64_t largest = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      local.push_back(file("f" + std::to_string(i), std::uniform_int_distribution<std::uint64_t>(0, 100'000)(rng), 0));
-      total += local.back().size + 1024;
-      largest = std::max<std::uint64_t>(largest, local.back().size + 1024);
+    for (const auto& e : local) {
+      total += e.size + 1024;
+      largest = std::max<std::uint64_t>(largest, e.size + 1024);
     }
-    std::vector<std::size_t> stream(n);
-    std::iota(stream.begin(), stream.end(), std::size_t{0});
     const auto parts = std::uniform_int_distribution<std::size_t>(2, 6)(rng);
     const double share = std::uniform_real_distribution<double>(1.0 / static_cast<double>(parts), 0.9)(rng);
     const auto groups = split_stream(stream, local, parts, share);
