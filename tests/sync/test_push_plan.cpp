@@ -20,6 +20,18 @@ RemoteEntry rfile(std::string p, std::uint64_t size, std::int64_t mtime_ns)
 {
   return RemoteEntry{std::move(p), EntryKind::file, size, mtime_ns, 0644, {}};
 }
+// At most `parts` groups, none empty, which joined are the stream in order.
+void check_groups(const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::size_t>& stream, std::size_t parts)
+{
+  REQUIRE(!groups.empty());
+  CHECK(groups.size() <= parts);
+  std::vector<std::size_t> joined;
+  for (const auto& g : groups) {
+    CHECK_FALSE(g.empty());
+    joined.insert(joined.end(), g.begin(), g.end());
+  }
+  CHECK(joined == stream);
+}
 // 1 to `most` files of 0 to `largest` bytes, and the stream of them all in order.
 std::pair<std::vector<LocalEntry>, std::vector<std::size_t>> random_stream(std::mt19937& rng, std::size_t most, std::uint64_t largest)
 {
@@ -83,14 +95,7 @@ TEST_CASE("split_stream and split_ranges: consecutive, balanced, complete", "[sy
     const std::size_t n = local.size();
     const auto parts = std::uniform_int_distribution<std::size_t>(1, 6)(rng);
     const auto groups = split_stream(stream, local, parts);
-    REQUIRE(!groups.empty());
-    CHECK(groups.size() <= parts);
-    std::vector<std::size_t> joined;
-    for (const auto& g : groups) {
-      CHECK_FALSE(g.empty());
-      joined.insert(joined.end(), g.begin(), g.end());
-    }
-    CHECK(joined == stream);
+    check_groups(groups, stream, parts);
     if (n >= 50 * parts) {
       // No group carries much more than its share: the largest item at most on top of it.
       std::uint64_t total = 0;
@@ -160,14 +165,7 @@ TEST_CASE("split_stream with a first share: the first connection, which starts a
     const auto parts = std::uniform_int_distribution<std::size_t>(2, 6)(rng);
     const double share = std::uniform_real_distribution<double>(1.0 / static_cast<double>(parts), 0.9)(rng);
     const auto groups = split_stream(stream, local, parts, share);
-    REQUIRE(!groups.empty());
-    CHECK(groups.size() <= parts);
-    std::vector<std::size_t> joined;
-    for (const auto& g : groups) {
-      CHECK_FALSE(g.empty());
-      joined.insert(joined.end(), g.begin(), g.end());
-    }
-    CHECK(joined == stream);
+    check_groups(groups, stream, parts);
     std::uint64_t first = 0;
     for (const auto i : groups.front()) {
       first += local[i].size + 1024;
