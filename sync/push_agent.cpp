@@ -85,7 +85,7 @@ Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<s
   if (out.starts_with(refused) && out.size() > refused.size() && out[refused.size()] == '\0') {
     const auto why = out.substr(refused.size() + 1, out.find('\0', refused.size() + 1) - refused.size() - 1);
     if (why == "mkdir" || why == "cd") {
-      return fail(Errc::refused, "push: the server could not " + std::string(why == "cd" ? "enter" : "create") +
+      return fail(Errc::refused, "the server could not " + std::string(why == "cd" ? "enter" : "create") +
                                      " the remote directory (a file in its way, or no permission)");
     }
     return fail(Errc::invalid_input, "push agent: stopped (" + std::string(why.substr(0, 40)) + "); re-run the push");

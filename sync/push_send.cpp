@@ -32,6 +32,9 @@ Result<void> Pusher::send_group(SshSession& s, std::size_t g, ExecStream* open_a
                                         },
                                         {}, {}));
   auto trailer = parse_push_trailer(out, src.files());
+  if (!trailer && trailer.error().code == Errc::refused) {
+    return fail(Errc::refused, "push to " + m_req.remote_dir + ": " + trailer.error().message);
+  }
   if (!trailer) {
     const std::string why = end.err.empty() ? trailer.error().message : trailer.error().message + ": " + end.err.substr(0, 300);
     return fail(trailer.error().code == Errc::invalid_input ? Errc::unavailable : trailer.error().code, why);

@@ -119,6 +119,21 @@ TEST_CASE("run_push over a real sshd: a first push over a long round trip opens 
   CHECK(opened == 0);
 }
 
+TEST_CASE("run_push over a real sshd: a file where the remote directory should be is a refusal that names it", "[sync][push][ssh]")
+{
+  SshdFixture sshd;
+  write_file(sshd.dir() / "src" / "a.txt", "a");
+  write_file(sshd.dir() / "remote" / "blocked", "a file");
+  PushSetup setup(sshd, "blocked");
+  Quiet quiet;
+  const auto r = run_push(**setup.session, setup.more, setup.req, quiet);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == Errc::refused);
+  CHECK(r.error().message == "push to " + setup.req.remote_dir +
+                                 ": the server could not create the remote directory (a file in its way, or no permission)");
+  CHECK(slurp(sshd.dir() / "remote" / "blocked") == "a file");
+}
+
 TEST_CASE("run_push over a real sshd: a no-change re-push waits for no close, and leaves no agent running", "[sync][push][ssh]")
 {
   SshdFixture sshd;
