@@ -128,6 +128,7 @@ LibsshSession::~LibsshSession()
   if (m_sftp != nullptr) {
     libssh2_sftp_shutdown(m_sftp);
   }
+  libssh2_session_set_timeout(m_session, 1000);  // a dead link does not hold the end for long
   libssh2_session_set_blocking(m_session, 1);
   libssh2_session_disconnect(m_session, "gpurent done");
   // Nothing more is read: a channel still open (ExecStream::end_unwaited) is freed without
