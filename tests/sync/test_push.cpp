@@ -88,6 +88,7 @@ TEST_CASE("run_push over a real sshd: a first push over a long round trip opens 
   PushSetup setup(sshd, "far");
   auto& [session, opened, more, req] = setup;
   req.big_threshold = 8 * 1024 * 1024;
+  req.streams = 2;  // as --streams 2: the count the chooser would take depends on this machine's load
   Quiet quiet;
   FarSession far(std::move(*session));
   // No record of an earlier push here: everything is to be sent, so the other connections the
@@ -96,8 +97,8 @@ TEST_CASE("run_push over a real sshd: a first push over a long round trip opens 
   REQUIRE(first.has_value());
   CHECK(first->failed.empty());
   CHECK(first->verified);
-  CHECK(first->sessions >= 2);
-  CHECK(opened == static_cast<int>(first->sessions) - 1);
+  CHECK(first->sessions == 2);
+  CHECK(opened == 1);
   CHECK(slurp(sshd.dir() / "remote" / "far" / "w.bin") == big);
   REQUIRE(first->record.has_value());
 
@@ -108,7 +109,7 @@ TEST_CASE("run_push over a real sshd: a first push over a long round trip opens 
   REQUIRE(unrecorded.has_value());
   CHECK(unrecorded->files_sent == 0);
   CHECK(unrecorded->sessions == 1);
-  CHECK(opened >= 1);
+  CHECK(opened == 1);
 
   // With the record, a re-push is taken to send little: none before the listing says what.
   opened = 0;
