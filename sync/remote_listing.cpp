@@ -206,22 +206,28 @@ std::string hash_command(std::string_view root)
   return "cd -- " + remote_shell_path(root) + " || exit 3\n" + hash_script();
 }
 
+namespace {
+
+// Picks the hashing tool, OpenSSL first: T is its name ("none" where there is none), "$@" its
+// command over the names that follow; prints T and a NUL, which parse_hash_output reads first.
+constexpr std::string_view k_pick_hash_tool =
+    "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then T=openssl; set -- openssl dgst -sha256 -r --\n"
+    "elif printf '' | sha256sum -z >/dev/null 2>&1; then T=sha256sum; set -- sha256sum -z --\n"
+    "elif command -v shasum >/dev/null 2>&1; then T=shasum; set -- shasum -a 256 --\n"
+    "else T=none; fi\n"
+    "printf '%s\\0' \"$T\"\n";
+
+}  // namespace
+
 std::string hash_script()
 {
-  return "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then printf 'openssl\\0'; exec xargs -0 openssl dgst -sha256 -r --\n"
-         "elif printf '' | sha256sum -z >/dev/null 2>&1; then printf 'sha256sum\\0'; exec xargs -0 sha256sum -z --\n"
-         "elif command -v shasum >/dev/null 2>&1; then printf 'shasum\\0'; exec xargs -0 shasum -a 256 --\n"
-         "else printf 'none\\0'; cat >/dev/null; fi\n";
+  return std::string(k_pick_hash_tool) + "if [ \"$T\" = none ]; then cat >/dev/null; else exec xargs -0 \"$@\"; fi\n";
 }
 
 std::string parallel_hash_script(std::string_view list)
 {
   const std::string l = "\"$" + std::string(list) + "\"";
-  return "if openssl dgst -sha256 -r -- /dev/null >/dev/null 2>&1; then T=openssl; set -- openssl dgst -sha256 -r --\n"
-         "elif printf '' | sha256sum -z >/dev/null 2>&1; then T=sha256sum; set -- sha256sum -z --\n"
-         "elif command -v shasum >/dev/null 2>&1; then T=shasum; set -- shasum -a 256 --\n"
-         "else T=none; fi\n"
-         "printf '%s\\0' \"$T\"\n"
+  return std::string(k_pick_hash_tool) +
          "if [ \"$T\" != none ]; then\n"
          "  p=$(nproc 2>/dev/null) || p=1\n"
          "  case $p in ''|*[!0-9]*) p=1;; esac\n"
