@@ -203,7 +203,12 @@ Result<PushReport> Pusher::run()
     // A session that measures no round trip keeps to one connection.
     const std::chrono::duration<double> rtt = *link.round_trip;
     const std::chrono::duration<double> setup = std::chrono::duration<double>(link.connect) + 2 * rtt + listing_time;
-    sessions = choose_push_sessions(plan.bytes_to_send, rtt, setup, m_req.max_sessions);
+    // Connections opened beside the listing are that much nearer to ready: what is left of their
+    // set-up is what the choice and the shares weigh, so that they are not opened for nothing.
+    const auto left = m_early.empty() ? setup
+                                      : std::max(setup - std::chrono::duration<double>(std::chrono::steady_clock::now() - m_early_started),
+                                                 std::chrono::duration<double>(0));
+    sessions = choose_push_sessions(plan.bytes_to_send, rtt, left, m_req.max_sessions);
     m_report.round_trip = rtt;
     m_report.connection_setup = setup;
     if (plan.big.empty() || plan.stream.empty()) {
@@ -212,9 +217,6 @@ Result<PushReport> Pusher::run()
       // 1.27 s and 1.48 s halved).
       const std::chrono::duration<double> windowed =
           rtt * (static_cast<double>(plan.bytes_to_send) / static_cast<double>(k_sshd_channel_window));
-      // Connections opened beside the listing are that much nearer to ready.
-      const std::chrono::duration<double> early = std::chrono::steady_clock::now() - m_early_started;
-      const auto left = m_early.empty() ? setup : std::max(setup - early, std::chrono::duration<double>(0));
       first_share = first_stream_share(windowed, left, sessions);
     }
   }
