@@ -81,9 +81,9 @@ std::string push_agent_preamble(const std::vector<std::string>& hash_paths)
 Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<std::string>& asked)
 {
   constexpr std::string_view marker = "gpurent-push";
-  constexpr std::string_view refused = "gpurent-agent-error";  // the remote directory could not be made or entered
-  if (out.starts_with(refused) && out.size() > refused.size() && out[refused.size()] == '\0') {
-    const auto why = out.substr(refused.size() + 1, out.find('\0', refused.size() + 1) - refused.size() - 1);
+  constexpr std::string_view agent_error = "gpurent-agent-error";  // the agent stopped (fail in push_agent_command)
+  if (out.starts_with(agent_error) && out.size() > agent_error.size() && out[agent_error.size()] == '\0') {
+    const auto why = out.substr(agent_error.size() + 1, out.find('\0', agent_error.size() + 1) - agent_error.size() - 1);
     if (why == "mkdir" || why == "cd") {
       return fail(Errc::refused, "the server could not " + std::string(why == "cd" ? "enter" : "create") +
                                      " the remote directory (a file in its way, or no permission)");
