@@ -51,6 +51,9 @@ std::string backup_agent_command(std::string_view root)
          "case $(tar --version 2>/dev/null) in *'GNU tar'*) ;; *) fail tar;; esac\n"
          "t=$(mktemp 2>/dev/null) || fail mktemp\n"
          "trap 'rm -f \"$t\" \"$t.sums\"' EXIT\n"
+         // A client that goes (its connection ended: the output's pipe breaks, the input ends) or a
+         // hangup: exit, so that the EXIT trap removes the files (a signal's default would not).
+         "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 141' PIPE; trap 'exit 143' TERM\n"
          "printf 'gpurent-agent-1\\0%s\\0' \"$kind\"\n"
          "if [ $kind = d ]; then LC_ALL=C find -H . -mindepth 1 -printf '%y\\0%s\\0%T@\\0%m\\0%P\\0%l\\0' 2>/dev/null\n"
          "else LC_ALL=C find -H \"./$name\" -maxdepth 0 -printf '%y\\0%s\\0%T@\\0%m\\0%f\\0%l\\0' 2>/dev/null; fi\n"

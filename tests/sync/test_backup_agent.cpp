@@ -309,3 +309,130 @@ TEST_CASE("the fuzz seeds in tests/data/agent are valid agent output", "[sync][a
   CHECK(report->hashes.sums.at("a") == sha256_hex("hello"));
   CHECK(c.files.at("b/c") == "xyz");
 }
+
+namespace {
+
+// Starts the agent script with /bin/sh in `home`, its TMPDIR `tmp`, in a process group of its own.
+struct StartedAgent {
+  pid_t pid = -1;
+  int in = -1;   // its stdin
+  int out = -1;  // its stdout
+};
+
+StartedAgent start_agent(const std::filesystem::path& home, const std::filesystem::path& tmp, const std::string& root)
+{
+  int in[2];
+  int out[2];
+  REQUIRE(::pipe(in) == 0);
+  REQUIRE(::pipe(out) == 0);
+  const std::string script = backup_agent_command(root);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 2);  // printf's "I/O error" on the broken pipe
+    ::close(in[1]);
+    ::close(out[0]);
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    if (::chdir(home.c_str()) != 0) {
+      ::_exit(126);
+    }
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  return StartedAgent{pid, in[1], out[0]};
+}
+
+// The agent's first bytes (its hello), as a client that then goes would read them.
+std::string read_hello(int fd)
+{
+  std::string got;
+  char buf[64];
+  while (got.size() < 16) {
+    const auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) {
+      break;
+    }
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+int wait_status(pid_t pid)
+{
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+}  // namespace
+
+TEST_CASE("backup_agent_command: a client that goes at any point leaves no temporary file on the server", "[sync][agent]")
+{
+  const auto home = std::filesystem::temp_directory_path() / ("gpurent-agent-gone-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  const auto tmp = home / "tmp";
+  std::filesystem::create_directories(tmp);
+  // A listing larger than a pipe holds, so that the agent is still writing it when the client goes.
+  for (int d = 0; d < 20; ++d) {
+    const auto dir = home / "tree" / ("directory-with-a-long-name-" + std::to_string(d));
+    std::filesystem::create_directories(dir);
+    for (int f = 0; f < 100; ++f) {
+      std::ofstream(dir / ("file-with-a-long-name-to-make-the-listing-large-" + std::to_string(f) + ".bin")) << f;
+    }
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+
+  SECTION("the connection ends while the listing is written: the output's pipe breaks")
+  {
+    const auto a = start_agent(home, tmp, "~/tree");
+    CHECK(read_hello(a.out).starts_with("gpurent-agent-1"s + '\0'));
+    ::close(a.out);  // the listing (some 200 KB) no longer fits: the agent's next write fails
+    ::close(a.in);
+    CHECK(wait_status(a.pid) == 141);
+  }
+  SECTION("the connection ends while the agent waits for the paths: its input ends")
+  {
+    const auto a = start_agent(home, tmp, "~/tree");
+    std::string all;
+    char buf[65536];
+    while (!all.ends_with("END"s + '\0' + "0"s + '\0')) {
+      const auto n = ::read(a.out, buf, sizeof buf);
+      REQUIRE(n > 0);
+      all.append(buf, static_cast<std::size_t>(n));
+    }
+    CHECK(std::filesystem::directory_iterator(tmp) != std::filesystem::directory_iterator());  // its list file, waiting
+    ::close(a.in);
+    CHECK(wait_status(a.pid) == 0);
+    ::close(a.out);
+  }
+  SECTION("a hangup or a termination of its process group while it waits")
+  {
+    for (const int sig : {SIGHUP, SIGTERM, SIGINT}) {
+      const auto a = start_agent(home, tmp, "~/tree");
+      CHECK(read_hello(a.out).starts_with("gpurent-agent-1"s + '\0'));
+      // Read the rest of the listing so the agent reaches its wait for the paths, then signal.
+      std::string all;
+      char buf[65536];
+      while (!all.ends_with("END"s + '\0' + "0"s + '\0')) {
+        const auto n = ::read(a.out, buf, sizeof buf);
+        REQUIRE(n > 0);
+        all.append(buf, static_cast<std::size_t>(n));
+      }
+      // As when the connection goes: the signal, and the input ends (the agent may not have started
+      // its `cat` of the paths yet, so the signal alone would not end that).
+      ::kill(-a.pid, sig);
+      ::close(a.in);
+      CHECK(wait_status(a.pid) == 128 + sig);
+      ::close(a.out);
+    }
+  }
+  CHECK(std::filesystem::directory_iterator(tmp) == std::filesystem::directory_iterator());
+  std::filesystem::remove_all(home);
+}
