@@ -259,10 +259,41 @@ std::vector<std::string> openssh_argv(const OpenSshCommand& c, const std::filesy
   return a;
 }
 
-Result<OpenSshBackupOpen> open_openssh_backup_channel(const OpenSshCommand& c, const std::string& root, std::function<void()> keepalive)
+namespace {
+
+class StartedBackup final : public StartedOpenSshBackup {
+public:
+  StartedBackup(std::unique_ptr<OpenSshBackupChannel> channel, std::string why_not)
+      : m_channel(std::move(channel)), m_why_not(std::move(why_not))
+  {
+  }
+  Result<OpenSshBackupOpen> open() override
+  {
+    if (!m_channel) {
+      return OpenSshBackupOpen{nullptr, m_why_not.empty() ? std::string("ssh was already opened or ended") : m_why_not};
+    }
+    auto channel = std::move(m_channel);
+    TRY_ASSIGN(auto why_not, channel->start());
+    if (why_not) {
+      return OpenSshBackupOpen{nullptr, std::move(*why_not)};
+    }
+    return OpenSshBackupOpen{std::move(channel), {}};
+  }
+
+private:
+  std::unique_ptr<OpenSshBackupChannel> m_channel;  // null: not started (m_why_not), or opened
+  std::string m_why_not;
+};
+
+}  // namespace
+
+std::unique_ptr<StartedOpenSshBackup> start_openssh_backup_channel(const OpenSshCommand& c, const std::string& root,
+                                                                   std::function<void()> keepalive)
 {
   auto known_hosts = std::make_unique<TempKnownHosts>();
-  TRY(known_hosts->write(verified_known_hosts_line(c)));
+  if (auto written = known_hosts->write(verified_known_hosts_line(c)); !written) {
+    return std::make_unique<StartedBackup>(nullptr, written.error().message);
+  }
   LocalChildRequest req;
   req.argv = openssh_argv(c, known_hosts->path(), backup_agent_command(root));
   if (c.agent_socket.empty()) {
@@ -274,17 +305,16 @@ Result<OpenSshBackupOpen> open_openssh_backup_channel(const OpenSshCommand& c, c
   req.unset_env.emplace_back("SSH_ASKPASS_REQUIRE");
   auto child = LocalChild::start(req);
   if (!child) {
-    if (child.error().code == Errc::not_found) {
-      return OpenSshBackupOpen{nullptr, "no `ssh` on PATH"};
-    }
-    return OpenSshBackupOpen{nullptr, child.error().message};
+    return std::make_unique<StartedBackup>(nullptr, child.error().code == Errc::not_found ? std::string("no `ssh` on PATH")
+                                                                                         : child.error().message);
   }
-  auto channel = std::make_unique<OpenSshBackupChannel>(std::move(*child), std::move(known_hosts), to_string(c.target), std::move(keepalive));
-  TRY_ASSIGN(auto why_not, channel->start());
-  if (why_not) {
-    return OpenSshBackupOpen{nullptr, std::move(*why_not)};
-  }
-  return OpenSshBackupOpen{std::move(channel), {}};
+  return std::make_unique<StartedBackup>(
+      std::make_unique<OpenSshBackupChannel>(std::move(*child), std::move(known_hosts), to_string(c.target), std::move(keepalive)), "");
+}
+
+Result<OpenSshBackupOpen> open_openssh_backup_channel(const OpenSshCommand& c, const std::string& root, std::function<void()> keepalive)
+{
+  return start_openssh_backup_channel(c, root, std::move(keepalive))->open();
 }
 
 }  // namespace gpurent

@@ -64,7 +64,22 @@ struct OpenSshBackupOpen {
   std::string why_not;                     // then why (ssh missing, its exit and first words), for -v
 };
 
-// Starts `ssh ... backup_agent_command(root)` and reads the agent's listing. Before the agent's
+// `ssh ... backup_agent_command(root)` started and not yet read: its connection, login and the
+// agent's listing go on meanwhile (the listing waits in the pipe), so that it can be started beside
+// the libssh2 listing and opened only once the copy turns out large. Dropped unopened, ssh is ended
+// (SIGTERM) and reaped and the known_hosts file removed; the agent on the server removes its
+// temporary files as its connection goes (backup_agent_command).
+class StartedOpenSshBackup {
+public:
+  virtual ~StartedOpenSshBackup() = default;
+  // Reads the agent's listing; the result of open_openssh_backup_channel. Once.
+  [[nodiscard]] virtual Result<OpenSshBackupOpen> open() = 0;
+};
+// Never fails here: what stops ssh (not on PATH, no temporary file) is open()'s `why_not`.
+[[nodiscard]] std::unique_ptr<StartedOpenSshBackup> start_openssh_backup_channel(const OpenSshCommand& c, const std::string& root,
+                                                                                 std::function<void()> keepalive = {});
+
+// Starts `ssh ... backup_agent_command(root)` and reads the agent's listing (started, then opened). Before the agent's
 // first bytes arrive, any failure is a `why_not` (the caller falls back to libssh2), except that a
 // host key `ssh` refuses (another server answered this connection than the session verified) is
 // Errc::refused. After them, as SshSession::open_backup_channel: Errc::unsupported where the

@@ -109,7 +109,9 @@ public:
   // ssh_exec.cpp (BulkBackupChannel): the copy of a one-channel backup through OpenSSH's `ssh` (sync/openssh_bulk.hpp)
   // of `bytes`; null when libssh2 carries it (the mode, openssh_pays, a key only gpurent's prompt
   // unlocks, ssh's failure before the agent answered).
-  [[nodiscard]] Result<std::unique_ptr<BackupChannel>> open_openssh_backup(const std::string& root, std::uint64_t bytes);
+  // `early`: ssh already started beside the listing (else started here when it pays).
+  [[nodiscard]] Result<std::unique_ptr<BackupChannel>> open_openssh_backup(const std::string& root, std::uint64_t bytes,
+                                                                          std::unique_ptr<StartedOpenSshBackup> early);
   // Used by ExecChannel.
   [[nodiscard]] LIBSSH2_SESSION* raw() const { return m_session; }
   [[nodiscard]] const SshTarget& target() const { return m_target; }
@@ -127,6 +129,10 @@ private:
       m_note(text);
     }
   }
+  // ssh_exec.cpp: whether ssh may carry a backup's copy from this session (the mode, the key, the
+  // round trip measured so far), and ssh started for one.
+  [[nodiscard]] bool openssh_may_carry() const;
+  [[nodiscard]] std::unique_ptr<StartedOpenSshBackup> start_openssh_backup(const std::string& root);
   // ssh_exec.cpp
   [[nodiscard]] Result<std::unique_ptr<ExecChannel>> start_exec(const std::string& command, std::string input, std::uint32_t window = 0,
                                                                 std::size_t capture_limit = k_captured_output_limit);

@@ -119,17 +119,21 @@ private:
 // did), then, when the copy is large on a short link (openssh_pays), closes that channel and
 // copies through OpenSSH's ssh, which runs the same agent (its listing read and dropped: the
 // plan is the first one's, and tar and the hashes still catch a file that changed in between).
-// Where ssh cannot, the libssh2 channel, still waiting for the paths, copies.
+// ssh was started beside the listing where it may be used (`early`, LibsshSession::open_backup_channel):
+// its connection and login overlap the listing instead of following it. Where ssh cannot, the
+// libssh2 channel, still waiting for the paths, copies.
 class BulkBackupChannel final : public BackupChannel {
 public:
-  BulkBackupChannel(LibsshSession& session, std::unique_ptr<BackupChannel> listed, std::string root)
-      : m_session(session), m_listed(std::move(listed)), m_root(std::move(root))
+  BulkBackupChannel(LibsshSession& session, std::unique_ptr<BackupChannel> listed, std::string root,
+                    std::unique_ptr<StartedOpenSshBackup> early)
+      : m_session(session), m_listed(std::move(listed)), m_root(std::move(root)), m_early(std::move(early))
   {
   }
   Result<std::vector<RemoteEntry>> listing() override { return m_listed->listing(); }
   bool root_is_file() const override { return m_listed->root_is_file(); }
   Result<BulkCopyReport> copy(const std::vector<std::string>& rel_paths, FileStreamHandler& handler) override
   {
+    auto early = std::move(m_early);
     if (!rel_paths.empty()) {
       std::uint64_t bytes = 0;
       if (const auto entries = m_listed->listing()) {
@@ -142,7 +146,7 @@ public:
           bytes += it == sizes.end() ? 0 : it->second;
         }
       }
-      TRY_ASSIGN(auto bulk, m_session.open_openssh_backup(m_root, bytes));
+      TRY_ASSIGN(auto bulk, m_session.open_openssh_backup(m_root, bytes, std::move(early)));
       if (bulk) {
         NoFiles none;
         TRY(m_listed->copy({}, none));  // the libssh2 agent exits on an empty list
@@ -150,6 +154,7 @@ public:
         return bulk->copy(rel_paths, handler);
       }
     }
+    early.reset();  // not used: ssh is ended before libssh2 copies
     return m_listed->copy(rel_paths, handler);
   }
 
@@ -162,7 +167,20 @@ private:
   LibsshSession& m_session;
   std::unique_ptr<BackupChannel> m_listed;
   std::string m_root;
+  std::unique_ptr<StartedOpenSshBackup> m_early;  // null: not started beside the listing, or dropped
 };
+
+// The bytes of regular files in a listing: the most a copy from it can carry.
+std::uint64_t listed_file_bytes(const Result<std::vector<RemoteEntry>>& entries)
+{
+  std::uint64_t bytes = 0;
+  if (entries) {
+    for (const auto& e : *entries) {
+      bytes += e.kind == EntryKind::file ? e.size : 0;
+    }
+  }
+  return bytes;
+}
 
 }  // namespace
 
@@ -432,7 +450,24 @@ Result<StreamReport> LibsshSession::stream_files(const std::string& root, const 
                                      r.err.substr(0, 200) + "; re-run the backup (it resumes)");
 }
 
-Result<std::unique_ptr<BackupChannel>> LibsshSession::open_openssh_backup(const std::string& root, std::uint64_t bytes)
+bool LibsshSession::openssh_may_carry() const
+{
+  if (m_bulk == BulkPath::libssh2 || m_key_prompted) {
+    return false;
+  }
+  return m_bulk == BulkPath::openssh || (m_link.round_trip && *m_link.round_trip <= k_openssh_max_round_trip);
+}
+
+std::unique_ptr<StartedOpenSshBackup> LibsshSession::start_openssh_backup(const std::string& root)
+{
+  return start_openssh_backup_channel(m_openssh, root, [this] {
+    int next = 0;
+    libssh2_keepalive_send(m_session, &next);  // this session waits meanwhile: keep it alive
+  });
+}
+
+Result<std::unique_ptr<BackupChannel>> LibsshSession::open_openssh_backup(const std::string& root, std::uint64_t bytes,
+                                                                          std::unique_ptr<StartedOpenSshBackup> early)
 {
   const std::string who = to_string(m_target);
   if (m_bulk == BulkPath::libssh2) {
@@ -451,10 +486,10 @@ Result<std::unique_ptr<BackupChannel>> LibsshSession::open_openssh_backup(const 
     note("the backup's bytes go through libssh2: the key needs the passphrase gpurent was given, which ssh in batch mode cannot ask for");
     return std::unique_ptr<BackupChannel>();
   }
-  TRY_ASSIGN(auto opened, open_openssh_backup_channel(m_openssh, root, [this] {
-    int next = 0;
-    libssh2_keepalive_send(m_session, &next);  // this session waits meanwhile: keep it alive
-  }));
+  if (!early) {
+    early = start_openssh_backup(root);
+  }
+  TRY_ASSIGN(auto opened, early->open());
   if (opened.channel) {
     note("the backup's " + std::to_string(bytes >> 20) + " MiB from " + who +
          " go through OpenSSH's ssh (GPURENT_SSH_BULK=libssh2 for libssh2)");
@@ -468,12 +503,18 @@ Result<std::unique_ptr<BackupChannel>> LibsshSession::open_openssh_backup(const 
 Result<std::unique_ptr<BackupChannel>> LibsshSession::open_backup_channel(const std::string& root)
 {
   TRY_ASSIGN(auto ch, start_exec(backup_agent_command(root), {}));
+  // The exec's channel open measured the round trip: where ssh may carry the copy, it starts now,
+  // beside the listing (its own connection, key exchange and login: 0.2-0.4 s on loopback).
+  std::unique_ptr<StartedOpenSshBackup> early = openssh_may_carry() ? start_openssh_backup(root) : nullptr;
   auto channel = std::make_unique<LibsshBackupChannel>(std::move(ch));
   TRY(channel->start());
   if (m_bulk == BulkPath::libssh2) {
     return std::unique_ptr<BackupChannel>(std::move(channel));
   }
-  return std::unique_ptr<BackupChannel>(std::make_unique<BulkBackupChannel>(*this, std::move(channel), root));
+  if (m_bulk == BulkPath::automatic && listed_file_bytes(channel->listing()) < k_openssh_min_bytes) {
+    early.reset();  // no copy from this listing can be large enough: ssh is ended at once
+  }
+  return std::unique_ptr<BackupChannel>(std::make_unique<BulkBackupChannel>(*this, std::move(channel), root, std::move(early)));
 }
 
 Result<std::unique_ptr<RemoteHashJob>> LibsshSession::start_sha256(const std::string& root, const std::vector<std::string>& rel_paths)

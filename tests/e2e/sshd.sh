@@ -12,6 +12,7 @@
 #                                 # "server" is a test directory (sshd itself always starts in the
 #                                 # account's home: a ForceCommand changes directory, then runs the
 #                                 # command as the login shell would)
+#   SSHD_TMPDIR=/dir              # TMPDIR of every session (where a remote mktemp writes)
 #   SSHD_COMMAND_LOG=/file        # (with SSHD_HOME) every command line the server is asked to run
 #                                 # is appended to this file, as sshd received it
 # After sshd_start:
@@ -49,6 +50,10 @@ sshd_start() {
   local setenv=""
   if [ -n "${SSHD_PATH_PREFIX:-}" ]; then
     setenv="PATH=$SSHD_PATH_PREFIX:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+  fi
+  if [ -n "${SSHD_TMPDIR:-}" ]; then
+    mkdir -p "$SSHD_TMPDIR"
+    setenv="$setenv TMPDIR=$SSHD_TMPDIR"
   fi
   if [ -n "${SSHD_HOME:-}" ]; then
     mkdir -p "$SSHD_HOME"

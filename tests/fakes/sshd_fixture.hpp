@@ -26,7 +26,8 @@ namespace gpurent::testing {
 
 class SshdFixture {
 public:
-  explicit SshdFixture(const std::string& path_prefix = {})
+  // `remote_tmpdir`: the sessions' TMPDIR is remote_tmpdir() (what the server's mktemp leaves is seen there).
+  explicit SshdFixture(const std::string& path_prefix = {}, bool remote_tmpdir = false)
   {
     std::string tmpl = (std::filesystem::temp_directory_path() / "gpurent-sshd.XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) {
@@ -35,7 +36,8 @@ public:
     m_dir = tmpl;
     const std::string script = (std::filesystem::path(GPURENT_SOURCE_DIR) / "tests" / "e2e" / "sshd.sh").string();
     // sshd -D is started in the background by the script and keeps running after bash exits.
-    const std::string cmd = "SSHD_PATH_PREFIX='" + path_prefix + "' bash -c 'source \"" + script + "\" && sshd_start \"" +
+    const std::string tmpdir = remote_tmpdir ? (m_dir / "remote-tmp").string() : std::string();
+    const std::string cmd = "SSHD_PATH_PREFIX='" + path_prefix + "' SSHD_TMPDIR='" + tmpdir + "' bash -c 'source \"" + script + "\" && sshd_start \"" +
                             (m_dir / "sshd").string() + "\"' >/dev/null 2>&1 </dev/null";
     if (std::system(cmd.c_str()) != 0) {
       std::filesystem::remove_all(m_dir);
@@ -63,6 +65,7 @@ public:
 
   [[nodiscard]] std::string var(const std::string& name) const { return m_vars.at(name); }
   [[nodiscard]] std::filesystem::path dir() const { return m_dir; }
+  [[nodiscard]] std::filesystem::path remote_tmpdir() const { return m_dir / "remote-tmp"; }
   [[nodiscard]] SshTarget target() const
   {
     return SshTarget{var("SSHD_USER"), "127.0.0.1", static_cast<std::uint16_t>(std::stoi(var("SSHD_PORT")))};

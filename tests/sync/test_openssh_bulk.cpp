@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "fakes/files.hpp"
 #include "fakes/sshd_fixture.hpp"
@@ -30,7 +31,7 @@ namespace {
 
 SshdFixture& server()
 {
-  static SshdFixture f;
+  static SshdFixture f("", true);  // its sessions' TMPDIR is f.remote_tmpdir()
   return f;
 }
 
@@ -100,7 +101,7 @@ TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's k
   CHECK(a.front() == "ssh");
   CHECK(a[1] == "-F");
   CHECK(a[2] == "/dev/null");
-  for (const char* o : {"BatchMode=yes", "StrictHostKeyChecking=yes", "UserKnownHostsFile=/tmp/kh", "GlobalKnownHostsFile=/dev/null",
+  for (const std::string& o : std::vector<std::string>{"BatchMode=yes", "StrictHostKeyChecking=yes", "UserKnownHostsFile=/tmp/kh", "GlobalKnownHostsFile=/dev/null",
                         "HostKeyAlgorithms=ssh-ed25519", "ConnectTimeout=15", "ServerAliveInterval=30", "IdentitiesOnly=yes",
                         "IdentityAgent=none", "UpdateHostKeys=no"}) {
     CHECK(has(o));
@@ -257,9 +258,9 @@ TEST_CASE("OpenSSH bulk: no ssh on PATH, or a key only gpurent could unlock: lib
   {
     auto s = connect(o);
     REQUIRE(s.has_value());
+    ::setenv("PATH", (server().dir() / "empty-path").c_str(), 1);  // ssh is started beside the listing
     auto ch = (*s)->open_backup_channel(root.string());
     REQUIRE(ch.has_value());
-    ::setenv("PATH", (server().dir() / "empty-path").c_str(), 1);
     const auto rep = (*ch)->copy({"f.txt"}, got);
     ::setenv("PATH", old_path.c_str(), 1);
     REQUIRE(rep.has_value());
@@ -273,11 +274,12 @@ TEST_CASE("OpenSSH bulk: no ssh on PATH, or a key only gpurent could unlock: lib
   {
     auto s = connect(o);
     REQUIRE(s.has_value());
-    auto ch = (*s)->open_backup_channel(root.string());
-    REQUIRE(ch.has_value());
-    // Take the key away from the server between the two logins: ssh's fails, before the agent.
+    // Take the key away from the server between the two logins (ssh's starts beside the
+    // listing): ssh's fails, before the agent.
     const auto keys = std::filesystem::path(server().var("SSHD_DIR")) / "authorized_keys";
     std::filesystem::rename(keys, keys.string() + ".away");
+    auto ch = (*s)->open_backup_channel(root.string());
+    REQUIRE(ch.has_value());
     const auto rep = (*ch)->copy({"f.txt"}, got);
     std::filesystem::rename(keys.string() + ".away", keys);
     REQUIRE(rep.has_value());
@@ -363,4 +365,108 @@ TEST_CASE("OpenSSH bulk: a connection cut mid-stream is an error naming the conn
   CHECK(rep.error().message.find("connection") != std::string::npos);
   int status = 0;
   CHECK(::waitpid(-1, &status, WNOHANG) <= 0);  // no child left unreaped
+}
+
+namespace {
+
+std::size_t entries_in(const std::filesystem::path& dir)
+{
+  std::error_code ec;
+  std::size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+// Polls `done` for up to 10 s (the server's agents end as their connections go).
+template <class Done>
+bool within_10s(Done done)
+{
+  for (int i = 0; i < 400 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the copy, and is ended, leaving nothing, where not",
+          "[sync][openssh]")
+{
+  TmpDir tmp("tmp-early");
+  const auto remote_tmp = server().remote_tmpdir();
+  REQUIRE(within_10s([&] { return entries_in(remote_tmp) == 0; }));  // nothing left by the tests before
+  const auto small = server().dir() / "early-small";
+  const auto large = server().dir() / "early-large";
+  for (const auto& d : {small, large}) {
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "s.txt") << "small\n";
+  }
+  std::ofstream(large / "sparse.bin").close();
+  std::filesystem::resize_file(large / "sparse.bin", k_openssh_min_bytes);  // sparse: listed at its size, never copied here
+  std::vector<std::string> notes;
+  auto o = server().options();
+  o.note = [&](const std::string& t) { notes.push_back(t); };
+  testing::CollectFiles got;
+
+  SECTION("ssh for every copy: started at the listing, it carries the copy")
+  {
+    o.bulk = BulkPath::openssh;
+    auto s = connect(o);
+    REQUIRE(s.has_value());
+    auto ch = (*s)->open_backup_channel(small.string());
+    REQUIRE(ch.has_value());
+    CHECK_FALSE(tmp.empty());  // the started ssh's known_hosts file: it has not been read yet
+    const auto rep = (*ch)->copy({"s.txt"}, got);
+    REQUIRE(rep.has_value());
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("go through OpenSSH's ssh") != std::string::npos);
+    CHECK(got.files.at("s.txt") == "small\n");
+    CHECK(tmp.empty());
+  }
+  SECTION("a channel dropped before its copy: ssh is ended and reaped, the agents remove their files")
+  {
+    o.bulk = BulkPath::openssh;
+    auto s = connect(o);
+    REQUIRE(s.has_value());
+    auto ch = (*s)->open_backup_channel(small.string());
+    REQUIRE(ch.has_value());
+    // Both agents (libssh2's and ssh's) have listed and made their temporary file.
+    REQUIRE(within_10s([&] { return entries_in(remote_tmp) == 2; }));
+    ch->reset();
+    CHECK(tmp.empty());
+    int status = 0;
+    CHECK(::waitpid(-1, &status, WNOHANG) <= 0);  // no child left unreaped
+    CHECK(within_10s([&] { return entries_in(remote_tmp) == 0; }));
+    CHECK(notes.empty());
+  }
+  SECTION("automatic: a listing too small for ssh ends it at once; a large one keeps it until the copy says")
+  {
+    o.bulk = BulkPath::automatic;
+    auto s = connect(o);
+    REQUIRE(s.has_value());
+    {
+      auto ch = (*s)->open_backup_channel(small.string());
+      REQUIRE(ch.has_value());
+      CHECK(tmp.empty());
+      REQUIRE((*ch)->copy({"s.txt"}, got).has_value());
+    }
+    auto ch = (*s)->open_backup_channel(large.string());
+    REQUIRE(ch.has_value());
+    const auto rtt = (*s)->link_times().round_trip;
+    REQUIRE(rtt.has_value());
+    if (*rtt <= k_openssh_max_round_trip) {  // a loaded machine may measure more: then no ssh at all
+      CHECK_FALSE(tmp.empty());
+    }
+    got.files.clear();
+    REQUIRE((*ch)->copy({"s.txt"}, got).has_value());  // 6 bytes of the 128 MiB: libssh2 copies
+    CHECK(got.files.at("s.txt") == "small\n");
+    CHECK(tmp.empty());
+    int status = 0;
+    CHECK(::waitpid(-1, &status, WNOHANG) <= 0);
+    REQUIRE(notes.size() == 2);
+    CHECK(notes[1].find("go through libssh2 (round trip") != std::string::npos);
+  }
+  CHECK(within_10s([&] { return entries_in(remote_tmp) == 0; }));
 }
