@@ -239,6 +239,7 @@ std::vector<std::string> openssh_argv(const OpenSshCommand& c, const std::filesy
     // OpenSSH's own ciphers, all AEAD or encrypt-then-MAC capable, in another order: AES-GCM first.
     opt("Ciphers=aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr");
   }
+  opt("KexAlgorithms=" + std::string(k_openssh_kex));
   opt("LogLevel=ERROR");
   // The session offers the agent's keys first, then the files; without an agent, only the files.
   opt(c.agent_socket.empty() ? "IdentitiesOnly=yes" : "IdentitiesOnly=no");

@@ -35,6 +35,16 @@ struct OpenSshCommand {
   bool prefer_aes_gcm = false;
 };
 
+// The key exchanges `ssh` is asked for: those the libssh2 session that verified the host key,
+// logged in and listed negotiates from (libssh2 1.10's, less SHA-1), curve25519 first, every name
+// known to OpenSSH 7.3 and later. OpenSSH 9.x's own first choice, the post-quantum hybrid
+// sntrup761x25519, cost 0.1 s more per connection on the 2-vCPU test machine (docs/benchmarks.md,
+// issue #43), on the one path that is only taken within 10 ms of the server, while every other byte
+// gpurent moves goes through libssh2's curve25519 exchange.
+inline constexpr std::string_view k_openssh_kex =
+    "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,"
+    "diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256";
+
 // Whether this machine's CPU runs AES-GCM in hardware (x86: AES-NI and PCLMULQDQ; arm64: the
 // AES and PMULL extensions).
 [[nodiscard]] bool cpu_has_aes_gcm();

@@ -103,7 +103,7 @@ TEST_CASE("openssh_argv: strict host key, batch mode, no config, the session's k
   CHECK(a[2] == "/dev/null");
   for (const std::string& o : std::vector<std::string>{"BatchMode=yes", "StrictHostKeyChecking=yes", "UserKnownHostsFile=/tmp/kh", "GlobalKnownHostsFile=/dev/null",
                         "HostKeyAlgorithms=ssh-ed25519", "ConnectTimeout=15", "ServerAliveInterval=30", "IdentitiesOnly=yes",
-                        "IdentityAgent=none", "UpdateHostKeys=no"}) {
+                        "IdentityAgent=none", "UpdateHostKeys=no", "KexAlgorithms=" + std::string(k_openssh_kex)}) {
     CHECK(has(o));
   }
   CHECK(has("-T"));
