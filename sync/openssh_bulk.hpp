@@ -37,7 +37,7 @@ struct OpenSshCommand {
 
 // The key exchanges `ssh` is asked for: those the libssh2 session that verified the host key,
 // logged in and listed negotiates from (libssh2 1.10's, less SHA-1), curve25519 first, every name
-// known to OpenSSH 7.3 and later. OpenSSH 9.x's own first choice, the post-quantum hybrid
+// known to OpenSSH 7.4 and later. OpenSSH 9.x's own first choice, the post-quantum hybrid
 // sntrup761x25519, cost 0.1 s more per connection on the 2-vCPU test machine (docs/benchmarks.md,
 // issue #43), on the one path that is only taken within 10 ms of the server, while every other byte
 // gpurent moves goes through libssh2's curve25519 exchange.
