@@ -152,14 +152,15 @@ TEST_CASE("AgentCopyReader: the archive, tar's padding, then the trailer with ta
 
 namespace {
 
-// Runs the agent script with /bin/sh in `home`: reads its listing, sends `paths`, reads the rest.
-struct AgentRun {
-  std::string listing;
-  std::string rest;
-  int status = -1;
+// Starts the agent script with /bin/sh in `home` (its TMPDIR `tmp` unless empty), in a process
+// group of its own, SIGPIPE at its default, stderr dropped (printf's "I/O error" on a broken pipe).
+struct StartedAgent {
+  pid_t pid = -1;
+  int in = -1;   // its stdin
+  int out = -1;  // its stdout
 };
 
-AgentRun run_agent_locally(const std::filesystem::path& home, const std::string& root, const std::vector<std::string>& paths)
+StartedAgent start_agent(const std::filesystem::path& home, const std::filesystem::path& tmp, const std::string& root)
 {
   int in[2];
   int out[2];
@@ -169,10 +170,16 @@ AgentRun run_agent_locally(const std::filesystem::path& home, const std::string&
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGPIPE, SIG_DFL);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
+    ::dup2(::open("/dev/null", O_WRONLY), 2);
     ::close(in[1]);
     ::close(out[0]);
+    if (!tmp.empty()) {
+      ::setenv("TMPDIR", tmp.c_str(), 1);
+    }
     if (::chdir(home.c_str()) != 0) {
       ::_exit(126);
     }
@@ -181,11 +188,24 @@ AgentRun run_agent_locally(const std::filesystem::path& home, const std::string&
   }
   ::close(in[0]);
   ::close(out[1]);
+  return StartedAgent{pid, in[1], out[0]};
+}
+
+// Runs the agent script with /bin/sh in `home`: reads its listing, sends `paths`, reads the rest.
+struct AgentRun {
+  std::string listing;
+  std::string rest;
+  int status = -1;
+};
+
+AgentRun run_agent_locally(const std::filesystem::path& home, const std::string& root, const std::vector<std::string>& paths)
+{
+  const auto agent = start_agent(home, {}, root);
   AgentRun run;
   AgentListingReader reader;
   char buf[65536];
   while (!reader.done()) {
-    const auto n = ::read(out[0], buf, sizeof buf);
+    const auto n = ::read(agent.out, buf, sizeof buf);
     if (n <= 0) {
       break;
     }
@@ -198,18 +218,18 @@ AgentRun run_agent_locally(const std::filesystem::path& home, const std::string&
     list.push_back('\0');
   }
   ::signal(SIGPIPE, SIG_IGN);  // an agent that failed has exited: its stdin is gone
-  (void)!::write(in[1], list.data(), list.size());
-  ::close(in[1]);
+  (void)!::write(agent.in, list.data(), list.size());
+  ::close(agent.in);
   while (true) {
-    const auto n = ::read(out[0], buf, sizeof buf);
+    const auto n = ::read(agent.out, buf, sizeof buf);
     if (n <= 0) {
       break;
     }
     run.rest.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(out[0]);
+  ::close(agent.out);
   int st = 0;
-  ::waitpid(pid, &st, 0);
+  ::waitpid(agent.pid, &st, 0);
   run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return run;
 }
@@ -311,43 +331,6 @@ TEST_CASE("the fuzz seeds in tests/data/agent are valid agent output", "[sync][a
 }
 
 namespace {
-
-// Starts the agent script with /bin/sh in `home`, its TMPDIR `tmp`, in a process group of its own.
-struct StartedAgent {
-  pid_t pid = -1;
-  int in = -1;   // its stdin
-  int out = -1;  // its stdout
-};
-
-StartedAgent start_agent(const std::filesystem::path& home, const std::filesystem::path& tmp, const std::string& root)
-{
-  int in[2];
-  int out[2];
-  REQUIRE(::pipe(in) == 0);
-  REQUIRE(::pipe(out) == 0);
-  const std::string script = backup_agent_command(root);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 2);  // printf's "I/O error" on the broken pipe
-    ::close(in[1]);
-    ::close(out[0]);
-    ::setenv("TMPDIR", tmp.c_str(), 1);
-    if (::chdir(home.c_str()) != 0) {
-      ::_exit(126);
-    }
-    ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  return StartedAgent{pid, in[1], out[0]};
-}
 
 // The agent's first bytes (its hello), as a client that then goes would read them.
 std::string read_hello(int fd)

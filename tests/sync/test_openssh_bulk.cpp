@@ -410,15 +410,21 @@ TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the co
   o.note = [&](const std::string& t) { notes.push_back(t); };
   testing::CollectFiles got;
 
-  SECTION("ssh for every copy: started at the listing, it carries the copy")
-  {
-    o.bulk = BulkPath::openssh;
+  // A session in `mode` and a backup channel of `root` (destroyed in that order's reverse).
+  const auto open = [&](BulkPath mode, const std::filesystem::path& root) {
+    o.bulk = mode;
     auto s = connect(o);
     REQUIRE(s.has_value());
-    auto ch = (*s)->open_backup_channel(small.string());
+    auto ch = (*s)->open_backup_channel(root.string());
     REQUIRE(ch.has_value());
+    return std::pair{std::move(*s), std::move(*ch)};
+  };
+
+  SECTION("ssh for every copy: started at the listing, it carries the copy")
+  {
+    auto [s, ch] = open(BulkPath::openssh, small);
     CHECK_FALSE(tmp.empty());  // the started ssh's known_hosts file: it has not been read yet
-    const auto rep = (*ch)->copy({"s.txt"}, got);
+    const auto rep = ch->copy({"s.txt"}, got);
     REQUIRE(rep.has_value());
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].find("go through OpenSSH's ssh") != std::string::npos);
@@ -427,14 +433,10 @@ TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the co
   }
   SECTION("a channel dropped before its copy: ssh is ended and reaped, the agents remove their files")
   {
-    o.bulk = BulkPath::openssh;
-    auto s = connect(o);
-    REQUIRE(s.has_value());
-    auto ch = (*s)->open_backup_channel(small.string());
-    REQUIRE(ch.has_value());
+    auto [s, ch] = open(BulkPath::openssh, small);
     // Both agents (libssh2's and ssh's) have listed and made their temporary file.
     REQUIRE(within_10s([&] { return entries_in(remote_tmp) == 2; }));
-    ch->reset();
+    ch.reset();
     CHECK(tmp.empty());
     int status = 0;
     CHECK(::waitpid(-1, &status, WNOHANG) <= 0);  // no child left unreaped
@@ -443,24 +445,19 @@ TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the co
   }
   SECTION("automatic: a listing too small for ssh ends it at once; a large one keeps it until the copy says")
   {
-    o.bulk = BulkPath::automatic;
-    auto s = connect(o);
-    REQUIRE(s.has_value());
     {
-      auto ch = (*s)->open_backup_channel(small.string());
-      REQUIRE(ch.has_value());
+      auto [s, ch] = open(BulkPath::automatic, small);
       CHECK(tmp.empty());
-      REQUIRE((*ch)->copy({"s.txt"}, got).has_value());
+      REQUIRE(ch->copy({"s.txt"}, got).has_value());
     }
-    auto ch = (*s)->open_backup_channel(large.string());
-    REQUIRE(ch.has_value());
-    const auto rtt = (*s)->link_times().round_trip;
+    auto [s, ch] = open(BulkPath::automatic, large);
+    const auto rtt = s->link_times().round_trip;
     REQUIRE(rtt.has_value());
     if (*rtt <= k_openssh_max_round_trip) {  // a loaded machine may measure more: then no ssh at all
       CHECK_FALSE(tmp.empty());
     }
     got.files.clear();
-    REQUIRE((*ch)->copy({"s.txt"}, got).has_value());  // 6 bytes of the 128 MiB: libssh2 copies
+    REQUIRE(ch->copy({"s.txt"}, got).has_value());  // 6 bytes of the 128 MiB: libssh2 copies
     CHECK(got.files.at("s.txt") == "small\n");
     CHECK(tmp.empty());
     int status = 0;
