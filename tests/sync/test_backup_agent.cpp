@@ -347,6 +347,18 @@ std::string read_hello(int fd)
   return got;
 }
 
+// Reads the agent's output up to the end of its listing (it then waits for the paths).
+void read_through_listing(int fd)
+{
+  std::string all;
+  char buf[65536];
+  while (!all.ends_with("END"s + '\0' + "0"s + '\0')) {
+    const auto n = ::read(fd, buf, sizeof buf);
+    REQUIRE(n > 0);
+    all.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 int wait_status(pid_t pid)
 {
   int st = 0;
@@ -383,13 +395,7 @@ TEST_CASE("backup_agent_command: a client that goes at any point leaves no tempo
   SECTION("the connection ends while the agent waits for the paths: its input ends")
   {
     const auto a = start_agent(home, tmp, "~/tree");
-    std::string all;
-    char buf[65536];
-    while (!all.ends_with("END"s + '\0' + "0"s + '\0')) {
-      const auto n = ::read(a.out, buf, sizeof buf);
-      REQUIRE(n > 0);
-      all.append(buf, static_cast<std::size_t>(n));
-    }
+    read_through_listing(a.out);
     CHECK(std::filesystem::directory_iterator(tmp) != std::filesystem::directory_iterator());  // its list file, waiting
     ::close(a.in);
     CHECK(wait_status(a.pid) == 0);
@@ -400,14 +406,7 @@ TEST_CASE("backup_agent_command: a client that goes at any point leaves no tempo
     for (const int sig : {SIGHUP, SIGTERM, SIGINT}) {
       const auto a = start_agent(home, tmp, "~/tree");
       CHECK(read_hello(a.out).starts_with("gpurent-agent-1"s + '\0'));
-      // Read the rest of the listing so the agent reaches its wait for the paths, then signal.
-      std::string all;
-      char buf[65536];
-      while (!all.ends_with("END"s + '\0' + "0"s + '\0')) {
-        const auto n = ::read(a.out, buf, sizeof buf);
-        REQUIRE(n > 0);
-        all.append(buf, static_cast<std::size_t>(n));
-      }
+      read_through_listing(a.out);  // so that the agent reaches its wait for the paths, then signal
       // As when the connection goes: the signal, and the input ends (the agent may not have started
       // its `cat` of the paths yet, so the signal alone would not end that).
       ::kill(-a.pid, sig);
