@@ -9,7 +9,8 @@
 #   - backup of one BENCH_BACKUP_MIB (512) MiB random file on loopback and at 100 ms against scp.
 # Speeds are compared as times: "0.80x" is gpurent's time over the other tool's.
 #
-#   bash bench/transfer_goals.sh [BUILD_DIR]     (default build/; not part of the test suite)
+#   bash bench/transfer_goals.sh [BUILD_DIR]     (default build/; not part of the test suite;
+#   CI runs it after the suites only when asked: GPURENT_PERF=1 bash .ci/run)
 # Env: BENCH_ROUNDS (1; the median of the rounds), BENCH_DIR (a temp dir; needs ~2 GiB),
 # BENCH_FILES, BENCH_PUSH_MIB, BENCH_BACKUP_MIB; GPURENT_VERBOSE=1 adds -v to gpurent;
 # BENCH_FRESH_FS=1 (root): the whole run on a new ext4 file system (a loop-mounted sparse file),

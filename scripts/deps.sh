@@ -13,7 +13,7 @@ for arg in "$@"; do
   case "$arg" in
     --tests) packages+=(python3-torch) ;;
     --fuzz) packages+=(clang-19 libclang-rt-19-dev lld-19) ;;  # libFuzzer: clang 14 cannot compile <expected>; lld links faster
-    --bench) packages+=(hyperfine strace) ;;
+    --bench) packages+=(hyperfine strace bc) ;;  # bc: bench/bench_env.sh's timings
     *) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
