@@ -35,6 +35,15 @@ std::string agent_path_list(const std::vector<std::string>& rel_paths)
   return list;
 }
 
+std::optional<std::string_view> agent_error_word(std::string_view out)
+{
+  const auto first = field_at(out, 0);
+  if (!first || *first != k_error) {
+    return std::nullopt;
+  }
+  return field_at(out, k_error.size() + 1);
+}
+
 std::string backup_agent_command(std::string_view root)
 {
   // `r` is the root as the shell sees it. A directory is listed from inside it (%P: paths

@@ -31,6 +31,9 @@ namespace gpurent {
 [[nodiscard]] std::string backup_agent_command(std::string_view root);
 // The agent's stdin: the paths to copy, each followed by a NUL.
 [[nodiscard]] std::string agent_path_list(const std::vector<std::string>& rel_paths);
+// PURE: WHAT of an agent's "gpurent-agent-error\0" WHAT "\0" at the start of `out` (this agent's,
+// and the push agent's, which stops the same way); nullopt when `out` does not start with it whole.
+[[nodiscard]] std::optional<std::string_view> agent_error_word(std::string_view out);
 
 // Reads the listing part of the agent's stdout, fed in pieces as it arrives.
 class AgentListingReader {

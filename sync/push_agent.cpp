@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sync/backup.hpp"
+#include "sync/backup_agent.hpp"
 #include "sync/range_agent.hpp"
 #include "sync/range_plan.hpp"
 
@@ -81,14 +82,12 @@ std::string push_agent_preamble(const std::vector<std::string>& hash_paths)
 Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<std::string>& asked)
 {
   constexpr std::string_view marker = "gpurent-push";
-  constexpr std::string_view agent_error = "gpurent-agent-error";  // the agent stopped (fail in push_agent_command)
-  if (out.starts_with(agent_error) && out.size() > agent_error.size() && out[agent_error.size()] == '\0') {
-    const auto why = out.substr(agent_error.size() + 1, out.find('\0', agent_error.size() + 1) - agent_error.size() - 1);
+  if (const auto why = agent_error_word(out)) {  // the agent stopped (fail in push_agent_command)
     if (why == "mkdir" || why == "cd") {
-      return fail(Errc::refused, "the server could not " + std::string(why == "cd" ? "enter" : "create") +
+      return fail(Errc::refused, "the server could not " + std::string(*why == "cd" ? "enter" : "create") +
                                      " the remote directory (a file in its way, or no permission)");
     }
-    return fail(Errc::invalid_input, "push agent: stopped (" + std::string(why.substr(0, 40)) + "); re-run the push");
+    return fail(Errc::invalid_input, "push agent: stopped (" + std::string(why->substr(0, 40)) + "); re-run the push");
   }
   if (!out.starts_with(marker) || out.size() <= marker.size() || out[marker.size()] != '\0') {
     return fail(Errc::invalid_input, "push agent: no report after the archive (the server's tar or shell stopped); re-run the push");

@@ -84,6 +84,11 @@ TEST_CASE("AgentListingReader: the listing in any pieces, errors from the agent 
     REQUIRE(r.feed("gpurent-agent-error\0missing\0"s).has_value());
     CHECK(r.result().error().code == Errc::not_found);
   }
+  // The marker's word on its own (the push agent's trailer reads it too): whole, or nothing.
+  CHECK(agent_error_word("gpurent-agent-error\0mkdir\0"s) == "mkdir");
+  CHECK(agent_error_word("gpurent-agent-error\0mkd"s) == std::nullopt);
+  CHECK(agent_error_word("gpurent-agent-1\0d\0"s) == std::nullopt);
+  CHECK(agent_error_word("gpurent-agent-errorX\0mkdir\0"s) == std::nullopt);
   {
     AgentListingReader r;  // cut before END: not done, and the result says the listing ended early
     REQUIRE(r.feed("gpurent-agent-1\0d\0"s + render_find_listing(entries)).has_value());
