@@ -313,9 +313,4 @@ std::unique_ptr<StartedOpenSshBackup> start_openssh_backup_channel(const OpenSsh
       std::make_unique<OpenSshBackupChannel>(std::move(*child), std::move(known_hosts), to_string(c.target), std::move(keepalive)), "");
 }
 
-Result<OpenSshBackupOpen> open_openssh_backup_channel(const OpenSshCommand& c, const std::string& root, std::function<void()> keepalive)
-{
-  return start_openssh_backup_channel(c, root, std::move(keepalive))->open();
-}
-
 }  // namespace gpurent

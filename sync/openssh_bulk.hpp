@@ -82,22 +82,18 @@ struct OpenSshBackupOpen {
 class StartedOpenSshBackup {
 public:
   virtual ~StartedOpenSshBackup() = default;
-  // Reads the agent's listing; the result of open_openssh_backup_channel. Once.
+  // Reads the agent's listing, once. Before the agent's first bytes arrive, any failure is a
+  // `why_not` (the caller falls back to libssh2), except that a host key `ssh` refuses (another
+  // server answered this connection than the session verified) is Errc::refused. After them, as
+  // SshSession::open_backup_channel: Errc::unsupported where the server lacks a tool, or the
+  // listing's error.
   [[nodiscard]] virtual Result<OpenSshBackupOpen> open() = 0;
 };
-// Never fails here: what stops ssh (not on PATH, no temporary file) is open()'s `why_not`.
+// Starts it. Never fails here: what stops ssh (not on PATH, no temporary file) is open()'s
+// `why_not`. `keepalive` (may be empty) is called about once a second while the channel waits or
+// reads: the libssh2 session, idle meanwhile, sends its keepalives there, so that no firewall drops
+// it before the backup's last steps.
 [[nodiscard]] std::unique_ptr<StartedOpenSshBackup> start_openssh_backup_channel(const OpenSshCommand& c, const std::string& root,
                                                                                  std::function<void()> keepalive = {});
-
-// Starts `ssh ... backup_agent_command(root)` and reads the agent's listing (started, then opened). Before the agent's
-// first bytes arrive, any failure is a `why_not` (the caller falls back to libssh2), except that a
-// host key `ssh` refuses (another server answered this connection than the session verified) is
-// Errc::refused. After them, as SshSession::open_backup_channel: Errc::unsupported where the
-// server lacks a tool, or the listing's error.
-// `keepalive` (may be empty) is called about once a second while the channel waits or reads: the
-// libssh2 session, idle meanwhile, sends its keepalives there, so that no firewall drops it
-// before the backup's last steps.
-[[nodiscard]] Result<OpenSshBackupOpen> open_openssh_backup_channel(const OpenSshCommand& c, const std::string& root,
-                                                                    std::function<void()> keepalive = {});
 
 }  // namespace gpurent

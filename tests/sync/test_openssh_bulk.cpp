@@ -230,13 +230,13 @@ TEST_CASE("OpenSSH bulk: a host key other than the verified one is refused, not 
   TmpDir tmp("tmp-wrong");
   const auto dir = std::filesystem::path(server().var("SSHD_DIR"));
   // As if another server answered ssh's connection than the one the session verified.
-  const auto opened = open_openssh_backup_channel(command_for((dir / "host_other.pub").string()), server().dir().string());
+  const auto opened = start_openssh_backup_channel(command_for((dir / "host_other.pub").string()), server().dir().string())->open();
   REQUIRE_FALSE(opened.has_value());
   CHECK(opened.error().code == Errc::refused);
   CHECK(opened.error().message.find("host key") != std::string::npos);
   CHECK(tmp.empty());
   // The right key opens it.
-  const auto right = open_openssh_backup_channel(command_for((dir / "host_ed25519.pub").string()), server().dir().string());
+  const auto right = start_openssh_backup_channel(command_for((dir / "host_ed25519.pub").string()), server().dir().string())->open();
   REQUIRE(right.has_value());
   CHECK(right->channel != nullptr);
 }
