@@ -13,8 +13,8 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <thread>
 
+#include "fakes/eventually.hpp"
 #include "fakes/files.hpp"
 #include "fakes/sshd_fixture.hpp"
 #include "sync/base64.hpp"
@@ -379,16 +379,6 @@ std::size_t entries_in(const std::filesystem::path& dir)
   return n;
 }
 
-// Polls `done` for up to 10 s (the server's agents end as their connections go).
-template <class Done>
-bool within_10s(Done done)
-{
-  for (int i = 0; i < 400 && !done(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return done();
-}
-
 }  // namespace
 
 TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the copy, and is ended, leaving nothing, where not",
@@ -396,7 +386,7 @@ TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the co
 {
   TmpDir tmp("tmp-early");
   const auto remote_tmp = server().remote_tmpdir();
-  REQUIRE(within_10s([&] { return entries_in(remote_tmp) == 0; }));  // nothing left by the tests before
+  REQUIRE(testing::eventually([&] { return entries_in(remote_tmp) == 0; }));  // nothing left by the tests before
   const auto small = server().dir() / "early-small";
   const auto large = server().dir() / "early-large";
   for (const auto& d : {small, large}) {
@@ -435,12 +425,12 @@ TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the co
   {
     auto [s, ch] = open(BulkPath::openssh, small);
     // Both agents (libssh2's and ssh's) have listed and made their temporary file.
-    REQUIRE(within_10s([&] { return entries_in(remote_tmp) == 2; }));
+    REQUIRE(testing::eventually([&] { return entries_in(remote_tmp) == 2; }));
     ch.reset();
     CHECK(tmp.empty());
     int status = 0;
     CHECK(::waitpid(-1, &status, WNOHANG) <= 0);  // no child left unreaped
-    CHECK(within_10s([&] { return entries_in(remote_tmp) == 0; }));
+    CHECK(testing::eventually([&] { return entries_in(remote_tmp) == 0; }));
     CHECK(notes.empty());
   }
   SECTION("automatic: a listing too small for ssh ends it at once; a large one keeps it until the copy says")
@@ -465,5 +455,5 @@ TEST_CASE("OpenSSH bulk: ssh starts beside the listing where it may carry the co
     REQUIRE(notes.size() == 2);
     CHECK(notes[1].find("go through libssh2 (round trip") != std::string::npos);
   }
-  CHECK(within_10s([&] { return entries_in(remote_tmp) == 0; }));
+  CHECK(testing::eventually([&] { return entries_in(remote_tmp) == 0; }));
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fakes/eventually.hpp"
 #include "fakes/files.hpp"
 #include "fakes/forwarding_session.hpp"
 #include "fakes/sshd_fixture.hpp"
@@ -155,15 +156,9 @@ TEST_CASE("run_push over a real sshd: a no-change re-push waits for no close, an
     CHECK(again->files_sent == 0);
     CHECK(again->failed.empty());
   }  // the session ends here, its agent's channel with it
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    // "[n]oop-..." matches the agent's command line, not that of the shell running pgrep
-    gone = std::system(("pgrep -f -- '[n]" + name.substr(1) + "' > /dev/null").c_str()) != 0;
-    if (!gone) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  CHECK(gone);
+  // "[n]oop-..." matches the agent's command line, not that of the shell running pgrep
+  CHECK(testing::eventually([&] { return std::system(("pgrep -f -- '[n]" + name.substr(1) + "' > /dev/null").c_str()) != 0; },
+                            std::chrono::seconds(5)));
   CHECK(slurp(sshd.dir() / "remote" / name / "a.txt") == "a");
 }
 
