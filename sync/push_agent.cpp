@@ -85,7 +85,8 @@ Result<PushTrailer> parse_push_trailer(std::string_view out, const std::vector<s
   if (const auto why = agent_error_word(out)) {  // the agent stopped (fail in push_agent_command)
     if (why == "mkdir" || why == "cd") {
       return fail(Errc::refused, "the server could not " + std::string(*why == "cd" ? "enter" : "create") +
-                                     " the remote directory (a file in its way, or no permission)");
+                                     " the remote directory (a file in its way, or no permission); move what is in its way on the "
+                                     "server, or push to another directory with --to");
     }
     return fail(Errc::invalid_input, "push agent: stopped (" + std::string(why->substr(0, 40)) + "); re-run the push");
   }

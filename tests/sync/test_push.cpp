@@ -132,7 +132,8 @@ TEST_CASE("run_push over a real sshd: a file where the remote directory should b
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().code == Errc::refused);
   CHECK(r.error().message == "push to " + setup.req.remote_dir +
-                                 ": the server could not create the remote directory (a file in its way, or no permission)");
+                                 ": the server could not create the remote directory (a file in its way, or no permission); move "
+                                 "what is in its way on the server, or push to another directory with --to");
   CHECK(slurp(sshd.dir() / "remote" / "blocked") == "a file");
 }
 
