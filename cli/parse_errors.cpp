@@ -182,8 +182,12 @@ Error validation(const ParseFailure& f)
   const std::string value_prefix = "Value ";
   const auto range = rest.find(" not in range ");
   if (rest.starts_with(value_prefix) && range != std::string::npos) {
-    return usage(f, shown_name(name) + " " + rest.substr(value_prefix.size(), range - value_prefix.size()) +
-                        ": out of range; give " + rest.substr(range + 14));
+    // CLI11's range check says "not in range" of a value that is no number at all too.
+    const std::string value = rest.substr(value_prefix.size(), range - value_prefix.size());
+    const bool number = !value.empty() && value.find_first_not_of("+-.0123456789eE") == std::string::npos &&
+                        std::any_of(value.begin(), value.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+    return usage(f, shown_name(name) + " " + (number ? value + ": out of range" : "`" + value + "`: not a number") + "; give " +
+                        rest.substr(range + 14));
   }
   return usage(f, shown_name(name) + ": " + rest);
 }

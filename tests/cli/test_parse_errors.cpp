@@ -46,6 +46,8 @@ TEST_CASE("parse errors: CLI11's messages become gpurent's", "[cli][parse_errors
   CHECK(rewrite("RequiredError", "name is required", "down") == "`gpurent down` needs NAME; e.g. `gpurent down example`");
   CHECK(rewrite("ValidationError", "--gpus: Value 9 not in range 1 to 8", "attach") ==
         "--gpus 9: out of range; give 1 to 8; see `gpurent attach --help`");
+  CHECK(rewrite("ValidationError", "--streams: Value zero not in range 1 to 64", "backup") ==
+        "--streams `zero`: not a number; give 1 to 64; see `gpurent backup --help`");
   CHECK(rewrite("ExcludesError", "--stop excludes --destroy", "down") ==
         "--stop cannot be used with --destroy; see `gpurent down --help`");
   CHECK(rewrite("RequiresError", "--force requires --destroy", "down") == "--force needs --destroy; see `gpurent down --help`");
